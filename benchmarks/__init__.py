@@ -1,0 +1,1 @@
+"""Context Harness benchmarks: token savings, prefix-cache stability, throughput."""

@@ -1,0 +1,96 @@
+"""The one exception tree of Context Harness.
+
+Every error the toolkit raises derives from `HarnessError`, so a caller can catch them all at
+once. Two kinds of failure are kept apart: a *model* that sent bad tool arguments gets a
+`ToolInputError`, which is turned into a tool result the model reads and fixes; a *programmer or
+file* that broke a rule gets one of the other errors, whose message names the file, the line and
+the fix.
+
+    HarnessError
+     ├── ToolInputError          bad tool arguments from a model (becomes a tool result)
+     ├── LogError                a session log could not be read or written
+     │    ├── LogFormatError     a line that is not a valid event (names file and line)
+     │    └── LogIntegrityError  a durable rule of the log broke (rule, seq)
+     ├── ConfigError             bad constructor or configuration values
+     ├── TokenizerError          a tokenizer could not be loaded
+     └── CompactionError         a compaction attempt failed (code)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+
+class HarnessError(Exception):
+    """Root of every error Context Harness raises."""
+
+
+class ToolInputError(HarnessError):
+    """A model sent arguments a tool cannot accept.
+
+    The message is model-facing: short, stable, prefixed with the tool name, and lists every
+    violation so the model can fix them all in one retry.
+    """
+
+    def __init__(self, tool: str, violations: list[str]) -> None:
+        self.tool = tool
+        self.violations = list(violations)
+        super().__init__(render_violations(tool, self.violations))
+
+
+def render_violations(tool: str, violations: list[str]) -> str:
+    """Render violations as the text a model reads back as its tool result."""
+    lines = [f"{tool}: rejected, nothing was changed. Fix the arguments and call again:"]
+    lines += [f"- {v}" for v in violations]
+    return "\n".join(lines)
+
+
+class LogError(HarnessError):
+    """A session log could not be read or written."""
+
+
+class LogFormatError(LogError):
+    """A line of a log file is not a valid event."""
+
+    def __init__(self, path: Path | str, line: int, reason: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+        super().__init__(
+            f"{self.path}:{line}: {reason}. Fix or remove that line, or read with "
+            "skip_bad_lines=True (CLI: --skip-bad) to count and skip it."
+        )
+
+
+class LogIntegrityError(LogError):
+    """A durable rule of the log broke on append or replay."""
+
+    def __init__(self, rule: str, message: str, *, seq: int | None = None, path: str = "") -> None:
+        self.rule = rule
+        self.seq = seq
+        self.path = path
+        where = f"{path}: " if path else ""
+        at = f" at seq {seq}" if seq is not None else ""
+        super().__init__(f"{where}{rule}{at}: {message}")
+
+
+class ConfigError(HarnessError):
+    """A constructor or configuration got values it cannot use."""
+
+
+class TokenizerError(HarnessError):
+    """A tokenizer could not be loaded."""
+
+
+CompactionCode = Literal[
+    "below_threshold", "nothing_to_compact", "no_safe_cut", "summarizer_failed"
+]
+
+
+class CompactionError(HarnessError):
+    """A compaction attempt failed."""
+
+    def __init__(self, code: CompactionCode, message: str) -> None:
+        self.code: CompactionCode = code
+        super().__init__(f"{code}: {message}")

@@ -1,0 +1,248 @@
+"""Session events: frozen, past-tense facts, one JSON object per log line.
+
+Each event carries `v` (the schema version), `seq` (its position in the log, from 1), `type`
+(the slash name from the brief) and `data` (the whole new state it records, never a delta, so a
+replay is last-write-wins). Messages use the OpenAI chat fields (`tool_calls`, `tool_call_id`),
+which every provider adapter in this toolkit translates from.
+
+Invariants: an event is immutable once written; its bytes on disk are a pure function of its
+fields (`dump_event`), so the same history always gives the same file.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, TypeAdapter, model_validator
+
+SCHEMA_VERSION = 1
+"""Version written into every new event (`v`)."""
+
+Role = Literal["system", "user", "assistant", "tool"]
+TodoStatus = Literal["pending", "in_progress", "completed"]
+TODO_STATUSES: tuple[TodoStatus, ...] = ("pending", "in_progress", "completed")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextPart(_Frozen):
+    """A text block of a message's content."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImageURL(_Frozen):
+    """Where an image lives (a URL or a data URL)."""
+
+    url: str
+    detail: str | None = None
+
+
+class ImagePart(_Frozen):
+    """An image block of a message's content."""
+
+    type: Literal["image_url"] = "image_url"
+    image_url: ImageURL
+
+
+ContentPart = Annotated[TextPart | ImagePart, Discriminator("type")]
+
+
+class FunctionCall(_Frozen):
+    """The function an assistant asked to call, with its arguments as a JSON string."""
+
+    name: str
+    arguments: str
+
+
+class ToolCall(_Frozen):
+    """One tool call of an assistant message (OpenAI chat format)."""
+
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class Message(_Frozen):
+    """A chat message as the model sees it (OpenAI chat-completions fields)."""
+
+    role: Role
+    content: str | tuple[ContentPart, ...] | None = None
+    """Text, content blocks, or None for an assistant turn made only of tool calls."""
+    tool_calls: tuple[ToolCall, ...] | None = None
+    """Tool calls of an assistant message."""
+    tool_call_id: str | None = None
+    """For a `tool` message: the id of the call it answers."""
+    name: str | None = None
+    """Optional participant or tool name."""
+
+    @model_validator(mode="after")
+    def _check_roles(self) -> Message:
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError("only assistant messages carry tool_calls")
+        if self.role == "tool" and not self.tool_call_id:
+            raise ValueError("a tool message needs the tool_call_id of the call it answers")
+        if self.tool_call_id is not None and self.role != "tool":
+            raise ValueError("only tool messages carry a tool_call_id")
+        return self
+
+    def text(self) -> str:
+        """Return the message's text content, blocks joined by newlines."""
+        if self.content is None:
+            return ""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(p.text for p in self.content if isinstance(p, TextPart))
+
+
+class TodoItem(_Frozen):
+    """One recorded todo: exactly a content and a status."""
+
+    content: str
+    status: TodoStatus
+
+
+class TurnStartData(_Frozen):
+    """A new user request begins (the task panel empties here)."""
+
+    mode: str | None = None
+    """The mode the agent works in for this turn, when known."""
+
+
+class TurnEndData(_Frozen):
+    """The agent finished answering the current request."""
+
+    reason: str | None = None
+
+
+class TodoWriteData(_Frozen):
+    """The whole todo list after a `todo_write` call.
+
+    Recorded history may break today's validation rules (an imported list with two items in
+    progress); the strict rules apply to new calls, in `compaction.todos`.
+    """
+
+    todos: tuple[TodoItem, ...]
+
+
+class CheckpointData(_Frozen):
+    """A compaction: a Checkpoint that replaces the events `first_seq..last_seq` in the context."""
+
+    text: str
+    """The rendered Checkpoint, as the model will read it."""
+    first_seq: int = Field(ge=1)
+    """First event replaced (inclusive)."""
+    last_seq: int = Field(ge=1)
+    """Last event replaced (inclusive)."""
+    tokens_before: int = Field(ge=0)
+    """Context tokens just before the compaction."""
+    tokens_after: int = Field(ge=0)
+    """Context tokens just after it."""
+    summarizer: str
+    """Which summarizer wrote the narrative sections."""
+    fallback_reason: str | None = None
+    """Why the configured summarizer was replaced by the fallback, if it was."""
+    pending: tuple[str, ...] = ()
+    """Pending Jobs, copied by code from the latest todo list."""
+    current: tuple[str, ...] = ()
+    """Current Work, copied by code from the latest todo list."""
+
+
+class _Event(_Frozen):
+    v: Literal[1] = 1
+    """Schema version of this event."""
+    seq: int = Field(ge=1)
+    """Position in the log: 1, 2, 3... with no gaps."""
+
+
+class TurnStarted(_Event):
+    """A new user request began (`turn/start`)."""
+
+    type: Literal["turn/start"] = "turn/start"
+    data: TurnStartData = TurnStartData()
+
+
+class MessageAdded(_Event):
+    """A message entered the conversation (`message`)."""
+
+    type: Literal["message"] = "message"
+    data: Message
+
+
+class TodoWritten(_Event):
+    """The model rewrote its todo list (`todo/write`); never part of the model's context."""
+
+    type: Literal["todo/write"] = "todo/write"
+    data: TodoWriteData
+
+
+class TurnEnded(_Event):
+    """The agent finished the current request (`turn/end`)."""
+
+    type: Literal["turn/end"] = "turn/end"
+    data: TurnEndData = TurnEndData()
+
+
+class CheckpointRecorded(_Event):
+    """A compaction replaced a span of the context with a Checkpoint (`compaction/checkpoint`)."""
+
+    type: Literal["compaction/checkpoint"] = "compaction/checkpoint"
+    data: CheckpointData
+
+
+Event = Annotated[
+    TurnStarted | MessageAdded | TodoWritten | TurnEnded | CheckpointRecorded,
+    Discriminator("type"),
+]
+"""Any event of a session log, discriminated by `type`."""
+
+EventData = TurnStartData | Message | TodoWriteData | TurnEndData | CheckpointData
+"""The payload of an event, as handed to `SessionLog.append`."""
+
+EVENT_TYPES: tuple[str, ...] = (
+    "turn/start",
+    "message",
+    "todo/write",
+    "turn/end",
+    "compaction/checkpoint",
+)
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def make_event(seq: int, data: EventData) -> Event:
+    """Wrap a payload into the event that records it at position `seq`."""
+    match data:
+        case TurnStartData():
+            return TurnStarted(seq=seq, data=data)
+        case Message():
+            return MessageAdded(seq=seq, data=data)
+        case TodoWriteData():
+            return TodoWritten(seq=seq, data=data)
+        case TurnEndData():
+            return TurnEnded(seq=seq, data=data)
+        case CheckpointData():
+            return CheckpointRecorded(seq=seq, data=data)
+        case _:
+            raise TypeError(f"not an event payload: {type(data).__name__}")
+
+
+def dump_event(event: Event) -> str:
+    """Serialize an event to its canonical one-line JSON form (no trailing newline)."""
+    return event.model_dump_json(exclude_none=True)
+
+
+def parse_event(line: str | bytes) -> Event:
+    """Parse one log line into an event; raises pydantic's ValidationError when invalid."""
+    return EVENT_ADAPTER.validate_json(line)
+
+
+def event_json_schema() -> dict[str, Any]:
+    """Return the JSON Schema of one log line, generated from the models."""
+    schema = EVENT_ADAPTER.json_schema()
+    schema["title"] = "Context Harness session log event"
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema

@@ -1,0 +1,279 @@
+"""The `todo_write` tool: schema, strict validation and execution.
+
+One tool, full overwrite: its only parameter is `todos`, an array of items with exactly `content`
+and `status`. Each accepted call replaces the whole list by appending one `todo/write` event.
+
+Model experience (these strings are a contract; tests pin them):
+- accepted: ``Todo list updated: 3 pending, 1 in progress, 2 completed.``
+- rejected: ``todo_write: rejected, nothing was changed. Fix the arguments and call again:``
+  followed by one ``- `` line per violation, for example
+  ``- todos[1]: unknown field "id"; an item has only "content" and "status"``,
+  ``- todos[2].content is blank``,
+  ``- todos[3].content duplicates todos[0]: "Run tests"``,
+  ``- 2 items are in_progress (todos[0], todos[2]); keep exactly one in_progress``.
+- refused by mode: see `refusal`.
+
+Invariants: a rejected call appends nothing and changes no view; validation never raises,
+whatever bytes it is given. "At most one in_progress" is policy (`allow_parallel_in_progress`),
+so it lives here and not in the log's invariants: recorded history may hold several.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from compaction.errors import ToolInputError, render_violations
+from compaction.events import TODO_STATUSES, TodoItem, TodoStatus, TodoWriteData
+
+if TYPE_CHECKING:
+    from compaction.session import Session
+
+TOOL_NAME = "todo_write"
+MAX_ARGUMENT_BYTES = 1_000_000
+"""Arguments larger than this are rejected before parsing (a runaway model, not a todo list)."""
+_MAX_REPORTED = 20
+
+ARGUMENT_EXAMPLE = '{"todos": [{"content": "Run the tests", "status": "in_progress"}]}'
+
+
+class TodoArg(BaseModel):
+    """One todo as the model sends it."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    content: str = Field(min_length=1, description="What to do, as an imperative sentence.")
+    status: TodoStatus = Field(description="pending, in_progress or completed.")
+
+
+class TodoWriteArgs(BaseModel):
+    """The arguments of `todo_write`: the whole new list."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    todos: list[TodoArg] = Field(description="The complete updated todo list.")
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call returns to the model."""
+
+    content: str
+    """The text the model reads."""
+    is_error: bool = False
+    """True when the call was rejected and nothing changed."""
+
+
+def _loc(loc: Sequence[int | str]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _describe(err: Mapping[str, Any]) -> str:
+    """Turn one pydantic error into a line a model can act on."""
+    loc = tuple(err["loc"])
+    kind = err["type"]
+    where = _loc(loc)
+    field = loc[-1] if loc else ""
+    item = _loc(loc[:-1])
+    match kind:
+        case "extra_forbidden" if len(loc) == 1:
+            return f'unknown parameter "{field}"; the only parameter is "todos"'
+        case "extra_forbidden":
+            return f'{item}: unknown field "{field}"; an item has only "content" and "status"'
+        case "missing" if loc == ("todos",):
+            return 'missing the required parameter "todos" (an array of {content, status})'
+        case "missing":
+            return f'{item} is missing "{field}"'
+        case "literal_error":
+            statuses = ", ".join(TODO_STATUSES)
+            return f"{where} must be one of {statuses}, not {json.dumps(err.get('input'))}"
+        case "string_too_short":
+            return f"{where} is blank"
+        case "string_type":
+            return f"{where} must be a string"
+        case "list_type":
+            return f'"{where}" must be an array of {{content, status}} objects'
+        case "model_type" | "dict_type" | "model_attributes_type":
+            return f'{where} must be an object with "content" and "status"'
+        case _:
+            return f"{where or 'arguments'}: {err['msg']}"
+
+
+def _semantic(raw_items: list[Any], allow_parallel: bool) -> list[str]:
+    """Check duplicates and the in-progress rule over the well-formed items."""
+    problems: list[str] = []
+    first_at: dict[str, int] = {}
+    in_progress: list[int] = []
+    for i, item in enumerate(raw_items):
+        if not isinstance(item, dict):
+            continue
+        content, status = item.get("content"), item.get("status")
+        if isinstance(content, str) and content.strip():
+            key = content.strip()
+            if key in first_at:
+                shown = key if len(key) <= 80 else key[:77] + "..."
+                problems.append(
+                    f"todos[{i}].content duplicates todos[{first_at[key]}]: {json.dumps(shown)}"
+                )
+            else:
+                first_at[key] = i
+        if status == "in_progress":
+            in_progress.append(i)
+    if len(in_progress) > 1 and not allow_parallel:
+        where = ", ".join(f"todos[{i}]" for i in in_progress)
+        problems.append(
+            f"{len(in_progress)} items are in_progress ({where}); keep exactly one in_progress "
+            "and mark the others pending or completed"
+        )
+    return problems
+
+
+def parse_todo_write(
+    arguments: str | bytes | Mapping[str, Any], *, allow_parallel: bool = False
+) -> tuple[TodoItem, ...]:
+    """Validate `todo_write` arguments; return the new list or raise `ToolInputError`.
+
+    Every violation is listed, with its item index. Never raises anything else.
+    """
+    try:
+        obj = _load(arguments)
+        try:
+            args = TodoWriteArgs.model_validate(obj)
+            problems: list[str] = []
+        except ValidationError as exc:
+            args = None
+            problems = [_describe(e) for e in exc.errors(include_url=False)]
+        if isinstance(obj, dict) and isinstance(obj.get("todos"), list):
+            problems += _semantic(obj["todos"], allow_parallel)
+    except ToolInputError:
+        raise
+    except RecursionError:
+        problems, args = [f"arguments are nested too deeply; send {ARGUMENT_EXAMPLE}"], None
+    except (MemoryError, ValueError, TypeError) as exc:
+        problems, args = [f"arguments could not be read ({type(exc).__name__})"], None
+    if problems or args is None:
+        if len(problems) > _MAX_REPORTED:
+            extra = len(problems) - _MAX_REPORTED
+            problems = [*problems[:_MAX_REPORTED], f"...and {extra} more problems"]
+        raise ToolInputError(TOOL_NAME, problems)
+    return tuple(TodoItem(content=t.content, status=t.status) for t in args.todos)
+
+
+def _load(arguments: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    if isinstance(arguments, (str, bytes)) and len(arguments) > MAX_ARGUMENT_BYTES:
+        raise ToolInputError(
+            TOOL_NAME, [f"arguments are larger than {MAX_ARGUMENT_BYTES} bytes; send a short list"]
+        )
+    try:
+        obj = json.loads(arguments)
+    except (ValueError, UnicodeDecodeError):
+        raise ToolInputError(
+            TOOL_NAME, [f"arguments are not valid JSON; send an object like {ARGUMENT_EXAMPLE}"]
+        ) from None
+    if not isinstance(obj, dict):
+        raise ToolInputError(
+            TOOL_NAME,
+            [f'arguments must be a JSON object with one key "todos", like {ARGUMENT_EXAMPLE}'],
+        )
+    return obj
+
+
+def summary_line(todos: Sequence[TodoItem]) -> str:
+    """Return the one line of counts the model gets back from an accepted call."""
+    counts = count_statuses(todos)
+    return (
+        f"Todo list updated: {counts['pending']} pending, {counts['in_progress']} in progress, "
+        f"{counts['completed']} completed."
+    )
+
+
+def count_statuses(todos: Sequence[TodoItem]) -> dict[TodoStatus, int]:
+    """Count items by status, every status present."""
+    counts: dict[TodoStatus, int] = dict.fromkeys(TODO_STATUSES, 0)
+    for t in todos:
+        counts[t.status] += 1
+    return counts
+
+
+RefusalReason = Literal["plan_mode"]
+
+
+def todo_write(
+    session: Session,
+    arguments: str | bytes | Mapping[str, Any],
+    *,
+    allow_parallel_in_progress: bool = False,
+    refuse: str | None = None,
+) -> ToolResult:
+    """Run `todo_write` against a session: validate, append one event, return the model's result.
+
+    Args:
+        session: the session whose log receives the `todo/write` event.
+        arguments: the raw arguments the model sent (JSON text, bytes, or a parsed mapping).
+        allow_parallel_in_progress: accept several `in_progress` items.
+        refuse: when set, the call is refused with this model-facing text and nothing is
+            appended (Plan mode uses it).
+
+    Never raises for bad arguments: a rejected call returns an error result and appends nothing.
+    """
+    if refuse is not None:
+        return ToolResult(render_violations(TOOL_NAME, [refuse]), is_error=True)
+    try:
+        todos = parse_todo_write(arguments, allow_parallel=allow_parallel_in_progress)
+    except ToolInputError as exc:
+        return ToolResult(str(exc), is_error=True)
+    session.append(TodoWriteData(todos=todos))
+    return ToolResult(summary_line(todos))
+
+
+def openai_tool(description: str, *, strict: bool = True) -> dict[str, Any]:
+    """Return `todo_write` as an OpenAI function tool (`strict`, no additional properties)."""
+    return {
+        "type": "function",
+        "function": {
+            "name": TOOL_NAME,
+            "description": description,
+            "strict": strict,
+            "parameters": parameters_schema(),
+        },
+    }
+
+
+def anthropic_tool(description: str) -> dict[str, Any]:
+    """Return `todo_write` as an Anthropic tool (`input_schema`)."""
+    return {"name": TOOL_NAME, "description": description, "input_schema": parameters_schema()}
+
+
+def parameters_schema() -> dict[str, Any]:
+    """Return the JSON Schema of the arguments, inlined and closed (`additionalProperties: false`).
+
+    Generated from `TodoWriteArgs`, with `$defs` inlined and length keywords dropped, so it fits
+    the subset of JSON Schema that strict function calling accepts.
+    """
+    schema = TodoWriteArgs.model_json_schema()
+    item = schema["$defs"]["TodoArg"]
+    item.pop("title", None)
+    item["description"] = "One task: what to do and where it stands."
+    for prop in item["properties"].values():
+        prop.pop("title", None)
+        # Strict function calling accepts no length keywords; code checks blank content instead.
+        prop.pop("minLength", None)
+    item["additionalProperties"] = False
+    todos = schema["properties"]["todos"]
+    todos.pop("title", None)
+    todos["items"] = item
+    return {
+        "type": "object",
+        "properties": {"todos": todos},
+        "required": ["todos"],
+        "additionalProperties": False,
+    }

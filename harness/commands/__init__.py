@@ -1,0 +1,18 @@
+"""The commands of `harness`, one module each; `COMMANDS` lists their `register` functions."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from harness.commands import log_cmd, todo_write_cmd, todos_cmd
+
+Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
+
+COMMANDS: tuple[Register, ...] = (
+    todo_write_cmd.register,
+    todos_cmd.register,
+    log_cmd.register,
+)
+
+__all__ = ["COMMANDS", "Register"]

@@ -1,0 +1,71 @@
+"""`harness log LOG`: validate a log and summarise it."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.table import Table
+
+from compaction.invariants import check_log
+from compaction.log import ReadReport, read_events
+from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
+from compaction.views import UsageProjection, fold
+from harness.output import console, print_json
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `log` command."""
+    p = sub.add_parser(
+        "log",
+        help="validate a log and summarise it",
+        description=(
+            "Read LOG, check its durable rules, and print events by type, tokens, and any torn or "
+            "bad lines. Exits 2 on a malformed line unless --skip-bad is given."
+        ),
+    )
+    p.add_argument("log", metavar="LOG", help="session log (JSONL)")
+    p.add_argument("--skip-bad", action="store_true", help="count and skip malformed lines")
+    p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read, check and summarise the log."""
+    report = ReadReport(path=args.log)
+    events = list(read_events(args.log, skip_bad_lines=args.skip_bad, report=report))
+    if not args.skip_bad:
+        check_log(events)
+    usage = fold(UsageProjection(get_tokenizer(args.tokenizer)), events)
+    summary = {
+        "path": args.log,
+        "lines": report.lines,
+        "events": report.events,
+        "events_by_type": dict(sorted(report.by_type.items())),
+        "tokens_by_type": usage.tokens_by_type,
+        "tokenizer": usage.tokenizer,
+        "total_tokens": usage.total_tokens,
+        "context_tokens": usage.context_tokens,
+        "torn_line": report.torn_line,
+        "bad_lines": [{"line": b.line, "reason": b.reason} for b in report.bad_lines],
+    }
+    if args.json:
+        print_json(summary)
+        return 0
+    out = console()
+    table = Table(title=f"{args.log}: {report.events} events", title_justify="left")
+    table.add_column("type")
+    table.add_column("events", justify="right")
+    table.add_column("tokens", justify="right")
+    for kind, n in summary["events_by_type"].items():
+        table.add_row(kind, str(n), str(usage.tokens_by_type.get(kind, 0)))
+    out.print(table)
+    out.print(
+        f"tokens ({usage.tokenizer}): {usage.total_tokens} in all messages, "
+        f"{usage.context_tokens} in the context now"
+    )
+    if report.torn_line is not None:
+        out.print(f"torn last line {report.torn_line} (a crash mid-append): skipped")
+    for bad in report.bad_lines:
+        out.print(f"bad line {bad.line}: {bad.reason} (skipped)")
+    return 0

@@ -1,0 +1,39 @@
+"""`harness todo-write LOG`: run the todo_write tool against a log, as a model would."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from compaction.session import Session
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `todo-write` command."""
+    p = sub.add_parser(
+        "todo-write",
+        help="call todo_write on a log (arguments as JSON on stdin or --json)",
+        description=(
+            "Call the todo_write tool against LOG with the arguments a model would send. Prints "
+            "the model-facing result; exits 1 when the call is rejected (nothing is appended)."
+        ),
+    )
+    p.add_argument("log", metavar="LOG", help="session log (JSONL); created if missing")
+    p.add_argument("--json", dest="arguments", metavar="ARGS", help="arguments as a JSON string")
+    p.add_argument(
+        "--allow-parallel",
+        action="store_true",
+        help="allow several in_progress items (allow_parallel_in_progress=true)",
+    )
+    p.set_defaults(func=run, refusal=None)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute the call and print the result."""
+    raw: str | bytes = args.arguments if args.arguments is not None else sys.stdin.buffer.read()
+    with Session(args.log) as session:
+        result = session.todo_write(
+            raw, allow_parallel_in_progress=args.allow_parallel, refuse=args.refusal
+        )
+    print(result.content)
+    return 1 if result.is_error else 0

@@ -1,0 +1,33 @@
+"""Shared output helpers of the command line: a rich console and stable JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from rich.console import Console
+from rich.text import Text
+
+from compaction.views import STATUS_MARKS, TodoPanel
+
+_STYLES = {"completed": "green", "in_progress": "bold yellow", "pending": "dim"}
+
+
+def console() -> Console:
+    """Return a console on stdout; plain text when stdout is not a terminal."""
+    return Console(file=sys.stdout, highlight=False, soft_wrap=True)
+
+
+def print_json(obj: object) -> None:
+    """Print `obj` as indented JSON with sorted keys (same input, same bytes)."""
+    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def panel_text(panel: TodoPanel) -> Text:
+    """Return the task panel as styled text: counts line, then one marked line per item."""
+    text = Text(panel.counts_line(), style="bold")
+    for item in panel.todos:
+        text.append("\n")
+        text.append(f"{STATUS_MARKS[item.status]} ", style=_STYLES[item.status])
+        text.append(item.content, style="strike dim" if item.status == "completed" else "")
+    return text

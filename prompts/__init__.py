@@ -1,0 +1,1 @@
+"""Context Harness, prompt side: modes, templates and request assembly."""

@@ -1,0 +1,121 @@
+"""The one home of hypothesis strategies, named by what they generate."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import strategies as st
+
+from compaction.events import (
+    TODO_STATUSES,
+    FunctionCall,
+    Message,
+    TodoItem,
+    TodoWriteData,
+    ToolCall,
+    TurnEndData,
+    TurnStartData,
+)
+
+# Text that tries to break structure: headings, fences, template syntax, RTL marks, newlines.
+ADVERSARIAL = [
+    "## Pending Jobs",
+    "# Heading",
+    "```python\nprint(1)\n```",
+    "{{ secret }}",
+    "{% for x in y %}",
+    "- [ ] nested list",
+    "\u202eright-to-left\u202c",
+    "line one\nline two",
+    "  padded  ",
+    "(none)",
+    "a" * 10_000,
+    '"quoted" \\ backslash',
+    "</system>",
+]
+
+todo_texts = st.one_of(
+    st.text(min_size=1, max_size=60).filter(lambda s: s.strip() != ""),
+    st.sampled_from(ADVERSARIAL),
+)
+"""Task text a model might write, including adversarial text."""
+
+statuses = st.sampled_from(TODO_STATUSES)
+
+todo_items = st.builds(TodoItem, content=todo_texts.map(str.strip), status=statuses)
+
+
+@st.composite
+def valid_todo_lists(draw: st.DrawFn, *, allow_parallel: bool = False) -> list[TodoItem]:
+    """Lists that todo_write accepts: unique trimmed content, at most one in progress."""
+    texts = draw(st.lists(todo_texts.map(str.strip), max_size=8, unique=True))
+    items: list[TodoItem] = []
+    seen_progress = False
+    for text in texts:
+        status = draw(statuses)
+        if status == "in_progress" and seen_progress and not allow_parallel:
+            status = "pending"
+        seen_progress |= status == "in_progress"
+        items.append(TodoItem(content=text, status=status))
+    return items
+
+
+def todo_arguments(items: list[TodoItem]) -> str:
+    """Serialize a list as todo_write arguments."""
+    return json.dumps({"todos": [i.model_dump() for i in items]})
+
+
+json_values: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+"""Any JSON value."""
+
+raw_todo_arguments = st.one_of(
+    st.binary(max_size=200),
+    st.text(max_size=200),
+    json_values.map(json.dumps),
+    st.builds(
+        lambda todos: json.dumps({"todos": todos}),
+        st.lists(
+            st.dictionaries(
+                st.sampled_from(["content", "status", "id", "priority"]),
+                st.one_of(st.sampled_from([*TODO_STATUSES, "done", " ", ""]), json_values),
+                max_size=4,
+            ),
+            max_size=5,
+        ),
+    ),
+)
+"""Arguments a model might send to todo_write: anything from bytes to near-valid lists."""
+
+
+@st.composite
+def conversation_payloads(draw: st.DrawFn) -> list[Any]:
+    """Event payloads of a turn: a request, assistant tool calls each with its result, text."""
+    out: list[Any] = [TurnStartData(), Message(role="user", content=draw(st.text(max_size=80)))]
+    for n in range(draw(st.integers(0, 3))):
+        call_id = f"call_{draw(st.integers(0, 10**6))}_{n}"
+        out.append(
+            Message(
+                role="assistant",
+                tool_calls=(
+                    ToolCall(id=call_id, function=FunctionCall(name="bash", arguments="{}")),
+                ),
+            )
+        )
+        if draw(st.booleans()):
+            out.append(TodoWriteData(todos=tuple(draw(valid_todo_lists()))))
+        out.append(Message(role="tool", tool_call_id=call_id, content=draw(st.text(max_size=200))))
+    out.append(Message(role="assistant", content=draw(st.text(max_size=80))))
+    out.append(TurnEndData())
+    return out
+
+
+event_payload_sequences = st.lists(conversation_payloads(), min_size=1, max_size=5).map(
+    lambda turns: [p for turn in turns for p in turn]
+)
+"""Payloads of whole sessions: several turns in order."""
