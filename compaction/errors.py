@@ -13,7 +13,8 @@ the fix.
      │    └── LogIntegrityError  a durable rule of the log broke (rule, seq)
      ├── ConfigError             bad constructor or configuration values
      ├── TokenizerError          a tokenizer could not be loaded
-     └── CompactionError         a compaction attempt failed (code)
+     ├── CompactionError         a compaction attempt failed (code)
+     └── ProviderError           a model provider's API call failed (code, status)
 """
 
 from __future__ import annotations
@@ -93,4 +94,19 @@ class CompactionError(HarnessError):
 
     def __init__(self, code: CompactionCode, message: str) -> None:
         self.code: CompactionCode = code
+        super().__init__(f"{code}: {message}")
+
+
+ProviderCode = Literal["timeout", "transport", "http_status", "bad_response", "retry_after"]
+
+
+class ProviderError(HarnessError):
+    """A call to a model provider's API failed, after any retries.
+
+    Never shows an API key: the message names the endpoint, the status and what to check.
+    """
+
+    def __init__(self, code: ProviderCode, message: str, *, status: int | None = None) -> None:
+        self.code: ProviderCode = code
+        self.status = status
         super().__init__(f"{code}: {message}")

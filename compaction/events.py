@@ -151,6 +151,21 @@ class CheckpointData(_Frozen):
     """Current Work, copied by code from the latest todo list."""
 
 
+class UsageReportData(_Frozen):
+    """Token figures a model provider reported for one API call (e.g. a summary call)."""
+
+    purpose: str
+    """What the call was for: ``summary`` for a compaction's summarizer, ``turn`` for the agent."""
+    model: str
+    """The model that answered."""
+    prompt_tokens: int = Field(ge=0)
+    """Prompt tokens the provider processed."""
+    completion_tokens: int = Field(ge=0)
+    """Tokens of the answer."""
+    cached_tokens: int | None = Field(default=None, ge=0)
+    """Prompt tokens served from the provider's prefix cache; None when it did not say."""
+
+
 class _Event(_Frozen):
     v: Literal[1] = 1
     """Schema version of this event."""
@@ -193,13 +208,20 @@ class CheckpointRecorded(_Event):
     data: CheckpointData
 
 
+class UsageReported(_Event):
+    """A model provider reported token usage for one API call (`usage/report`)."""
+
+    type: Literal["usage/report"] = "usage/report"
+    data: UsageReportData
+
+
 Event = Annotated[
-    TurnStarted | MessageAdded | TodoWritten | TurnEnded | CheckpointRecorded,
+    TurnStarted | MessageAdded | TodoWritten | TurnEnded | CheckpointRecorded | UsageReported,
     Discriminator("type"),
 ]
 """Any event of a session log, discriminated by `type`."""
 
-EventData = TurnStartData | Message | TodoWriteData | TurnEndData | CheckpointData
+EventData = TurnStartData | Message | TodoWriteData | TurnEndData | CheckpointData | UsageReportData
 """The payload of an event, as handed to `SessionLog.append`."""
 
 EVENT_TYPES: tuple[str, ...] = (
@@ -208,6 +230,7 @@ EVENT_TYPES: tuple[str, ...] = (
     "todo/write",
     "turn/end",
     "compaction/checkpoint",
+    "usage/report",
 )
 
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
@@ -226,6 +249,8 @@ def make_event(seq: int, data: EventData) -> Event:
             return TurnEnded(seq=seq, data=data)
         case CheckpointData():
             return CheckpointRecorded(seq=seq, data=data)
+        case UsageReportData():
+            return UsageReported(seq=seq, data=data)
         case _:
             raise TypeError(f"not an event payload: {type(data).__name__}")
 

@@ -33,6 +33,7 @@ from compaction.events import (
     TodoStatus,
     TodoWritten,
     TurnStarted,
+    UsageReported,
 )
 from compaction.tokens import Tokenizer, count_message, get_tokenizer
 
@@ -242,6 +243,27 @@ class UsageState:
     checkpoint_last_seq: int = 0
     by_type: Counter[str] = field(default_factory=Counter)
     tokens_by_type: Counter[str] = field(default_factory=Counter)
+    provider: dict[str, Counter[str]] = field(default_factory=dict)
+    """Provider-reported figures (`usage/report`) summed per purpose."""
+
+
+class ProviderTotals(BaseModel):
+    """Token figures providers reported (`usage/report` events), summed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    """Prompt tokens served from the provider's prefix cache, where it said."""
+    requests_without_cache_figure: int = 0
+    """Calls whose provider reported no cached-token figure."""
+
+    @property
+    def cache_hit_share(self) -> float | None:
+        """Cached share of the prompt tokens (0..1), None before any prompt token."""
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else None
 
 
 class Usage(BaseModel):
@@ -259,13 +281,17 @@ class Usage(BaseModel):
     tokens_by_type: dict[str, int]
     per_event: tuple[int, ...]
     """Tokens of each event, by seq order."""
+    provider: ProviderTotals = ProviderTotals()
+    """What providers reported for every API call recorded in the log."""
+    provider_by_purpose: dict[str, ProviderTotals] = {}
+    """The same, per purpose of the call (``summary``, ``turn``...)."""
 
 
 class UsageProjection:
     """Each event's token count, computed once as it is applied."""
 
     name: ClassVar[str] = "usage"
-    state_version: ClassVar[int] = 1
+    state_version: ClassVar[int] = 2
 
     def __init__(self, tokenizer: Tokenizer | None = None) -> None:
         self.tokenizer = tokenizer or get_tokenizer()
@@ -299,6 +325,8 @@ class UsageProjection:
         elif isinstance(event, CheckpointRecorded):
             state.checkpoint_tokens = n
             state.checkpoint_last_seq = event.data.last_seq
+        elif isinstance(event, UsageReported):
+            add_provider_usage(state, event)
         state.kept_prefix.append(kept)
         return state
 
@@ -309,6 +337,7 @@ class UsageProjection:
 
     def view(self, state: UsageState) -> Usage:
         """Return the token figures."""
+        by_purpose = {k: ProviderTotals(**v) for k, v in sorted(state.provider.items())}
         return Usage(
             events=len(state.counts),
             tokenizer=self.tokenizer.name,
@@ -317,4 +346,19 @@ class UsageProjection:
             events_by_type=dict(sorted(state.by_type.items())),
             tokens_by_type=dict(sorted(state.tokens_by_type.items())),
             per_event=tuple(state.counts),
+            provider=ProviderTotals(**sum(state.provider.values(), Counter())),
+            provider_by_purpose=by_purpose,
         )
+
+
+def add_provider_usage(state: UsageState, event: UsageReported) -> None:
+    """Add one `usage/report` to the per-purpose provider totals."""
+    d = event.data
+    totals = state.provider.setdefault(d.purpose, Counter())
+    totals["requests"] += 1
+    totals["prompt_tokens"] += d.prompt_tokens
+    totals["completion_tokens"] += d.completion_tokens
+    if d.cached_tokens is None:
+        totals["requests_without_cache_figure"] += 1
+    else:
+        totals["cached_tokens"] += d.cached_tokens
