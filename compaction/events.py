@@ -268,6 +268,9 @@ def parse_event(line: str | bytes) -> Event:
 def event_json_schema() -> dict[str, Any]:
     """Return the JSON Schema of one log line, generated from the models."""
     schema = EVENT_ADAPTER.json_schema()
+    # Writers always write all four envelope fields, though the reader defaults `v` and `data`.
+    for ref in schema["oneOf"]:
+        schema["$defs"][ref["$ref"].rsplit("/", 1)[1]]["required"] = ["v", "seq", "type", "data"]
     schema["title"] = "Context Harness session log event"
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema

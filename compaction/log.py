@@ -25,8 +25,15 @@ from typing import IO, Literal
 
 from pydantic import ValidationError
 
-from compaction.errors import ConfigError, LogFormatError, LogIntegrityError
-from compaction.events import Event, EventData, dump_event, make_event, parse_event
+from compaction.errors import ConfigError, LogError, LogFormatError, LogIntegrityError
+from compaction.events import (
+    SCHEMA_VERSION,
+    Event,
+    EventData,
+    dump_event,
+    make_event,
+    parse_event,
+)
 
 SyncPolicy = Literal["always", "batch"]
 
@@ -61,15 +68,21 @@ class ReadReport:
 def error_reason(exc: Exception) -> str:
     """Describe why a line is not a valid event, in one line."""
     if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
+        first = exc.errors(include_url=False)[0]
+        if first["type"] == "json_invalid":
+            return f"not JSON: {first['msg'].removeprefix('Invalid JSON: ')}"
         loc = ".".join(str(p) for p in first["loc"])
         more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        return f"invalid event: {loc}: {first['msg']}{more}"
-    return f"not JSON: {exc}"
+        return f"invalid event: {loc or 'line'}: {first['msg']}{more}"
+    return str(exc)
 
 
 def parse_line(raw: bytes) -> Event:
-    """Parse one log line; a newer schema version gets its own message. Raises ValueError."""
+    """Parse one log line; raise ValueError (pydantic's ValidationError is one) if it is invalid.
+
+    A line written by a newer toolkit (`v` above `SCHEMA_VERSION`) gets its own message, so the
+    reader is told to upgrade rather than that the line is corrupt.
+    """
     try:
         return parse_event(raw)
     except ValidationError as exc:
@@ -77,10 +90,11 @@ def parse_line(raw: bytes) -> Event:
             obj = json.loads(raw)
         except ValueError:
             raise exc from None
-        if isinstance(obj, dict) and isinstance(obj.get("v"), int) and obj["v"] > 1:
+        version = obj.get("v") if isinstance(obj, dict) else None
+        if isinstance(version, int) and version > SCHEMA_VERSION:
             raise ValueError(
-                f"schema version {obj['v']} is newer than this toolkit reads (1); upgrade "
-                "context-harness"
+                f"schema version {version} is newer than this toolkit reads ({SCHEMA_VERSION}); "
+                "upgrade context-harness to read this log"
             ) from None
         raise
 
@@ -92,25 +106,36 @@ def read_events(
     report: ReadReport | None = None,
     check_seq: bool = True,
 ) -> Iterator[Event]:
-    """Stream the events of a log file.
+    """Stream the events of a log file, one line at a time.
 
-    A torn last line (no trailing newline, not valid) is reported in `report.torn_line` and
-    skipped. Any other malformed line raises `LogFormatError` naming the file and line, unless
-    `skip_bad_lines` is set, in which case each is recorded in `report.bad_lines`.
+    A last line with no trailing newline was torn by a crash (every append writes its newline in
+    the same write, so no append that returned left one): it is reported in `report.torn_line`
+    and skipped, whatever it holds. Any other malformed line raises `LogFormatError` naming the
+    file and line, unless `skip_bad_lines` is set, in which case each is recorded in
+    `report.bad_lines` (and seq gaps they leave are tolerated). Blank lines are ignored.
+
+    Raises:
+        LogError: the file does not exist or cannot be read.
+        LogFormatError: a malformed line, unless `skip_bad_lines`.
+        LogIntegrityError: seqs that do not run 1, 2, 3... (when `check_seq`).
     """
     rep = report if report is not None else ReadReport(path=str(path))
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - closed by the with below, after the check
+    except OSError as exc:
+        raise LogError(f"{path}: cannot read the log: {exc.strerror or exc}") from None
     expected = 1
-    with open(path, "rb") as fh:
+    with fh:
         for lineno, raw in enumerate(fh, start=1):
             rep.lines = lineno
+            if not raw.endswith(b"\n"):
+                rep.torn_line = lineno
+                return
             if not raw.strip():
                 continue
             try:
                 event = parse_line(raw)
-            except (ValidationError, ValueError) as exc:
-                if not raw.endswith(b"\n") and fh.read(1) == b"":
-                    rep.torn_line = lineno
-                    return
+            except ValueError as exc:
                 if not skip_bad_lines:
                     raise LogFormatError(path, lineno, error_reason(exc)) from None
                 rep.bad_lines.append(BadLine(lineno, error_reason(exc)))
@@ -135,6 +160,9 @@ class SessionLog:
         path: the log file; created on first append.
         sync: ``"always"`` fsyncs every append before it returns; ``"batch"`` fsyncs when a
             `batch()` block closes (or on `close()`), for bulk imports and benchmarks.
+
+    Raises:
+        ConfigError: `sync` is neither ``"always"`` nor ``"batch"``.
     """
 
     def __init__(self, path: Path | str, *, sync: SyncPolicy = "always") -> None:
@@ -142,6 +170,8 @@ class SessionLog:
             raise ConfigError(f"sync must be 'always' or 'batch', not {sync!r}")
         self.path = Path(path)
         self.sync: SyncPolicy = sync
+        self.last_append_bytes = 0
+        """Bytes the last append wrote (its lines, newlines included)."""
         self._fh: IO[bytes] | None = None
         self._known_size = -1
         self._next_seq = 1
@@ -169,62 +199,85 @@ class SessionLog:
 
     @contextmanager
     def batch(self) -> Iterator[SessionLog]:
-        """Hold the file lock across many appends; fsync once at the end."""
+        """Hold the file lock across many appends; flush and fsync once when the block closes."""
         fh = self._file()
         if self._batch_depth == 0:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                # Another process may have appended since our last look: read the tail once
+                # now; while we hold the lock nobody else can append.
+                self._sync_tail(fh)
+            except BaseException:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                raise
         self._batch_depth += 1
         try:
             yield self
         finally:
             self._batch_depth -= 1
             if self._batch_depth == 0:
-                fh.flush()
-                os.fsync(fh.fileno())
-                self._known_size = -1
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                try:
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                finally:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def append(self, data: EventData) -> Event:
         """Append one event recording `data`; return it with its seq. Durable on return."""
         return self.append_many([data])[0]
 
     def append_many(self, items: list[EventData]) -> list[Event]:
-        """Append several events as one write under one lock; durable on return."""
+        """Append several events as one write under one lock; durable on return.
+
+        Raises:
+            LogFormatError: the log's last complete line is not a valid event, so the next seq
+                is unknown.
+        """
         fh = self._file()
-        locked_here = self._batch_depth == 0
-        if locked_here:
+        in_batch = self._batch_depth > 0
+        if not in_batch:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         try:
-            seq = self._sync_tail(fh)
+            seq = self._next_seq if in_batch else self._sync_tail(fh)
             events = [make_event(seq + i, d) for i, d in enumerate(items)]
-            payload = "".join(dump_event(e) + "\n" for e in events).encode()
+            payload = "".join([dump_event(e) + "\n" for e in events]).encode()
             fh.write(payload)
-            if locked_here or self.sync == "always":
+            if not in_batch:
                 fh.flush()
-            if self.sync == "always":
+                if self.sync == "always":
+                    os.fsync(fh.fileno())
+            elif self.sync == "always":
+                fh.flush()
                 os.fsync(fh.fileno())
             self._next_seq = seq + len(events)
             self._known_size += len(payload)
+            self.last_append_bytes = len(payload)
             return events
         finally:
-            if locked_here:
+            if not in_batch:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def _sync_tail(self, fh: IO[bytes]) -> int:
-        """Return the next seq, reading the file's tail if another process appended since."""
-        if self._batch_depth > 0 and self._known_size >= 0:
-            return self._next_seq  # we hold the lock: nobody else appended
+        """Return the next seq, reading the file's tail if another process appended since.
+
+        Called with the lock held. A torn tail (a last line with no newline) was left by a
+        writer that crashed mid-append; no append that returned wrote it, so it is cut off.
+        """
         fh.flush()
         size = os.fstat(fh.fileno()).st_size
         if size == self._known_size:
             return self._next_seq
         last = _last_line(fh, size)
         if last is not None and not last.endswith(b"\n"):
-            # A torn tail from a crashed writer: no append that returned wrote it.
             os.ftruncate(fh.fileno(), size - len(last))
             size -= len(last)
             last = _last_line(fh, size)
-        next_seq = 1 if last is None else parse_line(last).seq + 1
+        try:
+            next_seq = 1 if last is None else parse_line(last).seq + 1
+        except ValueError as exc:
+            raise LogFormatError(
+                self.path, _count_lines(fh), f"last line: {error_reason(exc)}"
+            ) from None
         self._known_size = size
         self._next_seq = next_seq
         return next_seq
@@ -232,7 +285,7 @@ class SessionLog:
     def events(
         self, *, skip_bad_lines: bool = False, report: ReadReport | None = None
     ) -> Iterator[Event]:
-        """Stream this log's events (see `read_events`)."""
+        """Stream this log's events (see `read_events`); nothing when the file does not exist."""
         if self._fh is not None:
             self._fh.flush()
         if not self.path.exists():
@@ -240,17 +293,21 @@ class SessionLog:
         return read_events(self.path, skip_bad_lines=skip_bad_lines, report=report)
 
 
+def _count_lines(fh: IO[bytes]) -> int:
+    """Return the number of lines in the file (for an error message only)."""
+    fh.seek(0)
+    return sum(1 for _ in fh)
+
+
 def _last_line(fh: IO[bytes], size: int) -> bytes | None:
     """Return the file's last line (with its newline, if it has one), or None if empty."""
     if size == 0:
         return None
     chunk = 4096
-    end = size
     buf = b""
     fh.seek(size - 1)
     tail_has_newline = fh.read(1) == b"\n"
-    search_end = size - 1 if tail_has_newline else size
-    pos = search_end
+    pos = size - 1 if tail_has_newline else size
     while pos > 0:
         start = max(0, pos - chunk)
         fh.seek(start)
@@ -258,7 +315,7 @@ def _last_line(fh: IO[bytes], size: int) -> bytes | None:
         idx = buf.rfind(b"\n")
         if idx >= 0:
             fh.seek(start + idx + 1)
-            return fh.read(end - (start + idx + 1))
+            return fh.read(size - (start + idx + 1))
         pos = start
     fh.seek(0)
-    return fh.read(end)
+    return fh.read(size)

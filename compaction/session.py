@@ -19,7 +19,6 @@ from compaction.events import (
     TodoItem,
     TurnEndData,
     TurnStartData,
-    dump_event,
 )
 from compaction.log import (
     BadLine,
@@ -103,15 +102,23 @@ class Session:
         self.applied_seq = event.seq
 
     def refresh(self) -> list[Event]:
-        """Apply events appended since the last read (by any writer); return them."""
+        """Apply events appended since the last read (by any writer); return them.
+
+        A last line with no newline yet (being written, or torn by a crash) is left for a later
+        refresh and shown in `report.torn_line` meanwhile.
+
+        Raises:
+            LogFormatError: a malformed complete line, unless `skip_bad_lines`.
+            LogIntegrityError: an event whose seq does not follow the last one applied.
+        """
         if not self.log.path.exists():
             return []
         new: list[Event] = []
+        self.report.torn_line = None
         with open(self.log.path, "rb") as fh:
             fh.seek(self._offset)
             for raw in fh:
                 if not raw.endswith(b"\n"):
-                    # Still being written, or torn by a crash: read again once it is complete.
                     self.report.torn_line = self._lines + 1
                     break
                 self._offset += len(raw)
@@ -133,10 +140,12 @@ class Session:
                 raise LogFormatError(self.log.path, self._lines, error_reason(exc)) from None
             self.report.bad_lines.append(BadLine(self._lines, error_reason(exc)))
             return None
-        if event.seq != self.applied_seq + 1:
+        expected = self.applied_seq + 1
+        # Skipped bad lines may leave gaps; seqs must still only grow.
+        if event.seq != expected and not (self.skip_bad_lines and event.seq > expected):
             raise LogIntegrityError(
                 "seq_contiguous",
-                f"line {self._lines} has seq {event.seq}, expected {self.applied_seq + 1}",
+                f"line {self._lines} has seq {event.seq}, expected {expected}",
                 seq=event.seq,
                 path=str(self.log.path),
             )
@@ -151,13 +160,15 @@ class Session:
     def append_many(self, items: Iterable[EventData]) -> list[Event]:
         """Append events in one locked write and update the views."""
         events = self.log.append_many(list(items))
-        if events and events[0].seq == self.applied_seq + 1:
+        if events and events[0].seq == self.applied_seq + 1 and self.report.torn_line is None:
+            # Nobody else appended since our last read: apply our own events directly.
             for e in events:
                 self._apply(e)
-                self._offset += len(dump_event(e).encode()) + 1
-                self._lines += 1
-                self.report.events += 1
                 self.report.by_type[e.type] += 1
+            self._offset += self.log.last_append_bytes
+            self._lines += len(events)
+            self.report.lines = self._lines
+            self.report.events += len(events)
         else:
             self.refresh()
         return events

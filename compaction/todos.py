@@ -75,6 +75,18 @@ def _loc(loc: Sequence[int | str]) -> str:
     return out
 
 
+def _show(value: object) -> str:
+    """Quote a value the model sent, cut to 80 characters so a runaway input stays short."""
+    if isinstance(value, str) and len(value) > 80:
+        value = value[:77] + "..."
+    try:
+        # Lone surrogates would break printing; show them escaped.
+        text = json.dumps(value, ensure_ascii=False).encode("utf-8", "backslashreplace").decode()
+    except (TypeError, ValueError):
+        text = type(value).__name__
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
 def _describe(err: Mapping[str, Any]) -> str:
     """Turn one pydantic error into a line a model can act on."""
     loc = tuple(err["loc"])
@@ -93,11 +105,13 @@ def _describe(err: Mapping[str, Any]) -> str:
             return f'{item} is missing "{field}"'
         case "literal_error":
             statuses = ", ".join(TODO_STATUSES)
-            return f"{where} must be one of {statuses}, not {json.dumps(err.get('input'))}"
+            return f"{where} must be one of {statuses}, not {_show(err.get('input'))}"
         case "string_too_short":
             return f"{where} is blank"
         case "string_type":
             return f"{where} must be a string"
+        case "string_unicode":
+            return f"{where} must be valid Unicode text"
         case "list_type":
             return f'"{where}" must be an array of {{content, status}} objects'
         case "model_type" | "dict_type" | "model_attributes_type":
@@ -112,15 +126,14 @@ def _semantic(raw_items: list[Any], allow_parallel: bool) -> list[str]:
     first_at: dict[str, int] = {}
     in_progress: list[int] = []
     for i, item in enumerate(raw_items):
-        if not isinstance(item, dict):
+        if not isinstance(item, Mapping):
             continue
         content, status = item.get("content"), item.get("status")
         if isinstance(content, str) and content.strip():
             key = content.strip()
             if key in first_at:
-                shown = key if len(key) <= 80 else key[:77] + "..."
                 problems.append(
-                    f"todos[{i}].content duplicates todos[{first_at[key]}]: {json.dumps(shown)}"
+                    f"todos[{i}].content duplicates todos[{first_at[key]}]: {_show(key)}"
                 )
             else:
                 first_at[key] = i
@@ -150,8 +163,8 @@ def parse_todo_write(
         except ValidationError as exc:
             args = None
             problems = [_describe(e) for e in exc.errors(include_url=False)]
-        if isinstance(obj, dict) and isinstance(obj.get("todos"), list):
-            problems += _semantic(obj["todos"], allow_parallel)
+        if isinstance(obj.get("todos"), (list, tuple)):
+            problems += _semantic(list(obj["todos"]), allow_parallel)
     except ToolInputError:
         raise
     except RecursionError:

@@ -14,6 +14,7 @@ enters the context view; compaction never changes the todos view.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -237,10 +238,15 @@ class UsageState:
     counts: list[int] = field(default_factory=list)
     """Tokens of event seq i at index i-1."""
     kept_prefix: list[int] = field(default_factory=lambda: [0])
-    """Running sum of non-system message tokens, by seq (index 0 is before any event)."""
+    """Running sum of non-system message tokens after each applied event (index 0: before any)."""
+    seqs: list[int] = field(default_factory=list)
+    """Seq of each applied event, aligned with `counts` (a log read with skipped bad lines has
+    gaps, so a seq is not an index)."""
     system_tokens: int = 0
     checkpoint_tokens: int = 0
     checkpoint_last_seq: int = 0
+    checkpoint_base: int = 0
+    """The running sum at the newest checkpoint's last seq: the tokens it folded away."""
     by_type: Counter[str] = field(default_factory=Counter)
     tokens_by_type: Counter[str] = field(default_factory=Counter)
     provider: dict[str, Counter[str]] = field(default_factory=dict)
@@ -325,14 +331,17 @@ class UsageProjection:
         elif isinstance(event, CheckpointRecorded):
             state.checkpoint_tokens = n
             state.checkpoint_last_seq = event.data.last_seq
+            # O(log n), once per compaction; the budget check itself stays O(1).
+            state.checkpoint_base = state.kept_prefix[bisect_right(state.seqs, event.data.last_seq)]
         elif isinstance(event, UsageReported):
             add_provider_usage(state, event)
         state.kept_prefix.append(kept)
+        state.seqs.append(event.seq)
         return state
 
     def context_tokens(self, state: UsageState) -> int:
         """Return the context size now, in O(1)."""
-        kept_since = state.kept_prefix[-1] - state.kept_prefix[state.checkpoint_last_seq]
+        kept_since = state.kept_prefix[-1] - state.checkpoint_base
         return state.system_tokens + state.checkpoint_tokens + kept_since
 
     def view(self, state: UsageState) -> Usage:

@@ -1,0 +1,48 @@
+"""The public API of `compaction` is pinned: sorted, complete, importable."""
+
+from __future__ import annotations
+
+import importlib
+
+import compaction
+
+
+def test_all_is_sorted_and_unique() -> None:
+    """__all__ is sorted (ruff's order: constants, classes, functions) and has no repeats."""
+    names = compaction.__all__
+    assert len(names) == len(set(names))
+
+    def key(name: str) -> tuple[int, str]:
+        kind = 0 if name.isupper() else 1 if name[0].isupper() else 2
+        return kind, name
+
+    assert names == sorted(names, key=key)
+
+
+def test_every_name_importable() -> None:
+    """Every name in __all__ is an attribute of the package, reachable by from-import."""
+    module = importlib.import_module("compaction")
+    for name in compaction.__all__:
+        assert getattr(module, name) is not None, name
+    namespace: dict[str, object] = {}
+    exec(f"from compaction import {', '.join(compaction.__all__)}", namespace)
+    assert set(compaction.__all__) <= set(namespace)
+
+
+def test_public_names_are_exported() -> None:
+    """Every public name the package imports (other than submodules) is listed in __all__."""
+    public = {n for n in vars(compaction) if not n.startswith("_")}
+    modules = {n for n in public if type(getattr(compaction, n)).__name__ == "module"}
+    assert public - modules - {"annotations"} == set(compaction.__all__)
+
+
+def test_core_names_present() -> None:
+    """The session core's names are part of the API."""
+    core = {
+        "Session", "SessionLog", "read_events", "ReadReport", "BadLine", "todo_write",
+        "parse_todo_write", "openai_tool", "anthropic_tool", "parameters_schema", "fold",
+        "TodosProjection", "ContextProjection", "UsageProjection", "get_tokenizer", "Tokenizer",
+        "event_json_schema", "dump_event", "parse_event", "HarnessError", "ToolInputError",
+        "LogFormatError", "LogIntegrityError",
+    }  # fmt: skip
+    assert core <= set(compaction.__all__)
