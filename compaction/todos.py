@@ -23,9 +23,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
 from compaction.errors import ToolInputError, render_violations
 from compaction.events import TODO_STATUSES, TodoItem, TodoStatus, TodoWriteData
@@ -41,12 +42,27 @@ _MAX_REPORTED = 20
 ARGUMENT_EXAMPLE = '{"todos": [{"content": "Run the tests", "status": "in_progress"}]}'
 
 
+def _trimmed(content: str) -> str:
+    """Trim content with `str.strip`, the same rule the duplicate check uses; reject blank."""
+    content = content.strip()
+    if not content:
+        raise PydanticCustomError("blank", "content is blank")
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (JSON "\ud800") cannot be written to the log.
+        raise PydanticCustomError("string_unicode", "content is not valid Unicode") from None
+    return content
+
+
 class TodoArg(BaseModel):
     """One todo as the model sends it."""
 
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(min_length=1, description="What to do, as an imperative sentence.")
+    content: Annotated[str, AfterValidator(_trimmed)] = Field(
+        description="What to do, as an imperative sentence."
+    )
     status: TodoStatus = Field(description="pending, in_progress or completed.")
 
 
@@ -106,7 +122,7 @@ def _describe(err: Mapping[str, Any]) -> str:
         case "literal_error":
             statuses = ", ".join(TODO_STATUSES)
             return f"{where} must be one of {statuses}, not {_show(err.get('input'))}"
-        case "string_too_short":
+        case "blank":
             return f"{where} is blank"
         case "string_type":
             return f"{where} must be a string"
@@ -175,6 +191,8 @@ def parse_todo_write(
         if len(problems) > _MAX_REPORTED:
             extra = len(problems) - _MAX_REPORTED
             problems = [*problems[:_MAX_REPORTED], f"...and {extra} more problems"]
+        # Keys the model sent are quoted as they came; escape lone surrogates so the text prints.
+        problems = [p.encode("utf-8", "backslashreplace").decode() for p in problems]
         raise ToolInputError(TOOL_NAME, problems)
     return tuple(TodoItem(content=t.content, status=t.status) for t in args.todos)
 
@@ -278,8 +296,6 @@ def parameters_schema() -> dict[str, Any]:
     item["description"] = "One task: what to do and where it stands."
     for prop in item["properties"].values():
         prop.pop("title", None)
-        # Strict function calling accepts no length keywords; code checks blank content instead.
-        prop.pop("minLength", None)
     item["additionalProperties"] = False
     todos = schema["properties"]["todos"]
     todos.pop("title", None)

@@ -120,3 +120,74 @@ event_payload_sequences = st.lists(conversation_payloads(), min_size=1, max_size
     lambda turns: [p for turn in turns for p in turn]
 )
 """Payloads of whole sessions: several turns in order."""
+
+
+# --- session core: todo_write calls and session operations -------------------------------------
+
+_PADDING = st.sampled_from(["", " ", "  ", "\t", "\n", " \u3000"])
+
+
+@st.composite
+def padded_todo_arguments(draw: st.DrawFn) -> str:
+    """Valid-looking todo_write arguments whose content carries whitespace the tool trims."""
+    items = draw(valid_todo_lists(allow_parallel=draw(st.booleans())))
+    todos = [
+        {"content": draw(_PADDING) + i.content + draw(_PADDING), "status": i.status} for i in items
+    ]
+    return json.dumps({"todos": todos})
+
+
+@st.composite
+def near_miss_todo_arguments(draw: st.DrawFn) -> str:
+    """A valid list broken in one or two of the ways models break it."""
+    todos: list[Any] = [i.model_dump() for i in draw(valid_todo_lists())]
+    for _ in range(draw(st.integers(1, 2))):
+        kind = draw(
+            st.sampled_from(
+                ["duplicate", "extra_field", "blank", "two_in_progress", "bad_status", "no_status"]
+            )
+        )
+        if not todos:
+            todos.append({"content": draw(todo_texts).strip(), "status": "pending"})
+        i = draw(st.integers(0, len(todos) - 1))
+        item = dict(todos[i])
+        match kind:
+            case "duplicate":
+                todos.append({"content": f" {item['content']} ", "status": "completed"})
+            case "extra_field":
+                item[draw(st.sampled_from(["id", "priority", "activeForm"]))] = "x"
+            case "blank":
+                item["content"] = draw(_PADDING)
+            case "two_in_progress":
+                item["status"] = "in_progress"
+                todos.append({"content": f"another task {len(todos)}", "status": "in_progress"})
+            case "bad_status":
+                item["status"] = draw(st.sampled_from(["done", "todo", "", "IN_PROGRESS"]))
+            case "no_status":
+                item.pop("status", None)
+            case _:
+                raise AssertionError(kind)
+        todos[i] = item
+    return json.dumps({"todos": todos})
+
+
+todo_write_calls = st.tuples(
+    st.one_of(padded_todo_arguments(), near_miss_todo_arguments(), raw_todo_arguments),
+    st.booleans(),
+)
+"""(arguments, allow_parallel_in_progress) pairs: valid, nearly valid, and anything at all."""
+
+chat_messages = st.builds(
+    Message, role=st.sampled_from(["user", "assistant"]), content=st.text(max_size=60)
+)
+"""Plain user and assistant text messages."""
+
+session_ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("write"), todo_write_calls),
+        st.tuples(st.just("turn"), st.text(max_size=40)),
+        st.tuples(st.just("message"), chat_messages),
+    ),
+    max_size=25,
+)
+"""A session driven from outside: todo_write calls, new turns, messages, in any order."""

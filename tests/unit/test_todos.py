@@ -325,6 +325,17 @@ class TestNeverRaises:
         assert result.is_error
         assert result.content.startswith(HEAD)
 
+    def test_lone_surrogate_key_is_escaped(self) -> None:
+        """A key holding a lone surrogate is reported without quoting it, as valid UTF-8."""
+        for args in (
+            '{"todos": [{"content": "a", "status": "pending", "\\ud800": 1}]}',
+            '{"todos": [{"content": "a", "status": "\\ud800"}]}',
+            '{"todos": [], "\\udfff": 1}',
+        ):
+            with pytest.raises(ToolInputError) as info:
+                parse_todo_write(args)
+            str(info.value).encode("utf-8")
+
     def test_deeply_nested_mapping(self, log_path: Path) -> None:
         """A deeply nested Python structure is rejected, not a RecursionError."""
         nested: list[object] = []
