@@ -3,6 +3,22 @@
 Everything a model or a user sees is a pure function of the append-only session log.
 """
 
+from compaction.checkpoint import (
+    CODE_OWNED_SECTIONS,
+    NARRATIVE_SECTIONS,
+    SECTION_NAMES,
+    Checkpoint,
+    parse_checkpoint,
+    render_checkpoint,
+    split_sections,
+)
+from compaction.compactor import (
+    CompactionPolicy,
+    CompactionResult,
+    compact,
+    maybe_compact,
+    select_cut,
+)
 from compaction.errors import (
     CompactionError,
     ConfigError,
@@ -43,6 +59,12 @@ from compaction.events import (
 from compaction.invariants import check_log
 from compaction.log import BadLine, ReadReport, SessionLog, read_events
 from compaction.session import Session
+from compaction.summarizers import (
+    ExtractiveSummarizer,
+    Summarizer,
+    SummaryInput,
+    check_output,
+)
 from compaction.todos import (
     TOOL_NAME,
     TodoWriteArgs,
@@ -76,18 +98,25 @@ from compaction.views import (
 )
 
 __all__ = [
+    "CODE_OWNED_SECTIONS",
+    "NARRATIVE_SECTIONS",
     "SCHEMA_VERSION",
+    "SECTION_NAMES",
     "TOOL_NAME",
     "BadLine",
+    "Checkpoint",
     "CheckpointData",
     "CheckpointRecorded",
     "CompactionError",
+    "CompactionPolicy",
+    "CompactionResult",
     "ConfigError",
     "ContextProjection",
     "ContextWindow",
     "DeepSeekTokenizer",
     "Event",
     "EventData",
+    "ExtractiveSummarizer",
     "FunctionCall",
     "HarnessError",
     "ImagePart",
@@ -103,6 +132,8 @@ __all__ = [
     "ReadReport",
     "Session",
     "SessionLog",
+    "Summarizer",
+    "SummaryInput",
     "TextPart",
     "TiktokenTokenizer",
     "TodoItem",
@@ -127,17 +158,24 @@ __all__ = [
     "UsageReported",
     "anthropic_tool",
     "check_log",
+    "check_output",
+    "compact",
     "count_message",
     "dump_event",
     "event_json_schema",
     "fold",
     "get_tokenizer",
     "install_bundled_encodings",
+    "maybe_compact",
     "openai_tool",
     "parameters_schema",
+    "parse_checkpoint",
     "parse_event",
     "parse_todo_write",
     "read_events",
+    "render_checkpoint",
+    "select_cut",
+    "split_sections",
     "summary_line",
     "todo_write",
 ]

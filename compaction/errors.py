@@ -13,6 +13,7 @@ the fix.
      │    └── LogIntegrityError  a durable rule of the log broke (rule, seq)
      ├── ConfigError             bad constructor or configuration values
      ├── TokenizerError          a tokenizer could not be loaded
+     ├── TranscriptError         an agent transcript could not be imported (file, line)
      ├── CompactionError         a compaction attempt failed (code)
      └── ProviderError           a model provider's API call failed (code, status)
 """
@@ -82,6 +83,21 @@ class ConfigError(HarnessError):
 
 class TokenizerError(HarnessError):
     """A tokenizer could not be loaded."""
+
+
+class TranscriptError(HarnessError):
+    """An agent transcript (Claude Code, Codex, ...) could not be imported.
+
+    Raised for a file that cannot be read at all, a format that cannot be told, or, with
+    ``strict=True``, the first line that would otherwise be counted and skipped.
+    """
+
+    def __init__(self, path: Path | str, line: int | None, reason: str, *, fix: str = "") -> None:
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {reason}" + (f". {fix}" if fix else ""))
 
 
 CompactionCode = Literal[

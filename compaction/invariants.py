@@ -8,10 +8,13 @@ Invariants:
 - seq_contiguous: seqs run 1..n with no gaps or repeats.
 - tool_result_paired: every `tool` message answers a tool call made earlier in the log.
 - checkpoint_span: a checkpoint replaces a span that lies before it and after the previous one.
+- checkpoint_cut: a checkpoint's span never separates a tool call from its result (a call inside
+  the span answered after it, or a call before the span answered inside it).
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 
 from compaction.errors import LogIntegrityError
@@ -65,7 +68,39 @@ def check_checkpoint_span(events: Iterable[Event]) -> None:
         previous_last = last
 
 
-CHECKS = (check_seq_contiguous, check_tool_result_paired, check_checkpoint_span)
+def check_checkpoint_cut(events: Iterable[Event]) -> None:
+    """Raise if a checkpoint's span ends between a tool call and its result."""
+    call_seq: dict[str, int] = {}
+    pairs: list[tuple[int, int, str]] = []
+    ends: list[tuple[int, int]] = []
+    for e in events:
+        if isinstance(e, CheckpointRecorded):
+            ends.append((e.data.last_seq, e.seq))
+        elif isinstance(e, MessageAdded):
+            for tool_call in e.data.tool_calls or ():
+                call_seq[tool_call.id] = e.seq
+            answered = e.data.tool_call_id
+            if e.data.role == "tool" and answered is not None and answered in call_seq:
+                pairs.append((call_seq[answered], e.seq, answered))
+    last_seqs = sorted(last for last, _ in ends)
+    where = dict(ends)
+    for call, result, call_id in pairs:
+        i = bisect.bisect_left(last_seqs, call)
+        if i < len(last_seqs) and last_seqs[i] < result:
+            raise LogIntegrityError(
+                "checkpoint_cut",
+                f"the span ending at seq {last_seqs[i]} separates tool call {call_id!r} "
+                f"(seq {call}) from its result (seq {result})",
+                seq=where[last_seqs[i]],
+            )
+
+
+CHECKS = (
+    check_seq_contiguous,
+    check_tool_result_paired,
+    check_checkpoint_span,
+    check_checkpoint_cut,
+)
 
 
 def check_log(events: Iterable[Event]) -> None:

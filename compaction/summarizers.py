@@ -1,0 +1,368 @@
+"""Summarizers: what writes the six narrative sections of a Checkpoint.
+
+A summarizer gets a `SummaryInput` (the messages of the span being replaced, the previous
+Checkpoint if the session was compacted before, the latest todo list, and a token budget) and
+returns narrative sections by heading name. It never owns the tasks: `Pending Jobs` and
+`Current Work` are filled by the compactor from the log, and `check_output` drops them (and any
+other unknown section) from whatever a summarizer returns, and fills a missing section with
+``(none)``. So an LLM summarizer (a later addition, behind the same `Summarizer` protocol) can be
+wrong, terse or verbose without ever losing a task.
+
+`ExtractiveSummarizer` is the default: offline, deterministic, no model. It copies
+
+- the user's requests (verbatim when short, the head of each otherwise; the first request of the
+  session is always kept) into Primary Request and Intent;
+- inline-code terms and the names of the tools used into Key Technical Concepts;
+- file paths mentioned by the user, the assistant or in tool-call arguments, and the commands
+  run (``command``/``cmd``/``script`` arguments), into Files and Code;
+- error lines (``...Error``, ``...Exception``, traceback, failed, fatal, panic) of tool results
+  and assistant text into Errors and Fixes;
+- the latest assistant statement (its last paragraph) into Next Step;
+- the user's constraints (lines with must, never, always, do not, make sure, important) into
+  Critical Context;
+
+and folds the previous Checkpoint's narrative in: older entries come first, duplicates collapse,
+and when a section passes its share of the budget its oldest entries go first (the session's
+first request stays). Entry formats live in ``compaction/templates/extractive.md.j2``.
+
+Invariants: a summarizer's output reaches a Checkpoint only through `check_output`; the
+extractive summarizer's output is a pure function of its input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Final, Protocol, runtime_checkable
+
+from jinja2.environment import TemplateModule
+
+from compaction.checkpoint import NARRATIVE_SECTIONS, Checkpoint, template_environment
+from compaction.events import Message, TodoItem
+from compaction.tokens import Tokenizer, get_tokenizer
+
+
+@dataclass(frozen=True)
+class SummaryInput:
+    """What a summarizer reads: the span being replaced and what surrounds it."""
+
+    messages: tuple[Message, ...]
+    """The non-system messages being replaced, in log order (system messages are never here)."""
+    seqs: tuple[int, ...]
+    """The log seq of each message, aligned with `messages`."""
+    previous: Checkpoint | None
+    """The Checkpoint this compaction folds in, if the session was compacted before."""
+    todos: tuple[TodoItem, ...]
+    """The latest todo list, for context only: the compactor writes the task sections itself."""
+    budget_tokens: int
+    """The size all narrative sections together should stay within."""
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """Writes the narrative sections of a Checkpoint.
+
+    An implementation returns a mapping from section heading (one of `NARRATIVE_SECTIONS`) to
+    Markdown text. It may raise: the compactor then falls back to the extractive summarizer and
+    records why in the checkpoint event. An LLM summarizer can parse its model's Markdown reply
+    with `compaction.checkpoint.split_sections`.
+    """
+
+    @property
+    def name(self) -> str:
+        """A stable name recorded in each checkpoint event, e.g. ``extractive``."""
+        ...
+
+    def summarize(self, span: SummaryInput) -> Mapping[str, str]:
+        """Return narrative sections by heading name."""
+        ...
+
+
+def check_output(output: Mapping[str, str]) -> dict[str, str]:
+    """Return exactly the six narrative sections, in order, from a summarizer's output.
+
+    A missing section becomes empty (rendered ``(none)``); a section with another name, the
+    code-owned `Pending Jobs` and `Current Work` included, is dropped; a value that is not text
+    is written as its JSON.
+    """
+    checked: dict[str, str] = {}
+    for name in NARRATIVE_SECTIONS:
+        value: Any = output.get(name, "")
+        checked[name] = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return checked
+
+
+# --- the extractive summarizer -----------------------------------------------------------------
+
+REQUEST_CHARS: Final = 800
+"""A user request up to this length is copied verbatim; a longer one, its head."""
+LINE_CHARS: Final = 240
+"""Longest error, command or constraint line kept."""
+MAX_ENTRIES: Final = 64
+"""Most entries of one kind considered from one span, the latest ones."""
+
+SECTION_SHARES: Final[dict[str, float]] = {
+    "Primary Request and Intent": 0.30,
+    "Key Technical Concepts": 0.10,
+    "Files and Code": 0.20,
+    "Errors and Fixes": 0.15,
+    "Next Step": 0.10,
+    "Critical Context": 0.15,
+}
+"""Share of the budget each narrative section may use."""
+
+_ERROR_WORD = re.compile(
+    r"\b(?:\w*(?:error|exception)|traceback|failed|fatal|panic)\b", re.IGNORECASE
+)
+_CONSTRAINT_WORD = re.compile(
+    r"\b(?:must|never|always|do not|don't|make sure|important)\b", re.IGNORECASE
+)
+_INLINE_CODE = re.compile(r"`([^`\n]{2,60})`")
+_PATH_TOKEN = re.compile(r"[\w~./-]*[./][\w~./-]*\w")
+_KNOWN_EXTENSIONS: Final = frozenset(
+    (
+        *("py", "pyi", "md", "rst", "txt", "toml", "yaml", "yml", "json", "jsonl", "cfg", "ini"),
+        *("lock", "sh", "bash", "js", "mjs", "ts", "tsx", "jsx", "css", "html", "rs", "go", "c"),
+        *("h", "cc", "cpp", "hpp", "java", "kt", "rb", "php", "sql", "csv", "ipynb", "j2", "tf"),
+        *("proto", "xml"),
+    )
+)
+_COMMAND_KEYS: Final = ("command", "cmd", "script")
+
+
+@cache
+def _macros() -> TemplateModule:
+    return template_environment().get_template("extractive.md.j2").module
+
+
+def _entry(kind: str, **values: object) -> str:
+    """Format one entry with the macro `kind` of ``extractive.md.j2``."""
+    return str(getattr(_macros(), kind)(**values))
+
+
+def _indent_continuation(text: str) -> str:
+    return text.strip("\n").replace("\n", "\n  ")
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return _entry("truncated", head=text[:limit].rstrip(), omitted=len(text) - limit)
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().split("\n", 1)[0]
+    return line if line == text.strip() else line + " …"
+
+
+def looks_like_path(token: str) -> bool:
+    """Tell whether a token reads as a file path (has a slash, or a known file extension)."""
+    token = token.rstrip(".")
+    if (
+        not token
+        or any(c.isspace() for c in token)
+        or token.startswith("//")
+        or ".." in token.replace("../", "")
+        or len(token) > 200
+    ):
+        return False
+    last = token.rsplit("/", 1)[-1]
+    ext = last.rsplit(".", 1)[-1].lower() if "." in last.strip(".") else ""
+    if "/" in token:
+        rooted = token.startswith(("/", "./", "../", "~/"))
+        return (rooted and len(token) > 2) or ext in _KNOWN_EXTENSIONS
+    return ext in _KNOWN_EXTENSIONS and len(last) > len(ext) + 1
+
+
+def find_paths(text: str) -> Iterator[str]:
+    """Yield the file paths mentioned in `text`, in order of appearance."""
+    for match in _PATH_TOKEN.finditer(text):
+        start = match.start()
+        if start >= 3 and text[start - 3 : start] == "://":
+            continue
+        token = match.group().rstrip(".")
+        if looks_like_path(token):
+            yield token
+
+
+def _tool_arguments(arguments: str) -> dict[str, Any]:
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _command_text(value: object) -> str:
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return value if isinstance(value, str) else ""
+
+
+class _Facts:
+    """What one pass over a span extracts, each kind as ordered entries."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self.concepts: dict[str, None] = {}
+        self.files: dict[str, None] = {}
+        self.errors: dict[str, None] = {}
+        self.constraints: dict[str, None] = {}
+        self.intent = ""
+
+    def add(self, message: Message) -> None:
+        text = message.text()
+        if message.role == "user":
+            self.requests.append(text)
+            self._constraints(text)
+            self._concepts(text)
+            self._files(find_paths(text))
+        elif message.role == "assistant":
+            if text.strip():
+                self.intent = text
+            self._concepts(text)
+            self._files(find_paths(text))
+            self._errors(text)
+            for call in message.tool_calls or ():
+                self._tool_call(call.function.name, call.function.arguments)
+        elif message.role == "tool":
+            self._errors(text)
+
+    def _concepts(self, text: str) -> None:
+        for term in _INLINE_CODE.findall(text):
+            _touch(self.concepts, _entry("concept", term=term.strip()))
+
+    def _files(self, paths: Iterable[str]) -> None:
+        for path in paths:
+            _touch(self.files, _entry("file", path=path))
+
+    def _errors(self, text: str) -> None:
+        for match in _ERROR_WORD.finditer(text):
+            start = text.rfind("\n", 0, match.start()) + 1
+            end = text.find("\n", match.end())
+            line = text[start : end if end >= 0 else len(text)].strip()
+            _touch(self.errors, _entry("error", text=_clip(line, LINE_CHARS)))
+
+    def _constraints(self, text: str) -> None:
+        for line in text.split("\n"):
+            if _CONSTRAINT_WORD.search(line):
+                _touch(self.constraints, _entry("constraint", text=_clip(line.strip(), LINE_CHARS)))
+
+    def _tool_call(self, name: str, arguments: str) -> None:
+        _touch(self.concepts, _entry("tool", name=name))
+        args = _tool_arguments(arguments)
+        for key in _COMMAND_KEYS:
+            command = _command_text(args.get(key)).strip()
+            if command:
+                clipped = _clip(_first_line(command), LINE_CHARS)
+                _touch(self.files, _entry("command", text=clipped))
+                self._files(find_paths(command))
+        for value in args.values():
+            if isinstance(value, str) and looks_like_path(value):
+                self._files([value])
+
+
+def _touch(entries: dict[str, None], entry: str) -> None:
+    """Record an entry as the most recent one (duplicates move to the end)."""
+    entries.pop(entry, None)
+    entries[entry] = None
+    if len(entries) > 4 * MAX_ENTRIES:
+        del entries[next(iter(entries))]
+
+
+def split_entries(text: str) -> list[str]:
+    """Split a section's text into entries: a line starting ``- `` opens one, others continue."""
+    entries: list[str] = []
+    for line in text.split("\n"):
+        if entries and not line.startswith("- "):
+            entries[-1] += "\n" + line
+        elif line.strip():
+            entries.append(line)
+    return entries
+
+
+class ExtractiveSummarizer:
+    """The default summarizer: copies requests, paths, commands, errors and intent; no model.
+
+    Args:
+        tokenizer: counts tokens against the budget (default `o200k_base`).
+    """
+
+    def __init__(self, tokenizer: Tokenizer | None = None) -> None:
+        self.tokenizer = tokenizer or get_tokenizer()
+
+    @property
+    def name(self) -> str:
+        """Return ``extractive``."""
+        return "extractive"
+
+    def summarize(self, span: SummaryInput) -> dict[str, str]:
+        """Return the six narrative sections for the span, the previous Checkpoint folded in."""
+        facts = _Facts()
+        for message in span.messages:
+            facts.add(message)
+        previous = span.previous.narrative() if span.previous else dict.fromkeys(SECTION_SHARES, "")
+        requests = [
+            _entry("request", text=_indent_continuation(_clip(r.strip(), REQUEST_CHARS)))
+            for r in facts.requests
+            if r.strip()
+        ]
+        new: dict[str, list[str]] = {
+            "Primary Request and Intent": requests,
+            "Key Technical Concepts": list(facts.concepts),
+            "Files and Code": list(facts.files),
+            "Errors and Fixes": list(facts.errors),
+            "Critical Context": list(facts.constraints),
+        }
+        out: dict[str, str] = {}
+        for name, share in SECTION_SHARES.items():
+            budget = int(span.budget_tokens * share)
+            if name == "Next Step":
+                intent = _last_paragraph(facts.intent)
+                text = _entry("intent", text=_clip(intent, REQUEST_CHARS)) if intent else ""
+                out[name] = self._fit([text or previous[name]], budget, pin_first=True)
+                continue
+            merged = _merge(split_entries(previous[name]), new[name], keep_first=name in _CHRONO)
+            out[name] = self._fit(merged, budget, pin_first=name == "Primary Request and Intent")
+        return out
+
+    def _fit(self, entries: list[str], budget: int, *, pin_first: bool) -> str:
+        """Keep the newest entries that fit the budget (and the first one when pinned)."""
+        entries = [e for e in entries if e.strip()]
+        if not entries:
+            return ""
+        first, rest = (entries[0], entries[1:]) if pin_first else ("", entries)
+        used = self.tokenizer.count(first) if first else 0
+        if used > budget:
+            first = first[: max(budget, 1) * 2]
+            used = self.tokenizer.count(first)
+        kept: list[str] = []
+        for entry in reversed(rest[-MAX_ENTRIES:]):
+            cost = self.tokenizer.count(entry) + 1
+            if used + cost > budget:
+                break
+            kept.append(entry)
+            used += cost
+        return "\n".join(([first] if first else []) + kept[::-1])
+
+
+_CHRONO: Final = frozenset({"Primary Request and Intent"})
+"""Sections kept in order of first appearance; the others move a repeated entry to the end."""
+
+
+def _merge(old: list[str], new: list[str], *, keep_first: bool) -> list[str]:
+    merged: dict[str, None] = {}
+    for entry in [*old, *new]:
+        if keep_first and entry in merged:
+            continue
+        merged.pop(entry, None)
+        merged[entry] = None
+    return list(merged)
+
+
+def _last_paragraph(text: str) -> str:
+    paragraphs = [p.strip() for p in text.strip().split("\n\n") if p.strip()]
+    return paragraphs[-1] if paragraphs else ""

@@ -1,0 +1,154 @@
+"""`harness compact LOG`: compact a session log into a Checkpoint.
+
+Appends one ``compaction/checkpoint`` event (or, with ``--dry-run``, only prints it) and reports
+the context tokens before and after. Below the policy's threshold it does nothing unless
+``--force`` is given, and says so (exit 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from compaction.compactor import DEFAULT_WINDOW, CompactionPolicy, CompactionResult, compact
+from compaction.errors import CompactionError
+from compaction.session import Session
+from compaction.summarizers import ExtractiveSummarizer, Summarizer
+from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
+from harness.output import console, print_json
+
+SUMMARIZERS: tuple[str, ...] = ("extractive",)
+"""Names accepted by ``--summarizer``."""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `compact` command."""
+    p = sub.add_parser(
+        "compact",
+        help="compact a log's context into a Checkpoint",
+        description=(
+            "Replace the oldest part of LOG's context with a Checkpoint (a fixed template whose "
+            "Pending Jobs and Current Work are copied from the latest todo list) and append a "
+            "compaction/checkpoint event. Below the threshold nothing is done without --force."
+        ),
+    )
+    p.add_argument("log", metavar="LOG", help="session log (JSONL)")
+    p.add_argument(
+        "--window", type=int, default=DEFAULT_WINDOW, help="context window in tokens (%(default)s)"
+    )
+    p.add_argument(
+        "--threshold", type=float, default=0.8, help="compact at this share of the window (0.8)"
+    )
+    p.add_argument(
+        "--retain", type=float, default=0.16, help="keep at most this share verbatim (0.16)"
+    )
+    p.add_argument(
+        "--reserve", type=int, default=0, help="tokens kept free for the model's reply (0)"
+    )
+    p.add_argument("--force", action="store_true", help="compact even below the threshold")
+    p.add_argument("--dry-run", action="store_true", help="print the checkpoint, append nothing")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument(
+        "--summarizer",
+        choices=SUMMARIZERS,
+        default="extractive",
+        help="what writes the narrative sections (%(default)s)",
+    )
+    p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
+    p.set_defaults(func=run)
+
+
+def make_summarizer(name: str, session: Session) -> Summarizer:
+    """Return the summarizer chosen with ``--summarizer``."""
+    if name == "extractive":
+        return ExtractiveSummarizer(session.tokenizer)
+    raise ValueError(f"unknown summarizer {name!r}")
+
+
+def result_json(result: CompactionResult, *, dry_run: bool) -> dict[str, Any]:
+    """Return the JSON object `--json` prints for a compaction."""
+    data = result.data
+    return {
+        "compacted": not dry_run,
+        "dry_run": dry_run,
+        "tokens_before": data.tokens_before,
+        "tokens_after": data.tokens_after,
+        "reduction": round(result.reduction, 4),
+        "first_seq": data.first_seq,
+        "last_seq": data.last_seq,
+        "seq": result.event.seq if result.event else None,
+        "replaced_messages": result.replaced_messages,
+        "kept_messages": result.kept_messages,
+        "summarizer": data.summarizer,
+        "fallback_reason": data.fallback_reason,
+        "pending": list(data.pending),
+        "current": list(data.current),
+        "checkpoint": data.text,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compact the log, or say why not."""
+    policy = CompactionPolicy(
+        window_tokens=args.window,
+        threshold=args.threshold,
+        retain=args.retain,
+        output_reserve=args.reserve,
+    )
+    with Session(args.log, tokenizer=get_tokenizer(args.tokenizer)) as session:
+        summarizer = make_summarizer(args.summarizer, session)
+        try:
+            result = compact(
+                session, policy, summarizer=summarizer, force=args.force, dry_run=args.dry_run
+            )
+        except CompactionError as exc:
+            if exc.code != "below_threshold":
+                raise
+            return _below(args, session.context_tokens, policy, str(exc))
+    if args.json:
+        print_json(result_json(result, dry_run=args.dry_run))
+        return 0
+    _report(result, dry_run=args.dry_run)
+    return 0
+
+
+def _below(args: argparse.Namespace, tokens: int, policy: CompactionPolicy, why: str) -> int:
+    if args.json:
+        print_json(
+            {
+                "compacted": False,
+                "reason": "below_threshold",
+                "tokens_before": tokens,
+                "tokens_after": tokens,
+                "trigger_tokens": policy.trigger_tokens,
+                "message": why,
+            }
+        )
+    else:
+        console().print(f"nothing to do: {why.removeprefix('below_threshold: ')}")
+    return 0
+
+
+def _report(result: CompactionResult, *, dry_run: bool) -> None:
+    data = result.data
+    out = console()
+    if dry_run:
+        out.print(data.text, end="", markup=False)
+        out.print()
+    verb = "would replace" if dry_run else "replaced"
+    out.print(
+        f"{verb} seqs {data.first_seq}..{data.last_seq} ({result.replaced_messages} messages, "
+        f"{result.kept_messages} kept verbatim) with a checkpoint by {data.summarizer}",
+        markup=False,
+    )
+    out.print(
+        f"context tokens: {data.tokens_before} -> {data.tokens_after} "
+        f"(-{result.reduction:.1%})" + (" [dry run: nothing appended]" if dry_run else ""),
+        markup=False,
+    )
+    out.print(
+        f"carried by code: {len(data.pending)} pending, {len(data.current)} in progress",
+        markup=False,
+    )
+    if data.fallback_reason:
+        out.print(f"fallback: {data.fallback_reason}", markup=False)
