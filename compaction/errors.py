@@ -101,7 +101,7 @@ class TranscriptError(HarnessError):
 
 
 CompactionCode = Literal[
-    "below_threshold", "nothing_to_compact", "no_safe_cut", "summarizer_failed"
+    "below_threshold", "nothing_to_compact", "no_safe_cut", "summarizer_failed", "bad_checkpoint"
 ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from harness.commands import import_cmd, log_cmd, todo_write_cmd, todos_cmd
+from harness.commands import compact_cmd, import_cmd, log_cmd, todo_write_cmd, todos_cmd
 
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
@@ -13,6 +13,7 @@ COMMANDS: tuple[Register, ...] = (
     todo_write_cmd.register,
     todos_cmd.register,
     log_cmd.register,
+    compact_cmd.register,
     import_cmd.register,
 )
 

@@ -1,0 +1,137 @@
+"""Importing real agent transcripts (Claude Code, Codex CLI, OpenAI messages, SWE-agent).
+
+`load(path, format="auto")` streams the session events a transcript holds, seqs from 1, ready
+to be written to a new log; the `ImportReport` passed in (or kept on the returned stream) says
+what was read, written and skipped. `import_transcript` writes them to a new log file.
+
+One module per format (`claude_code`, `codex`, `openai_messages`, `swe_agent`) drives the shared
+`EventBuilder` of `base`; `detect` tells the format; `records` reads messy JSON lines.
+
+Invariants:
+- A real user request, and only that, starts a `turn/start`; a tool result that an agent stores
+  as a user record is a `tool` message.
+- Every tool call written is paired with exactly one `tool` message (a placeholder when the
+  transcript holds no result), so `compaction.check_log` passes on every import.
+- A recorded todo list is written as the agent wrote it, even where today's rules would reject
+  it; such lists are counted in `ImportReport.rule_breaking_lists`.
+- Import survives messy files (glued objects, broken or truncated lines, unknown records),
+  counting what it skips; with ``strict=True`` the first such line raises `TranscriptError`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+from compaction.errors import ConfigError, TranscriptError
+from compaction.events import Event
+from compaction.importers.claude_code import load_claude_code
+from compaction.importers.codex import load_codex
+from compaction.importers.detect import FORMATS, Format, detect_format
+from compaction.importers.openai_messages import load_openai
+from compaction.importers.report import ImportReport, RuleBreak
+from compaction.importers.swe_agent import load_swe_agent
+from compaction.log import SessionLog
+from compaction.tokens import Tokenizer, get_tokenizer
+
+FormatChoice = Literal["auto", "claude-code", "codex", "openai", "swe-agent"]
+FORMAT_CHOICES: tuple[FormatChoice, ...] = ("auto", *FORMATS)
+
+
+_LOADERS = {
+    "claude-code": load_claude_code,
+    "codex": load_codex,
+    "openai": load_openai,
+    "swe-agent": load_swe_agent,
+}
+
+_BATCH = 512
+"""Events written per locked append while importing."""
+
+
+def load(
+    path: Path | str,
+    format: FormatChoice = "auto",
+    *,
+    strict: bool = False,
+    report: ImportReport | None = None,
+    tokenizer: Tokenizer | None = None,
+) -> Iterator[Event]:
+    """Stream the session events of the transcript at `path`, seqs from 1.
+
+    Args:
+        path: the transcript file.
+        format: one of `FORMAT_CHOICES`; ``"auto"`` tells it from the first records.
+        strict: raise `TranscriptError` at the first broken line or unknown record instead of
+            counting and skipping it.
+        report: filled as the events stream (records read, events, skips, tokens).
+        tokenizer: counts tokens for the report and recorded checkpoints (default o200k_base).
+
+    Raises:
+        TranscriptError: the file cannot be read as that format (named with file and line).
+        ConfigError: `format` is not one of `FORMAT_CHOICES`.
+    """
+    path = Path(path)
+    if format not in FORMAT_CHOICES:
+        raise ConfigError(f"format must be one of {', '.join(FORMAT_CHOICES)}, not {format!r}")
+    if not path.is_file():
+        raise TranscriptError(path, None, "no such file")
+    rep = report if report is not None else ImportReport(path=str(path))
+    rep.format = detect_format(path) if format == "auto" else format
+    return _LOADERS[rep.format](path, rep, tokenizer or get_tokenizer(), strict=strict)
+
+
+def import_transcript(
+    path: Path | str,
+    out: Path | str,
+    format: FormatChoice = "auto",
+    *,
+    strict: bool = False,
+    overwrite: bool = False,
+    tokenizer: Tokenizer | None = None,
+) -> ImportReport:
+    """Import the transcript at `path` into a new session log at `out`; return the report.
+
+    The log is written beside `out` under a temporary name and renamed into place only once the
+    import succeeded, so a failed (say, strict) import leaves no half-written log.
+
+    Raises:
+        TranscriptError: as `load`, or `out` already holds a log and `overwrite` is false.
+    """
+    out = Path(out)
+    if out.exists() and out.stat().st_size > 0 and not overwrite:
+        raise TranscriptError(
+            out, None, "the output log already exists", fix="Choose a new path, or pass --force"
+        )
+    report = ImportReport(path=str(path))
+    partial = out.with_name(f".{out.name}.importing")
+    partial.unlink(missing_ok=True)
+    try:
+        with SessionLog(partial, sync="batch") as log, log.batch():
+            batch: list[Event] = []
+            for event in load(path, format, strict=strict, report=report, tokenizer=tokenizer):
+                batch.append(event)
+                if len(batch) >= _BATCH:
+                    log.append_many([e.data for e in batch])
+                    batch.clear()
+            if batch:
+                log.append_many([e.data for e in batch])
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
+    return report
+
+
+__all__ = [
+    "FORMATS",
+    "FORMAT_CHOICES",
+    "Format",
+    "FormatChoice",
+    "ImportReport",
+    "RuleBreak",
+    "detect_format",
+    "import_transcript",
+    "load",
+]

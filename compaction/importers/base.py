@@ -1,0 +1,357 @@
+"""Turning a transcript's records into session events: the part every format shares.
+
+Each format module reads its own records and drives an `EventBuilder`, which owns the seqs, the
+turns, the pairing of tool calls with their results, the todo lists and the recorded compactions.
+
+Invariants:
+- Every tool call written is followed by exactly one `tool` message answering it: its recorded
+  result, or a placeholder (counted in `unanswered_calls`) when the transcript holds none. A
+  result whose call was never seen is skipped and counted, never written.
+- A recorded todo list is history: it is written as the agent wrote it, even where today's rules
+  would reject it (such lists are counted); only a call the agent's own tool rejected is left out.
+- Seqs run 1..n in the order events are yielded, so the events can be written to a new log as is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from compaction.errors import ToolInputError, TranscriptError
+from compaction.events import (
+    CheckpointData,
+    Event,
+    EventData,
+    FunctionCall,
+    ImagePart,
+    Message,
+    TextPart,
+    TodoItem,
+    TodoWriteData,
+    ToolCall,
+    TurnEndData,
+    TurnStartData,
+    make_event,
+)
+from compaction.importers.report import ImportReport, RuleBreak
+from compaction.todos import parse_todo_write
+from compaction.tokens import Tokenizer, count_message
+from compaction.views import UsageProjection, checkpoint_message
+
+Content = str | tuple[TextPart | ImagePart, ...]
+"""A message's content: text, or text and image parts."""
+
+TODO_STATUS_NAMES = frozenset({"pending", "in_progress", "completed"})
+
+
+def no_result_text() -> str:
+    """Return the placeholder result given to a call whose result the transcript lacks."""
+    text = resources.files("compaction").joinpath("templates", "import_no_result.md")
+    return text.read_text(encoding="utf-8").strip()
+
+
+STRICT_FIX = "Import without --strict to count and skip it"
+
+
+def unknown(report: ImportReport, path: Path, line: int, reason: str, *, strict: bool) -> None:
+    """Count a record this importer does not know; with `strict`, raise naming its line."""
+    if strict:
+        raise TranscriptError(path, line, reason, fix=STRICT_FIX)
+    report.skip(reason)
+
+
+@dataclass
+class RecordedCall:
+    """A tool call read from a transcript, waiting for its result."""
+
+    id: str
+    name: str
+    arguments: str
+    """The arguments as a JSON string (OpenAI chat format)."""
+    input: Any = None
+    """The arguments parsed, when they are JSON."""
+    result: Content | None = None
+    is_error: bool = False
+    """True when the transcript marks the result as an error (the call changed nothing)."""
+    meta: object = None
+    """Format-specific details of the result (Claude Code's ``toolUseResult``)."""
+
+    def result_text(self) -> str:
+        """Return the result's text (image parts left out)."""
+        if self.result is None:
+            return ""
+        if isinstance(self.result, str):
+            return self.result
+        return "\n".join(p.text for p in self.result if isinstance(p, TextPart))
+
+
+TodoHook = Callable[[RecordedCall], "tuple[TodoItem, ...] | None"]
+"""Return the whole todo list after a call, or None when the call is not a todo call."""
+
+
+class UnreadableTodos(ValueError):
+    """A recorded todo list that cannot be held by `TodoItem` (say, an unknown status)."""
+
+
+def call_from(call_id: str, name: str, arguments: object) -> RecordedCall:
+    """Build a call from arguments given as a JSON string or as parsed JSON."""
+    if isinstance(arguments, str):
+        try:
+            parsed: Any = json.loads(arguments)
+        except ValueError:
+            parsed = None
+        return RecordedCall(id=call_id, name=name, arguments=arguments, input=parsed)
+    text = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+    return RecordedCall(id=call_id, name=name, arguments=text, input=arguments)
+
+
+def todo_items(raw: object, text_key: str = "content") -> tuple[TodoItem, ...]:
+    """Read a recorded list of ``{<text_key>, status, ...}``; other fields (activeForm) dropped.
+
+    Raises `UnreadableTodos` when an item has no text or a status outside the three.
+    """
+    if not isinstance(raw, list):
+        raise UnreadableTodos("the list is not an array")
+    items: list[TodoItem] = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, Mapping):
+            raise UnreadableTodos(f"item {i} is not an object")
+        text, status = item.get(text_key), item.get("status")
+        if not isinstance(text, str):
+            raise UnreadableTodos(f"item {i} has no {text_key!r} text")
+        if status not in TODO_STATUS_NAMES:
+            raise UnreadableTodos(f"item {i} has status {status!r}")
+        items.append(TodoItem(content=text, status=status))
+    return tuple(items)
+
+
+def rule_breaks(items: Sequence[TodoItem]) -> list[str]:
+    """Return what today's `todo_write` validation says about a recorded list (empty: fine)."""
+    args = {"todos": [{"content": t.content, "status": t.status} for t in items]}
+    try:
+        parse_todo_write(args)
+    except ToolInputError as exc:
+        return exc.violations
+    return []
+
+
+@dataclass
+class _OpenAssistant:
+    key: str | None
+    texts: list[str] = field(default_factory=list)
+    calls: list[RecordedCall] = field(default_factory=list)
+    after: list[Message] = field(default_factory=list)
+    """Messages that arrived with the results, written after them."""
+
+
+class EventBuilder:
+    """Assemble events from a transcript's records; seqs start at 1.
+
+    Args:
+        report: filled as events are built.
+        tokenizer: counts tokens for the report and the recorded checkpoints.
+        todo_hook: tells which calls write a todo list, and the list they leave.
+    """
+
+    def __init__(self, report: ImportReport, tokenizer: Tokenizer, todo_hook: TodoHook) -> None:
+        self.report = report
+        self.tokenizer = tokenizer
+        self.todo_hook = todo_hook
+        self.seq = 0
+        self._ready: list[Event] = []
+        self._usage = UsageProjection(tokenizer)
+        self._usage_state = self._usage.init()
+        self._turn_open = False
+        self._open: _OpenAssistant | None = None
+        self._known_calls: set[str] = set()
+        self._latest_todos: tuple[TodoItem, ...] = ()
+        self._last_replaced = 0
+        self._no_result = no_result_text()
+        report.tokenizer = tokenizer.name
+
+    # --- output ---------------------------------------------------------------------------------
+
+    def emit(self, data: EventData) -> Event:
+        """Append one event to the output."""
+        self.seq += 1
+        event = make_event(self.seq, data)
+        self._usage_state = self._usage.apply(self._usage_state, event)
+        self._ready.append(event)
+        self.report.events += 1
+        self.report.events_by_type[event.type] += 1
+        return event
+
+    def take(self) -> list[Event]:
+        """Return the events built since the last call."""
+        ready, self._ready = self._ready, []
+        return ready
+
+    def finish(self) -> list[Event]:
+        """Write what is still open and the token totals; return the last events."""
+        self.flush()
+        view = self._usage.view(self._usage_state)
+        self.report.total_tokens = view.total_tokens
+        self.report.context_tokens = view.context_tokens
+        return self.take()
+
+    # --- messages and turns -------------------------------------------------------------------
+
+    def request(self, content: Content, *, mode: str | None = None) -> None:
+        """Record a real user request: it ends the open turn and starts a new one."""
+        self.flush()
+        if self._turn_open:
+            self.emit(TurnEndData())
+        self.emit(TurnStartData(mode=mode))
+        self.emit(Message(role="user", content=content))
+        self._turn_open = True
+        self.report.turns += 1
+        self.report.handled["user request"] += 1
+
+    def message(self, message: Message, kind: str) -> None:
+        """Record a message that is not a request (a system prompt, a notice, a caveat)."""
+        self.flush()
+        self.emit(message)
+        self.report.handled[kind] += 1
+
+    def trailing(self, message: Message, kind: str) -> None:
+        """Record a message that came along with tool results: it goes right after them."""
+        if self._open is None:
+            self.message(message, kind)
+            return
+        self._open.after.append(message)
+        self.report.handled[kind] += 1
+
+    # --- assistant turns, tool calls and results ----------------------------------------------
+
+    def assistant(
+        self, key: str | None, texts: Sequence[str], calls: Sequence[RecordedCall]
+    ) -> None:
+        """Add text and calls of an assistant message; records sharing a `key` merge into one."""
+        if self._open is None or key is None or key != self._open.key:
+            self.flush()
+            self._open = _OpenAssistant(key=key)
+        self._open.texts.extend(t for t in texts if t.strip())
+        for call in calls:
+            if call.id in self._known_calls:
+                self.report.skip("tool call with an id already used")
+                continue
+            self._known_calls.add(call.id)
+            self._open.calls.append(call)
+
+    def result(
+        self, call_id: str, content: Content, *, is_error: bool = False, meta: object = None
+    ) -> bool:
+        """Give an open call its result; False (and counted) when no open call has that id."""
+        call = self._find(call_id)
+        if call is None:
+            self.report.orphan_results += 1
+            self.report.skip("tool result without its call")
+            return False
+        call.result, call.is_error, call.meta = content, is_error, meta
+        self.report.handled["tool result"] += 1
+        return True
+
+    def _find(self, call_id: str) -> RecordedCall | None:
+        if self._open is None:
+            return None
+        for call in self._open.calls:
+            if call.id == call_id and call.result is None:
+                return call
+        return None
+
+    def open_calls(self) -> list[RecordedCall]:
+        """Return the calls of the open assistant message that still wait for a result."""
+        return [c for c in self._open.calls if c.result is None] if self._open else []
+
+    def flush(self) -> None:
+        """Write the open assistant message, then each call's todo list and result."""
+        open_, self._open = self._open, None
+        if open_ is None:
+            return
+        if not open_.texts and not open_.calls:
+            for message in open_.after:
+                self.emit(message)
+            return
+        self.emit(
+            Message(
+                role="assistant",
+                content="\n\n".join(open_.texts) if open_.texts else None,
+                tool_calls=tuple(_tool_call(c) for c in open_.calls) or None,
+            )
+        )
+        self.report.handled["assistant message"] += 1
+        for call in open_.calls:
+            self._answer(call)
+        for message in open_.after:
+            self.emit(message)
+
+    def _answer(self, call: RecordedCall) -> None:
+        self.report.tool_calls += 1
+        if call.result is None:
+            self.report.unanswered_calls += 1
+            content: Content = self._no_result
+        else:
+            content = call.result
+            self.report.largest_tool_output = max(
+                self.report.largest_tool_output, len(call.result_text())
+            )
+            if not call.is_error:
+                self._todos_of(call)
+        self.emit(Message(role="tool", tool_call_id=call.id, content=content))
+
+    def _todos_of(self, call: RecordedCall) -> None:
+        try:
+            items = self.todo_hook(call)
+        except UnreadableTodos as exc:
+            self.report.skip(f"{call.name} call with an unreadable list ({exc})")
+            return
+        if items is not None:
+            self.todo_write(items)
+
+    def todo_write(self, items: tuple[TodoItem, ...]) -> None:
+        """Record a todo list as written; count it if today's rules would reject it."""
+        event = self.emit(TodoWriteData(todos=items))
+        self._latest_todos = items
+        self.report.todo_writes += 1
+        problems = rule_breaks(items)
+        if problems:
+            self.report.rule_breaking_lists.append(RuleBreak(event.seq, problems))
+
+    # --- the agent's own compactions ------------------------------------------------------------
+
+    def checkpoint(self, text: str, summarizer: str) -> None:
+        """Record the agent's own compaction: `text` replaced everything since the last one.
+
+        The span runs from the event after the previous span (as the compactor does) to the
+        last event before this one; `pending`/`current` copy the unfinished items of the latest
+        list at the cut.
+        """
+        self.flush()
+        first, last = self._last_replaced + 1, self.seq
+        if last < first:
+            self.report.skip("compaction with nothing to replace")
+            return
+        data = CheckpointData(
+            text=text,
+            first_seq=first,
+            last_seq=last,
+            tokens_before=self._usage.context_tokens(self._usage_state),
+            tokens_after=0,
+            summarizer=summarizer,
+            pending=tuple(t.content for t in self._latest_todos if t.status == "pending"),
+            current=tuple(t.content for t in self._latest_todos if t.status == "in_progress"),
+        )
+        after = self._usage_state.system_tokens + count_message(
+            self.tokenizer, checkpoint_message(data)
+        )
+        self.emit(data.model_copy(update={"tokens_after": after}))
+        self._last_replaced = last
+        self.report.checkpoints += 1
+
+
+def _tool_call(call: RecordedCall) -> ToolCall:
+    return ToolCall(id=call.id, function=FunctionCall(name=call.name, arguments=call.arguments))

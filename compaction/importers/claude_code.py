@@ -1,0 +1,319 @@
+"""Claude Code session JSONL (``~/.claude/projects/<dir>/<session>.jsonl``) into session events.
+
+One JSON record a line. What each record becomes:
+
+- ``user`` with text: a real request (`turn/start` + user message), except a tool result, an
+  ``isMeta`` record, a local command's caveat or output, an interruption notice and a background
+  task notification, which are kept as user messages that start no turn.
+- ``user`` with ``tool_result`` blocks: the `tool` messages answering the calls.
+- ``assistant``: Claude Code writes one record per content block; records with the same
+  ``message.id`` merge into one assistant message. ``text`` is kept, ``tool_use`` becomes an
+  OpenAI tool call, ``thinking`` is dropped (counted).
+- ``TodoWrite`` calls become `todo/write` events (``activeForm`` dropped); ``TaskCreate`` and
+  ``TaskUpdate`` calls fold into the same list by task id (subject becomes content; a
+  ``deleted`` task leaves the list); ``TaskList``/``TaskGet`` only read it.
+- ``system`` ``compact_boundary`` then a ``user`` record with ``isCompactSummary``: Claude Code's
+  own compaction, kept as a `compaction/checkpoint` event with summarizer ``claude-code`` whose
+  span is everything since the previous one and whose text is Claude Code's summary.
+- Skipped on purpose and counted: sidechain records (a sub-agent's own conversation; its answer
+  reaches the main one as the Task tool's result), ``progress``, ``file-history-snapshot``,
+  ``queue-operation``, ``summary`` (a session title), other ``system`` records, API error notices.
+  Any other record type is counted as unknown, by type.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from compaction.events import Event, ImagePart, ImageURL, Message, TextPart, TodoItem
+from compaction.importers.base import (
+    Content,
+    EventBuilder,
+    RecordedCall,
+    call_from,
+    todo_items,
+    unknown,
+)
+from compaction.importers.records import iter_jsonl
+from compaction.importers.report import ImportReport
+from compaction.tokens import Tokenizer
+
+SUMMARIZER = "claude-code"
+
+SKIPPED_TYPES: dict[str, str] = {
+    "progress": "progress (live tool, hook and sub-agent updates)",
+    "file-history-snapshot": "file-history-snapshot (file backups)",
+    "queue-operation": "queue-operation (input queued while busy)",
+    "summary": "summary (a session title)",
+    "custom-title": "custom-title (a session title)",
+}
+"""Record types that never reach the model's context, with the reason they are skipped."""
+
+NOT_REQUESTS: tuple[tuple[str, str], ...] = (
+    ("[Request interrupted by user", "interruption notice"),
+    ("<local-command-caveat>", "local command caveat"),
+    ("<local-command-stdout>", "local command output"),
+    ("<local-command-stderr>", "local command output"),
+    ("<task-notification>", "background task notification"),
+    ("<system-reminder>", "system reminder"),
+)
+"""User text that the tool wrote, not the user: kept as a message, starts no turn."""
+
+_TASK_CREATED = re.compile(r"Task #(\S+?) created")
+
+
+class TaskBoard:
+    """Claude Code's task tools (TaskCreate/TaskUpdate) folded into one todo list by task id."""
+
+    def __init__(self) -> None:
+        self.tasks: dict[str, TodoItem] = {}
+
+    def items(self) -> tuple[TodoItem, ...]:
+        """Return the list, tasks in creation order."""
+        return tuple(self.tasks.values())
+
+    def create(self, call: RecordedCall) -> tuple[TodoItem, ...] | None:
+        """Add the task a TaskCreate call made, under the id its result gave."""
+        args = call.input if isinstance(call.input, Mapping) else {}
+        subject = args.get("subject")
+        if not isinstance(subject, str):
+            return None
+        self.tasks[self._new_id(call)] = TodoItem(content=subject, status="pending")
+        return self.items()
+
+    def _new_id(self, call: RecordedCall) -> str:
+        meta = call.meta if isinstance(call.meta, Mapping) else {}
+        task = meta.get("task")
+        if isinstance(task, Mapping) and task.get("id") is not None:
+            return str(task["id"])
+        found = _TASK_CREATED.search(call.result_text())
+        if found:
+            return found.group(1)
+        numbers = [int(k) for k in self.tasks if k.isdigit()]
+        return str(max(numbers, default=0) + 1)
+
+    def update(self, call: RecordedCall) -> tuple[TodoItem, ...] | None:
+        """Apply a TaskUpdate call: new status, new subject, or ``deleted``."""
+        args = call.input if isinstance(call.input, Mapping) else {}
+        task_id = str(args.get("taskId", ""))
+        if task_id not in self.tasks:
+            return None
+        status, subject = args.get("status"), args.get("subject")
+        if status == "deleted":
+            del self.tasks[task_id]
+            return self.items()
+        item = self.tasks[task_id]
+        if isinstance(subject, str):
+            item = TodoItem(content=subject, status=item.status)
+        if status in ("pending", "in_progress", "completed"):
+            item = TodoItem(content=item.content, status=status)
+        if item == self.tasks[task_id]:
+            return None
+        self.tasks[task_id] = item
+        return self.items()
+
+
+class _Reader:
+    """The state of one Claude Code import: the builder, the task board, a pending boundary."""
+
+    def __init__(
+        self, builder: EventBuilder, report: ImportReport, path: Path, *, strict: bool
+    ) -> None:
+        self.builder = builder
+        self.report = report
+        self.path = path
+        self.strict = strict
+        self.board = TaskBoard()
+        self.boundary_line: int | None = None
+
+    def todo_hook(self, call: RecordedCall) -> tuple[TodoItem, ...] | None:
+        if call.name == "TodoWrite":
+            args = call.input if isinstance(call.input, Mapping) else {}
+            return todo_items(args.get("todos"))
+        if call.name == "TaskCreate":
+            return self.board.create(call)
+        if call.name == "TaskUpdate":
+            return self.board.update(call)
+        return None
+
+    def record(self, lineno: int, rec: object) -> None:
+        if not isinstance(rec, Mapping):
+            reason = f"a JSON {type(rec).__name__} where a record (object) was expected"
+            unknown(self.report, self.path, lineno, reason, strict=self.strict)
+            return
+        kind = rec.get("type")
+        boundary = self.boundary_line is not None and not rec.get("isCompactSummary")
+        if boundary and kind in ("user", "assistant"):
+            self.report.skip("compact_boundary with no summary after it")
+            self.boundary_line = None
+        if rec.get("isSidechain"):
+            self.report.skip("sidechain (a sub-agent's own conversation)")
+        elif kind == "user":
+            self.user(rec)
+        elif kind == "assistant":
+            self.assistant(rec)
+        elif kind == "system":
+            self.system(rec)
+        elif isinstance(kind, str) and kind in SKIPPED_TYPES:
+            self.report.skip(SKIPPED_TYPES[kind])
+        else:
+            reason = f"unknown record type {kind!r}"
+            unknown(self.report, self.path, lineno, reason, strict=self.strict)
+
+    def system(self, rec: Mapping[str, Any]) -> None:
+        subtype = rec.get("subtype")
+        if subtype == "compact_boundary":
+            self.boundary_line = self.report.lines
+            self.report.handled["compact_boundary"] += 1
+        else:
+            self.report.skip(f"system/{subtype} (not shown to the model)")
+
+    def assistant(self, rec: Mapping[str, Any]) -> None:
+        if rec.get("isApiErrorMessage"):
+            self.report.skip("API error notice (not model output)")
+            return
+        msg = rec.get("message")
+        if not isinstance(msg, Mapping):
+            self.report.skip("assistant record without a message")
+            return
+        texts: list[str] = []
+        calls: list[RecordedCall] = []
+        content = msg.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for block in blocks if isinstance(blocks, list) else []:
+            btype = block.get("type") if isinstance(block, Mapping) else None
+            if btype == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif btype == "tool_use":
+                calls.append(
+                    call_from(str(block.get("id")), str(block.get("name")), block.get("input"))
+                )
+            else:
+                self.report.skip(f"assistant {btype} block (not kept)")
+        key = msg.get("id") if isinstance(msg.get("id"), str) else rec.get("uuid")
+        self.builder.assistant(key if isinstance(key, str) else None, texts, calls)
+
+    def user(self, rec: Mapping[str, Any]) -> None:
+        msg = rec.get("message")
+        content = msg.get("content") if isinstance(msg, Mapping) else None
+        if rec.get("isCompactSummary"):
+            self.builder.checkpoint(_text_of(content), SUMMARIZER)
+            self.boundary_line = None
+            return
+        if isinstance(content, str):
+            self.user_text(rec, content, with_results=False)
+            return
+        if not isinstance(content, list):
+            self.report.skip("user record without content")
+            return
+        parts: list[TextPart | ImagePart] = []
+        with_results = False
+        for block in content:
+            btype = block.get("type") if isinstance(block, Mapping) else None
+            if btype == "tool_result":
+                with_results = True
+                self.builder.result(
+                    str(block.get("tool_use_id")),
+                    _content(block.get("content")),
+                    is_error=bool(block.get("is_error")),
+                    meta=rec.get("toolUseResult"),
+                )
+            elif btype == "text" and isinstance(block.get("text"), str):
+                parts.append(TextPart(text=block["text"]))
+            elif btype == "image" and (image := _image(block)) is not None:
+                parts.append(image)
+            else:
+                self.report.skip(f"user {btype} block (not kept)")
+        if parts:
+            body: Content = (
+                parts[0].text
+                if len(parts) == 1 and isinstance(parts[0], TextPart)
+                else tuple(parts)
+            )
+            self.user_text(rec, body, with_results=with_results)
+
+    def user_text(self, rec: Mapping[str, Any], content: Content, *, with_results: bool) -> None:
+        text = content if isinstance(content, str) else ""
+        if not isinstance(content, str):
+            text = "\n".join(p.text for p in content if isinstance(p, TextPart))
+        message = Message(role="user", content=content)
+        if with_results:
+            self.builder.trailing(message, _not_request_kind(text) or "user text beside results")
+        elif rec.get("isMeta"):
+            self.builder.message(message, "meta (kept as context, not a request)")
+        elif (kind := _not_request_kind(text)) is not None:
+            self.builder.message(message, kind)
+        else:
+            mode = "plan" if rec.get("permissionMode") == "plan" else None
+            self.builder.request(content, mode=mode)
+
+    def finish(self) -> None:
+        if self.boundary_line is not None:
+            self.report.skip("compact_boundary with no summary after it")
+
+
+def _not_request_kind(text: str) -> str | None:
+    stripped = text.lstrip()
+    for prefix, kind in NOT_REQUESTS:
+        if stripped.startswith(prefix):
+            return kind
+    return None
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b["text"] for b in content if isinstance(b, Mapping) and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+def _content(content: object) -> Content:
+    """A tool_result's content: a string, or blocks of text and images."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return "" if content is None else str(content)
+    parts: list[TextPart | ImagePart] = []
+    for block in content:
+        if not isinstance(block, Mapping):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(TextPart(text=block["text"]))
+        elif block.get("type") == "image" and (image := _image(block)) is not None:
+            parts.append(image)
+    if all(isinstance(p, TextPart) for p in parts):
+        return "\n".join(p.text for p in parts if isinstance(p, TextPart))
+    return tuple(parts)
+
+
+def _image(block: Mapping[str, Any]) -> ImagePart | None:
+    source = block.get("source")
+    if not isinstance(source, Mapping):
+        return None
+    if source.get("type") == "base64":
+        url = f"data:{source.get('media_type')};base64,{source.get('data')}"
+    elif isinstance(source.get("url"), str):
+        url = source["url"]
+    else:
+        return None
+    return ImagePart(image_url=ImageURL(url=url))
+
+
+def load_claude_code(
+    path: Path, report: ImportReport, tokenizer: Tokenizer, *, strict: bool
+) -> Iterator[Event]:
+    """Stream the events of a Claude Code session file."""
+    reader: _Reader
+    builder = EventBuilder(report, tokenizer, lambda call: reader.todo_hook(call))
+    reader = _Reader(builder, report, path, strict=strict)
+    for lineno, rec in iter_jsonl(path, report, strict=strict):
+        reader.record(lineno, rec)
+        yield from builder.take()
+    reader.finish()
+    yield from builder.finish()

@@ -1,0 +1,219 @@
+"""Codex CLI rollout JSONL (``~/.codex/sessions/.../rollout-*.jsonl``) into session events.
+
+Each line is ``{"timestamp", "type", "payload"}``. What each record becomes:
+
+- ``response_item`` ``message``: a ``user`` message is a real request (`turn/start`), except the
+  context Codex injects itself (``<environment_context>``, ``<user_instructions>``, AGENTS.md,
+  ``<user_shell_command>``, ``<turn_aborted>``), kept as user messages that start no turn;
+  ``developer`` and ``system`` messages become system messages; ``assistant`` text, with the
+  calls that follow it, becomes one assistant message.
+- ``response_item`` ``function_call`` / ``custom_tool_call`` / ``local_shell_call``: tool calls;
+  ``function_call_output`` / ``custom_tool_call_output``: their results, paired by ``call_id``.
+  ``update_plan`` calls become `todo/write` events (``step`` becomes ``content``).
+- ``compacted``: Codex's own compaction, kept as a `compaction/checkpoint` event with summarizer
+  ``codex`` and Codex's summary as text.
+- Skipped on purpose and counted: ``session_meta``, ``turn_context``, ``event_msg`` (UI events
+  that repeat the response items), ``reasoning`` items (encrypted or summaries), web searches
+  and snapshots. The older rollout shape (bare response items after a metadata line, with
+  ``record_type: state`` markers) is read too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from compaction.events import Event, ImagePart, ImageURL, Message, TextPart, TodoItem
+from compaction.importers.base import (
+    Content,
+    EventBuilder,
+    RecordedCall,
+    call_from,
+    todo_items,
+    unknown,
+)
+from compaction.importers.records import iter_jsonl
+from compaction.importers.report import ImportReport
+from compaction.tokens import Tokenizer
+
+SUMMARIZER = "codex"
+PLAN_TOOL = "update_plan"
+
+INJECTED_PREFIXES: tuple[str, ...] = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<user_shell_command>",
+    "<turn_aborted>",
+)
+"""User-role text that Codex writes itself: context, not a request."""
+
+ITEM_TYPES = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+        "ghost_snapshot",
+    }
+)
+"""Response item types of the older, unwrapped rollout shape."""
+
+SKIPPED_TYPES: dict[str, str] = {
+    "session_meta": "session_meta (session metadata)",
+    "turn_context": "turn_context (model and sandbox settings)",
+}
+
+
+def todo_hook(call: RecordedCall) -> tuple[TodoItem, ...] | None:
+    """Return the list an ``update_plan`` call leaves (``step`` becomes ``content``)."""
+    if call.name != PLAN_TOOL:
+        return None
+    args = call.input if isinstance(call.input, Mapping) else {}
+    return todo_items(args.get("plan"), text_key="step")
+
+
+class _Reader:
+    def __init__(
+        self, builder: EventBuilder, report: ImportReport, path: Path, strict: bool
+    ) -> None:
+        self.builder = builder
+        self.report = report
+        self.path = path
+        self.strict = strict
+        self.answer = 0
+        """Bumped at every non-assistant item, so the items of one model answer merge."""
+
+    def record(self, lineno: int, rec: object) -> None:
+        if not isinstance(rec, Mapping):
+            reason = f"a JSON {type(rec).__name__} where a record (object) was expected"
+            unknown(self.report, self.path, lineno, reason, strict=self.strict)
+            return
+        kind = rec.get("type")
+        payload = rec.get("payload")
+        if "payload" not in rec and (kind in ITEM_TYPES or "record_type" in rec or lineno == 1):
+            self.legacy(lineno, rec)
+        elif kind == "response_item" and isinstance(payload, Mapping):
+            self.item(lineno, payload)
+        elif kind == "compacted" and isinstance(payload, Mapping):
+            self.builder.checkpoint(str(payload.get("message") or ""), SUMMARIZER)
+        elif kind == "event_msg":
+            sub = payload.get("type") if isinstance(payload, Mapping) else None
+            self.report.skip(f"event_msg/{sub} (UI event)")
+        elif isinstance(kind, str) and kind in SKIPPED_TYPES:
+            self.report.skip(SKIPPED_TYPES[kind])
+        else:
+            unknown(
+                self.report, self.path, lineno, f"unknown record type {kind!r}", strict=self.strict
+            )
+
+    def legacy(self, lineno: int, rec: Mapping[str, Any]) -> None:
+        if "record_type" in rec:
+            self.report.skip("record_type state marker (older rollout)")
+        elif rec.get("type") in ITEM_TYPES:
+            self.item(lineno, rec)
+        else:
+            self.report.skip("session metadata (older rollout)")
+
+    def item(self, lineno: int, item: Mapping[str, Any]) -> None:
+        itype = item.get("type")
+        if itype == "message":
+            self.message(item)
+        elif itype == "function_call":
+            call = call_from(str(item.get("call_id")), str(item.get("name")), item.get("arguments"))
+            self.builder.assistant(f"answer-{self.answer}", [], [call])
+        elif itype == "custom_tool_call":
+            call = call_from(
+                str(item.get("call_id")), str(item.get("name")), {"input": item.get("input")}
+            )
+            self.builder.assistant(f"answer-{self.answer}", [], [call])
+        elif itype == "local_shell_call":
+            call_id = item.get("call_id") or item.get("id")
+            call = call_from(str(call_id), "local_shell", item.get("action"))
+            self.builder.assistant(f"answer-{self.answer}", [], [call])
+        elif itype in ("function_call_output", "custom_tool_call_output"):
+            self.output(item)
+        elif itype == "reasoning":
+            self.report.skip("reasoning item (not kept)")
+        elif itype in ITEM_TYPES:
+            self.report.skip(f"response_item/{itype} (not kept)")
+        else:
+            unknown(
+                self.report,
+                self.path,
+                lineno,
+                f"unknown response item {itype!r}",
+                strict=self.strict,
+            )
+
+    def output(self, item: Mapping[str, Any]) -> None:
+        self.answer += 1
+        content, is_error = _output(item.get("output"))
+        self.builder.result(str(item.get("call_id")), content, is_error=is_error)
+
+    def message(self, item: Mapping[str, Any]) -> None:
+        role = item.get("role")
+        content = _content(item.get("content"))
+        text = content if isinstance(content, str) else ""
+        if role == "assistant":
+            self.builder.assistant(f"answer-{self.answer}", [text] if text else [], [])
+            return
+        self.answer += 1
+        if role in ("developer", "system"):
+            self.builder.message(Message(role="system", content=content), f"{role} message")
+        elif role == "user" and text.lstrip().startswith(INJECTED_PREFIXES):
+            self.builder.message(Message(role="user", content=content), "context Codex injected")
+        elif role == "user":
+            self.builder.request(content)
+        else:
+            self.report.skip(f"message with role {role!r}")
+
+
+def _content(content: object) -> Content:
+    """Join a message's text parts; keep images as image parts."""
+    if isinstance(content, str):
+        return content
+    parts: list[TextPart | ImagePart] = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, Mapping):
+            continue
+        if isinstance(part.get("text"), str):
+            parts.append(TextPart(text=part["text"]))
+        elif part.get("type") == "input_image" and isinstance(part.get("image_url"), str):
+            parts.append(ImagePart(image_url=ImageURL(url=part["image_url"])))
+    if all(isinstance(p, TextPart) for p in parts):
+        return "\n".join(p.text for p in parts if isinstance(p, TextPart))
+    return tuple(parts)
+
+
+def _output(output: object) -> tuple[Content, bool]:
+    """A call's output: a string, content items, or (older) ``{content, success}``."""
+    if isinstance(output, Mapping):
+        return _output_text(output.get("content")), output.get("success") is False
+    return _output_text(output), False
+
+
+def _output_text(output: object) -> Content:
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):
+        return _content(output)
+    return "" if output is None else json.dumps(output, ensure_ascii=False)
+
+
+def load_codex(
+    path: Path, report: ImportReport, tokenizer: Tokenizer, *, strict: bool
+) -> Iterator[Event]:
+    """Stream the events of a Codex rollout file."""
+    builder = EventBuilder(report, tokenizer, todo_hook)
+    reader = _Reader(builder, report, path, strict)
+    for lineno, rec in iter_jsonl(path, report, strict=strict):
+        reader.record(lineno, rec)
+        yield from builder.take()
+    yield from builder.finish()

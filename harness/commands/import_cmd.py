@@ -1,0 +1,104 @@
+"""`harness import FORMAT FILE -o LOG`: turn an agent's transcript into a session log."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from compaction.importers import FORMAT_CHOICES, ImportReport, import_transcript
+from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
+from harness.output import console, print_json
+
+_SHOWN_LINES = 10
+"""Broken lines and rule-breaking lists listed one by one before the rest are counted."""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `import` command."""
+    p = sub.add_parser(
+        "import",
+        help="import an agent transcript (Claude Code, Codex, OpenAI messages, SWE-agent)",
+        description=(
+            "Read an agent's transcript and write its session log: turns, messages, tool calls "
+            "paired with their results, todo lists, and the agent's own compactions. Prints what "
+            "was read, written and skipped. Broken lines and unknown records are counted and "
+            "skipped unless --strict."
+        ),
+    )
+    p.add_argument(
+        "format", metavar="FORMAT", choices=FORMAT_CHOICES, help=" | ".join(FORMAT_CHOICES)
+    )
+    p.add_argument("file", metavar="FILE", type=Path, help="the transcript")
+    p.add_argument(
+        "-o", "--output", metavar="LOG", type=Path, required=True, help="new session log"
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the first broken line or unknown record (default: count and skip)",
+    )
+    p.add_argument("--force", action="store_true", help="replace LOG if it exists")
+    p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Import the transcript and print the summary."""
+    report = import_transcript(
+        args.file,
+        args.output,
+        args.format,
+        strict=args.strict,
+        overwrite=args.force,
+        tokenizer=get_tokenizer(args.tokenizer),
+    )
+    if args.json:
+        print_json({"output": str(args.output), **report.as_dict()})
+    else:
+        console().print(summary_text(report, args.output), markup=False)
+    return 0
+
+
+def summary_text(report: ImportReport, output: Path) -> str:
+    """Return the plain-text summary of an import."""
+    calls = f"{report.tool_calls} tool calls"
+    if report.unanswered_calls:
+        calls += f" ({report.unanswered_calls} with no recorded result: placeholder written)"
+    lines = [
+        f"{report.path} ({report.format}) -> {output}",
+        f"records read: {report.records} on {report.lines} lines",
+        f"events written: {report.events} ({_counts(report.events_by_type)})",
+        f"turns: {report.turns}; {calls}; todo writes: {report.todo_writes}; "
+        f"recorded compactions: {report.checkpoints}",
+        f"tokens ({report.tokenizer}): {report.total_tokens} in all messages, "
+        f"{report.context_tokens} in the context at the end",
+    ]
+    if report.rule_breaking_lists:
+        lines.append(
+            f"lists that break today's todo_write rules (imported as written): "
+            f"{len(report.rule_breaking_lists)}"
+        )
+        for rb in report.rule_breaking_lists[:_SHOWN_LINES]:
+            lines.append(f"  seq {rb.seq}: {'; '.join(rb.violations)}")
+    if report.skipped:
+        lines.append(f"skipped: {sum(report.skipped.values())}")
+        lines += [f"  {n:>6}  {reason}" for reason, n in sorted(report.skipped.items())]
+    if report.glued_lines:
+        lines.append(f"lines holding glued JSON objects (all read): {_numbers(report.glued_lines)}")
+    for bad in report.broken_lines[:_SHOWN_LINES]:
+        lines.append(f"broken line {bad.line}: {bad.reason} (skipped)")
+    if len(report.broken_lines) > _SHOWN_LINES:
+        lines.append(f"...and {len(report.broken_lines) - _SHOWN_LINES} more broken lines")
+    if report.torn_line is not None:
+        lines.append(f"truncated last line {report.torn_line} (skipped)")
+    return "\n".join(lines)
+
+
+def _counts(counter: dict[str, int]) -> str:
+    return ", ".join(f"{n} {kind}" for kind, n in sorted(counter.items()))
+
+
+def _numbers(values: list[int]) -> str:
+    shown = ", ".join(str(v) for v in values[:_SHOWN_LINES])
+    return shown + (f" (+{len(values) - _SHOWN_LINES} more)" if len(values) > _SHOWN_LINES else "")

@@ -1,0 +1,489 @@
+"""Transcript importers on small fixtures written for each format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compaction import TodoItem, check_log
+from compaction.errors import ConfigError, TranscriptError
+from compaction.events import CheckpointRecorded, Event, MessageAdded, TodoWritten
+from compaction.importers import ImportReport, detect_format, import_transcript, load
+from compaction.log import read_events
+from compaction.views import LatestTodosProjection, TodosProjection, fold
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
+
+
+def imported(name: str | Path, **kwargs: object) -> tuple[list[Event], ImportReport]:
+    path = name if isinstance(name, Path) else FIXTURES / name
+    report = ImportReport(path=str(path))
+    events = list(load(path, report=report, **kwargs))  # type: ignore[arg-type]
+    return events, report
+
+
+def assert_paired(events: list[Event]) -> None:
+    """Every call is answered by exactly one tool message, right after its assistant message."""
+    waiting: list[str] = []
+    for event in events:
+        if not isinstance(event, MessageAdded):
+            continue
+        msg = event.data
+        if msg.role == "tool":
+            assert msg.tool_call_id == (waiting.pop(0) if waiting else None), event.seq
+            continue
+        assert not waiting, f"calls {waiting} unanswered before seq {event.seq}"
+        waiting = [c.id for c in msg.tool_calls or ()]
+    assert not waiting
+    check_log(events)
+
+
+def todos_of(events: list[Event]) -> list[tuple[TodoItem, ...]]:
+    return [e.data.todos for e in events if isinstance(e, TodoWritten)]
+
+
+def item(content: str, status: str) -> TodoItem:
+    return TodoItem.model_validate({"content": content, "status": status})
+
+
+class TestClaudeCode:
+    def test_event_counts(self):
+        """The fixture gives the events, turns and calls it was written to hold."""
+        events, report = imported("claude_code_small.jsonl")
+        assert report.format == "claude-code"
+        assert [e.seq for e in events] == list(range(1, 39))
+        assert dict(report.events_by_type) == {
+            "turn/start": 3,
+            "message": 25,
+            "todo/write": 7,
+            "compaction/checkpoint": 1,
+            "turn/end": 2,
+        }
+        assert (report.records, report.turns, report.tool_calls) == (34, 3, 10)
+        assert (report.unanswered_calls, report.orphan_results) == (1, 0)
+
+    def test_calls_paired(self):
+        """Records of one message merge; every call is answered (a missing result: placeholder)."""
+        events, _ = imported("claude_code_small.jsonl")
+        assert_paired(events)
+        calls = [
+            [c.id for c in e.data.tool_calls or ()]
+            for e in events
+            if isinstance(e, MessageAdded) and e.data.role == "assistant"
+        ]
+        assert ["tu_8", "tu_9"] in calls
+        last_tool = [e for e in events if isinstance(e, MessageAdded) and e.data.role == "tool"][-1]
+        assert last_tool.data.tool_call_id == "tu_10"
+        assert "no result" in last_tool.data.text()
+
+    def test_todo_write_drops_active_form(self):
+        """TodoWrite becomes todo/write with content and status only."""
+        events, _ = imported("claude_code_small.jsonl")
+        assert todos_of(events)[0] == (
+            item("Add the flag", "in_progress"),
+            item("Test it", "pending"),
+        )
+
+    def test_rule_breaking_list_kept_and_counted(self):
+        """A recorded list with two items in progress is imported as written, and counted."""
+        events, report = imported("claude_code_small.jsonl")
+        assert todos_of(events)[1] == (
+            item("Add the flag", "in_progress"),
+            item("Test it", "in_progress"),
+        )
+        assert [rb.seq for rb in report.rule_breaking_lists] == [9]
+        assert "2 items are in_progress" in report.rule_breaking_lists[0].violations[0]
+
+    def test_rejected_call_writes_no_list(self):
+        """A TodoWrite whose result is an error changed nothing: no todo/write for it."""
+        events, _ = imported("claude_code_small.jsonl")
+        assert all(t.content != "Oops" for todos in todos_of(events) for t in todos)
+
+    def test_task_tools_fold_by_id(self):
+        """TaskCreate/TaskUpdate calls fold into one list by task id."""
+        events, _ = imported("claude_code_small.jsonl")
+        assert todos_of(events)[2:] == [
+            (item("Write the parser", "pending"),),
+            (item("Write the parser", "pending"), item("Run the tests", "pending")),
+            (item("Write the parser", "in_progress"), item("Run the tests", "pending")),
+            (item("Write the parser", "completed"), item("Run the tests", "pending")),
+            (item("Write the parser", "completed"), item("Run the tests", "in_progress")),
+        ]
+
+    def test_compaction_kept_as_checkpoint(self):
+        """compact_boundary + isCompactSummary becomes a checkpoint over everything before it."""
+        events, _ = imported("claude_code_small.jsonl")
+        (cp,) = [e for e in events if isinstance(e, CheckpointRecorded)]
+        assert (cp.seq, cp.data.first_seq, cp.data.last_seq) == (14, 1, 13)
+        assert cp.data.summarizer == "claude-code"
+        assert cp.data.text.startswith("This session is being continued")
+        assert cp.data.current == ("Add the flag", "Test it")
+        assert cp.data.tokens_after < cp.data.tokens_before
+
+    def test_only_real_requests_start_turns(self):
+        """Meta records, interruptions and tool results start no turn."""
+        events, report = imported("claude_code_small.jsonl")
+        starts = [e.seq for e in events if e.type == "turn/start"]
+        assert [events[s].data.text() for s in starts] == [  # type: ignore[union-attr]
+            "Add a --verbose flag to the CLI",
+            "Now track the work with the task tools",
+            "what next?",
+        ]
+        assert report.handled["meta (kept as context, not a request)"] == 1
+        assert report.handled["interruption notice"] == 1
+
+    def test_messy_lines_survived(self):
+        """Glued objects are split, a broken line and a truncated tail are reported by number."""
+        _, report = imported("claude_code_small.jsonl")
+        assert report.glued_lines == [8]
+        assert [b.line for b in report.broken_lines] == [17]
+        assert report.torn_line == 35
+
+    def test_skips_counted_by_reason(self):
+        """Every skipped record is counted under its reason or type."""
+        _, report = imported("claude_code_small.jsonl")
+        assert dict(report.skipped) == {
+            "assistant thinking block (not kept)": 1,
+            "file-history-snapshot (file backups)": 1,
+            "progress (live tool, hook and sub-agent updates)": 1,
+            "sidechain (a sub-agent's own conversation)": 1,
+            "summary (a session title)": 1,
+            "unknown record type 'mystery-record'": 1,
+        }
+
+    def test_views(self):
+        """The last request empties the panel; the latest list survives for compaction."""
+        events, _ = imported("claude_code_small.jsonl")
+        assert fold(TodosProjection(), events).todos == ()
+        assert fold(LatestTodosProjection(), events).todos == (
+            item("Write the parser", "completed"),
+            item("Run the tests", "in_progress"),
+        )
+
+
+class TestCodex:
+    def test_event_counts(self):
+        """The rollout fixture gives the events it was written to hold."""
+        _, report = imported("codex_small.jsonl")
+        assert report.format == "codex"
+        assert dict(report.events_by_type) == {
+            "message": 16,
+            "turn/start": 2,
+            "todo/write": 3,
+            "compaction/checkpoint": 1,
+            "turn/end": 1,
+        }
+        assert (report.records, report.turns, report.tool_calls) == (26, 2, 6)
+        assert report.orphan_results == 1
+
+    def test_calls_paired(self):
+        """Parallel calls merge into one message; custom tool calls pair by call_id."""
+        events, _ = imported("codex_small.jsonl")
+        assert_paired(events)
+        assistants = [e.data for e in events if isinstance(e, MessageAdded)]
+        shell = [m for m in assistants if m.tool_calls and len(m.tool_calls) == 2]
+        assert [c.id for c in shell[0].tool_calls or ()] == ["call_2", "call_3"]
+
+    def test_update_plan_becomes_todo_write(self):
+        """update_plan's step becomes content; a duplicate list is kept and counted."""
+        events, report = imported("codex_small.jsonl")
+        assert todos_of(events) == [
+            (item("Find usages", "in_progress"), item("Rename", "pending")),
+            (item("Rename", "completed"), item("Rename", "completed")),
+            (item("Write the test", "in_progress"),),
+        ]
+        assert [rb.seq for rb in report.rule_breaking_lists] == [14]
+
+    def test_injected_context_is_not_a_request(self):
+        """environment_context is a user message with no turn; the developer message is system."""
+        events, report = imported("codex_small.jsonl")
+        assert events[0].type == "message"
+        assert events[0].data.role == "system"  # type: ignore[union-attr]
+        assert events[1].data.text().startswith("<environment_context>")  # type: ignore[union-attr]
+        assert events[2].type == "turn/start"
+        assert report.handled["context Codex injected"] == 1
+
+    def test_compacted_becomes_checkpoint(self):
+        """A compacted record is a checkpoint with summarizer codex."""
+        events, _ = imported("codex_small.jsonl")
+        (cp,) = [e for e in events if isinstance(e, CheckpointRecorded)]
+        assert (cp.data.summarizer, cp.data.first_seq, cp.data.last_seq) == ("codex", 1, 15)
+        assert cp.data.text == "Summary: foo was renamed to bar in a.py."
+
+    def test_skips_counted(self):
+        """UI events, metadata and reasoning are skipped and counted; unknown records by type."""
+        _, report = imported("codex_small.jsonl")
+        assert report.skipped["event_msg/user_message (UI event)"] == 1
+        assert report.skipped["reasoning item (not kept)"] == 1
+        assert report.skipped["unknown record type 'weird_record'"] == 1
+
+
+class TestOpenAI:
+    def test_array_event_counts(self):
+        """A JSON array of chat messages gives the events it was written to hold."""
+        events, report = imported("openai_small.json")
+        assert report.format == "openai"
+        assert dict(report.events_by_type) == {
+            "message": 18,
+            "turn/start": 2,
+            "todo/write": 4,
+            "turn/end": 1,
+        }
+        assert (report.tool_calls, report.turns, report.todo_writes) == (7, 2, 4)
+        assert_paired(events)
+
+    def test_todo_tool_names(self):
+        """todo_write, write_todos, update_plan and TodoWrite all write the list; extras dropped."""
+        events, report = imported("openai_small.json")
+        assert todos_of(events) == [
+            (item("Bump the version", "in_progress"), item("Write the changelog", "pending")),
+            (item("Bump the version", "completed"), item("Write the changelog", "in_progress")),
+            (item("Write the changelog", "in_progress"), item("Publish", "in_progress")),
+            (item("Publish the docs", "pending"),),
+        ]
+        assert [rb.seq for rb in report.rule_breaking_lists] == [12]
+
+    def test_jsonl_with_broken_and_torn_lines(self):
+        """JSONL of messages: a broken line and a truncated tail are reported, the rest read."""
+        events, report = imported("openai_small.jsonl")
+        assert len(events) == 6
+        assert [b.line for b in report.broken_lines] == [5]
+        assert report.torn_line == 8
+        assert report.skipped == {"message with role 'robot'": 1}
+
+    def test_truncated_array(self, tmp_path):
+        """An array cut off mid-item yields every item before the cut."""
+        text = (FIXTURES / "openai_small.json").read_text()
+        cut = tmp_path / "cut.json"
+        cut.write_text(text[: text.index("Also publish") + 5])
+        events, report = imported(cut)
+        assert report.turns == 1
+        assert report.torn_line is not None
+        assert_paired(events)
+
+    def test_messages_object(self, tmp_path):
+        """An object with a messages array is read like the array."""
+        messages = json.loads((FIXTURES / "openai_small.json").read_text())
+        path = tmp_path / "conv.json"
+        path.write_text(json.dumps({"model": "gpt-4o", "messages": messages}, indent=1))
+        events, report = imported(path)
+        assert (len(events), report.records) == (25, 18)
+
+
+class TestSweAgent:
+    def test_history_event_counts(self):
+        """Actions become calls, observations their results; the demo is not a request."""
+        events, report = imported("swe_agent_small.traj")
+        assert report.format == "swe-agent"
+        assert dict(report.events_by_type) == {"message": 9, "turn/start": 1}
+        assert (report.turns, report.tool_calls, report.unanswered_calls) == (1, 3, 1)
+        assert report.handled["demonstration"] == 1
+        assert_paired(events)
+
+    def test_action_is_a_bash_call(self):
+        """The action is the command of a bash call; the thought is the text."""
+        events, _ = imported("swe_agent_small.traj")
+        msg = events[4].data  # type: ignore[union-attr]
+        assert msg.role == "assistant"
+        assert msg.text() == "Let me find the function.\n\n"
+        (call,) = msg.tool_calls or ()
+        assert call.function.name == "bash"
+        assert json.loads(call.function.arguments) == {"command": 'search_dir "def divide"\n'}
+
+    def test_v1_tool_calls_kept(self):
+        """SWE-agent 1.x messages keep their tool calls and tool_call_ids."""
+        events, report = imported("swe_agent_v1_small.traj")
+        assert (report.turns, report.tool_calls, report.unanswered_calls) == (1, 2, 0)
+        assert_paired(events)
+
+
+class TestDetect:
+    @pytest.mark.parametrize(
+        ("name", "expected"),
+        [
+            ("claude_code_small.jsonl", "claude-code"),
+            ("codex_small.jsonl", "codex"),
+            ("openai_small.json", "openai"),
+            ("openai_small.jsonl", "openai"),
+            ("swe_agent_small.traj", "swe-agent"),
+        ],
+    )
+    def test_fixture_formats(self, name, expected):
+        """Each fixture is told apart from its first records."""
+        assert detect_format(FIXTURES / name) == expected
+
+    def test_traj_without_suffix(self, tmp_path):
+        """A trajectory renamed to .json is still told by its history."""
+        path = tmp_path / "run.json"
+        path.write_text((FIXTURES / "swe_agent_small.traj").read_text())
+        assert detect_format(path) == "swe-agent"
+
+    def test_unknown_format_rejected(self, tmp_path):
+        """A file of records no importer knows names the formats to choose from."""
+        path = tmp_path / "x.jsonl"
+        path.write_text('{"hello": 1}\n')
+        with pytest.raises(TranscriptError, match="cannot tell the transcript format"):
+            load(path)
+
+
+class TestStrict:
+    @pytest.mark.parametrize(
+        ("lines", "match"),
+        [
+            (['{"type": "summary", "summary": "t"}', "not json"], r":2: not JSON"),
+            (['{"type": "summary", "summary": "t"}', '{"type": "mystery"}'], r":2: unknown record"),
+            (['{"type": "summary", "summary": "t"}', "[1, 2]"], r":2: a JSON list"),
+        ],
+    )
+    def test_strict_raises_on_first_bad_line(self, tmp_path, lines, match):
+        """With strict, the first line that would be skipped raises, naming the line."""
+        path = tmp_path / "s.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        with pytest.raises(TranscriptError, match=match):
+            list(load(path, "claude-code", strict=True))
+
+    def test_strict_raises_on_torn_line(self, tmp_path):
+        """With strict, a truncated last line raises too."""
+        path = tmp_path / "s.jsonl"
+        path.write_text('{"type": "summary", "summary": "t"}\n{"type": "us')
+        with pytest.raises(TranscriptError, match=r":2: truncated last line"):
+            list(load(path, "claude-code", strict=True))
+
+    def test_bad_format_name(self):
+        """An unknown format name is a ConfigError listing the choices."""
+        with pytest.raises(ConfigError, match="format must be one of auto"):
+            load(FIXTURES / "codex_small.jsonl", "gemini")  # type: ignore[arg-type]
+
+    def test_missing_file(self, tmp_path):
+        """A missing file is a TranscriptError naming it."""
+        with pytest.raises(TranscriptError, match="no such file"):
+            load(tmp_path / "absent.jsonl")
+
+
+class TestImportTranscript:
+    def test_writes_a_valid_log(self, tmp_path):
+        """The log on disk replays to the events load yields."""
+        out = tmp_path / "s.jsonl"
+        report = import_transcript(FIXTURES / "claude_code_small.jsonl", out)
+        assert [e.seq for e in read_events(out)] == list(range(1, report.events + 1))
+        assert list(read_events(out)) == list(load(FIXTURES / "claude_code_small.jsonl"))
+
+    def test_refuses_existing_log(self, tmp_path):
+        """An existing log is never overwritten unless asked."""
+        out = tmp_path / "s.jsonl"
+        out.write_text("keep me\n")
+        with pytest.raises(TranscriptError, match="already exists"):
+            import_transcript(FIXTURES / "codex_small.jsonl", out)
+        assert out.read_text() == "keep me\n"
+        import_transcript(FIXTURES / "codex_small.jsonl", out, overwrite=True)
+        assert len(list(read_events(out))) == 23
+
+    def test_failed_import_leaves_nothing(self, tmp_path):
+        """A strict import that fails writes no log, not even a partial one."""
+        out = tmp_path / "s.jsonl"
+        with pytest.raises(TranscriptError):
+            import_transcript(FIXTURES / "claude_code_small.jsonl", out, strict=True)
+        assert list(tmp_path.iterdir()) == []
+
+    def test_deterministic(self, tmp_path):
+        """The same transcript gives the same bytes."""
+        a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+        import_transcript(FIXTURES / "openai_small.json", a)
+        import_transcript(FIXTURES / "openai_small.json", b)
+        assert a.read_bytes() == b.read_bytes()
+
+
+PENDING = "claude-code_entire-cli_f839a29c35ef_ends-with-pending.jsonl"
+THREE_COMPACTIONS = "claude-code_entire-cli_cd95adddad32_3compactions.jsonl"
+SPOTTER = "claude-code-2.1_spotter_fa812bfe_task-tools_2compactions.jsonl"
+SWE = "swe-agent_gpt4_pydicom-1458.traj"
+
+EXPECTED: dict[str, dict[str, int]] = {
+    PENDING: {"turn/start": 10, "message": 210, "todo/write": 14, "turn/end": 9},
+    THREE_COMPACTIONS: {
+        "turn/start": 43,
+        "message": 482,
+        "todo/write": 16,
+        "turn/end": 42,
+        "compaction/checkpoint": 3,
+    },
+    SPOTTER: {"turn/start": 2, "message": 357, "turn/end": 1, "compaction/checkpoint": 1},
+    SWE: {"turn/start": 1, "message": 27},
+}
+"""Events by type of each import, counted by hand from the records (see the tests below)."""
+
+TOOL_CALLS = {PENDING: 96, THREE_COMPACTIONS: 206, SPOTTER: 197, SWE: 12}
+"""Tool calls per file, as SOURCES.md counts them (and the SWE-agent history's 12 actions)."""
+
+
+def imported_real(directory: Path, name: str) -> tuple[list[Event], ImportReport]:
+    report = ImportReport(path=name)
+    return list(load(directory / name, report=report)), report
+
+
+@pytest.mark.transcripts
+class TestRealTranscripts:
+    @pytest.mark.parametrize("name", sorted(EXPECTED))
+    def test_event_counts(self, transcripts, name):
+        """Each real transcript imports to the events its records hold."""
+        _, report = imported_real(transcripts, name)
+        assert dict(report.events_by_type) == EXPECTED[name]
+        assert report.tool_calls == TOOL_CALLS[name]
+        assert not report.broken_lines
+        assert report.torn_line is None
+
+    @pytest.mark.parametrize("name", sorted(EXPECTED))
+    def test_every_call_paired_with_its_result(self, transcripts, name):
+        """Every tool call is answered by its own recorded result, none orphaned."""
+        events, report = imported_real(transcripts, name)
+        assert_paired(events)
+        assert report.orphan_results == 0
+        # The SWE-agent run ends on `submit`, whose output the history does not hold.
+        assert report.unanswered_calls == (1 if name == SWE else 0)
+        answered = {
+            e.data.tool_call_id
+            for e in events
+            if isinstance(e, MessageAdded) and e.data.tool_call_id
+        }
+        assert len(answered) == TOOL_CALLS[name]
+
+    def test_ends_with_one_in_progress_one_pending(self, transcripts):
+        """The todos view at the end of the session is its last TodoWrite (line 356), text exact."""
+        events, _ = imported_real(transcripts, PENDING)
+        expected = (
+            TodoItem(
+                content="Reverse search order: HEAD first, branch hint as fallback",
+                status="completed",
+            ),
+            TodoItem(content="Consider showing merge status in session list", status="in_progress"),
+            TodoItem(content="Test the changes", status="pending"),
+        )
+        assert fold(TodosProjection(), events).todos == expected
+        assert fold(LatestTodosProjection(), events).todos == expected
+
+    def test_glued_line_read(self, transcripts):
+        """Line 172 holds an assistant record and a summary glued together: both are read."""
+        _, report = imported_real(transcripts, PENDING)
+        assert report.glued_lines == [172]
+        assert report.records == 360
+        assert report.skipped["summary (a session title)"] == 2
+
+    def test_recorded_compactions(self, transcripts):
+        """Claude Code's three compactions are checkpoints; the first carries the two open todos."""
+        events, _ = imported_real(transcripts, THREE_COMPACTIONS)
+        checkpoints = [e for e in events if e.type == "compaction/checkpoint"]
+        first = checkpoints[0].data  # type: ignore[union-attr]
+        assert first.summarizer == "claude-code"  # type: ignore[union-attr]
+        assert first.current == ("Add tests for attribution calculation",)  # type: ignore[union-attr]
+        assert first.pending == ("Run tests and lint",)  # type: ignore[union-attr]
+        spans = [(c.data.first_seq, c.data.last_seq, c.seq) for c in checkpoints]  # type: ignore[union-attr]
+        assert all(last == seq - 1 for _, last, seq in spans)
+
+    def test_progress_records_skipped(self, transcripts):
+        """The spotter session's 1,332 progress records are skipped on purpose and counted."""
+        _, report = imported_real(transcripts, SPOTTER)
+        assert report.skipped["progress (live tool, hook and sub-agent updates)"] == 1332
+        assert report.handled["background task notification"] == 1
+        assert report.turns == 2
