@@ -4,13 +4,28 @@ Import it as ``compaction.llm``; the core `compaction` package never imports it,
 without httpx installed.
 """
 
-from compaction.llm.client import ChatAnswer, ChatClient, ChatConfig
+from compaction.llm.client import ChatAnswer, ChatClient, ChatConfig, canonical_json
+from compaction.llm.summarizer import (
+    SUMMARY_PURPOSE,
+    OpenAISummarizer,
+    instruction,
+    kept_after_span,
+    record_usage,
+    summary_body,
+)
 from compaction.llm.usage import ProviderUsage, read_usage
 
 __all__ = [
+    "SUMMARY_PURPOSE",
     "ChatAnswer",
     "ChatClient",
     "ChatConfig",
+    "OpenAISummarizer",
     "ProviderUsage",
+    "canonical_json",
+    "instruction",
+    "kept_after_span",
     "read_usage",
+    "record_usage",
+    "summary_body",
 ]

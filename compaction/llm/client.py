@@ -5,9 +5,10 @@ reason and usage. Transient failures (429, 5xx, timeouts, dropped connections) a
 exponential backoff; a ``Retry-After`` header, when the server sends one, sets the wait instead.
 The sleep function is injected, so tests never wait for real.
 
-Invariants: the body is sent exactly as given (its key order kept), so a request that replays an
-earlier one's messages keeps their bytes; the API key is read from the environment at call time
-and never appears in an error message.
+Invariants: the body is serialized canonically (sorted keys, compact separators, UTF-8, the same
+bytes `prompts.requests.dumps` writes), so a request that replays an earlier one's messages and
+tools sends them byte for byte; the API key is read from the environment at call time and never
+appears in an error message.
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ class ChatClient:
         """
         payload = {"model": self.config.model, **body}
         payload.setdefault("max_tokens", self.config.max_output_tokens)
-        content = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        content = canonical_json(payload).encode("utf-8")
         timeout = httpx.Timeout(self.config.timeout)
         with httpx.Client(timeout=timeout, transport=self.transport) as http:
             response, attempts = self._post(http, content)
@@ -178,6 +179,11 @@ class ChatClient:
                 status=failure.status,
             )
         self.sleep(wait)
+
+
+def canonical_json(obj: object) -> str:
+    """Serialize JSON data canonically: sorted keys, compact separators, UTF-8 text."""
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def retryable(status: int) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -13,7 +12,7 @@ import pytest
 
 from benchmarks.stub_model import Reply, StubModel
 from compaction import ConfigError, ProviderError
-from compaction.llm import ChatClient, ChatConfig
+from compaction.llm import ChatClient, ChatConfig, canonical_json
 from compaction.llm.client import retry_after
 
 MESSAGES = [
@@ -84,7 +83,7 @@ class TestComplete:
         body = req.json()
         assert body == {"model": "m-1", "messages": MESSAGES, "max_tokens": 77}
         assert req.headers["Authorization"] == "Bearer sk-test"
-        assert json.dumps(MESSAGES, ensure_ascii=False).encode() in req.body
+        assert canonical_json(MESSAGES).encode() in req.body
         assert sleeps == []
 
     @pytest.mark.parametrize("served", [[Reply("hi")]], indirect=True)
