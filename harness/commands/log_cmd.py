@@ -1,4 +1,4 @@
-"""`harness log LOG`: validate a log and summarise it."""
+"""`harness log LOG`: validate a log and summarise it; `harness log --schema`: the line schema."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import argparse
 
 from rich.table import Table
 
+from compaction.errors import ConfigError
+from compaction.events import event_json_schema
 from compaction.invariants import check_log
 from compaction.log import ReadReport, read_events
 from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
@@ -20,10 +22,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="validate a log and summarise it",
         description=(
             "Read LOG, check its durable rules, and print events by type, tokens, and any torn or "
-            "bad lines. Exits 2 on a malformed line unless --skip-bad is given."
+            "bad lines. Exits 2 on a malformed line unless --skip-bad is given. With --schema, "
+            "print the JSON Schema of one log line instead (generated from the event models; "
+            "compaction/schemas/event.schema.json is this output)."
         ),
     )
-    p.add_argument("log", metavar="LOG", help="session log (JSONL)")
+    p.add_argument("log", metavar="LOG", nargs="?", help="session log (JSONL)")
+    p.add_argument(
+        "--schema", action="store_true", help="print the JSON Schema of a log line and exit"
+    )
     p.add_argument("--skip-bad", action="store_true", help="count and skip malformed lines")
     p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -31,7 +38,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Read, check and summarise the log."""
+    """Read, check and summarise the log (or print the schema)."""
+    if args.schema:
+        print_json(event_json_schema())
+        return 0
+    if args.log is None:
+        raise ConfigError("give a LOG to summarise, or --schema")
     report = ReadReport(path=args.log)
     events = list(read_events(args.log, skip_bad_lines=args.skip_bad, report=report))
     if not args.skip_bad:
