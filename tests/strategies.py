@@ -191,3 +191,19 @@ session_ops = st.lists(
     max_size=25,
 )
 """A session driven from outside: todo_write calls, new turns, messages, in any order."""
+
+
+@st.composite
+def token_request_lists(draw: st.DrawFn) -> list[list[int]]:
+    """Successive requests of token ids that share, extend and break each other's prefixes.
+
+    Each request takes a prefix of an earlier one (or nothing) and appends fresh tokens from a
+    small alphabet, so that equal blocks at different positions also occur.
+    """
+    requests: list[list[int]] = []
+    for _ in range(draw(st.integers(1, 8))):
+        base = draw(st.sampled_from(requests)) if requests and draw(st.booleans()) else []
+        keep = draw(st.integers(0, len(base)))
+        tail = draw(st.lists(st.integers(0, 5), max_size=80))
+        requests.append(base[:keep] + tail)
+    return requests

@@ -1,0 +1,366 @@
+"""Prompt-cache models of four providers: how many prompt tokens each would serve from cache.
+
+Each model takes the token ids of a session's successive requests and returns, per request, the
+number of tokens its provider would read from the prompt (KV) cache, following the provider's
+published rules. All of them share one picture: the cache holds prefixes of earlier requests,
+and a request hits on the longest of those that is also its own prefix, rounded down to the
+provider's granularity. Every model assumes a cache that keeps everything for the length of a
+session (no eviction, no TTL: an agent's calls come seconds apart, well inside every provider's
+minimum lifetime of five minutes) and one machine (no routing misses).
+
+- `DeepSeekCache`: prefix match from token 0 in fixed units, `unit` a parameter (default 64).
+- `OpenAICache`: nothing under 1,024 tokens; above, hits in 128-token steps.
+- `AnthropicCache`: the prefix up to a cache breakpoint written by an earlier request;
+  `min_tokens` a parameter (default 1,024).
+- `VLLMCache`: automatic prefix caching, 16-token blocks chained by hash; never the last token.
+
+Token ids are given as a sequence of ints, or packed (`pack`: 4 bytes per token, little-endian)
+so long sessions compare prefixes with `memcmp` instead of Python loops. Block hashes are
+BLAKE2b digests chained from block to block, so results never depend on Python's hash seed.
+
+Invariants: a hit never exceeds the request's length; a hit is never above the longest common
+prefix with some earlier request; the first request of a fresh model never hits; the same
+requests give the same hits.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, Protocol
+
+TokenIds = Sequence[int] | bytes
+"""Token ids of one request: ints, or bytes made by `pack`."""
+
+_WIDTH = 4
+_ROOT = b"\0" * 8
+
+
+def pack(tokens: Sequence[int]) -> bytes:
+    """Pack token ids into 4-byte little-endian words (the form the models compare)."""
+    arr = array("I", tokens)
+    if arr.itemsize != _WIDTH:  # pragma: no cover - every CPython platform has a 4-byte "I"
+        raise RuntimeError("array('I') is not 4 bytes wide on this platform")
+    return arr.tobytes()
+
+
+def _packed(tokens: TokenIds) -> bytes:
+    return tokens if isinstance(tokens, bytes) else pack(tokens)
+
+
+def common_prefix(a: bytes, b: bytes) -> int:
+    """Return the length, in tokens, of the longest common prefix of two packed requests."""
+    n = min(len(a), len(b)) // _WIDTH
+    if a[: n * _WIDTH] == b[: n * _WIDTH]:
+        return n
+    lo, hi = 0, n  # prefix lo is equal, prefix hi is not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[: mid * _WIDTH] == b[: mid * _WIDTH]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _digest(parent: bytes, chunk: bytes) -> bytes:
+    return hashlib.blake2b(chunk, digest_size=8, key=parent).digest()
+
+
+@dataclass
+class _Chain:
+    """Chained digests of a request's full blocks, reusing the previous request's chain."""
+
+    block: int
+    data: bytes = b""
+    digests: list[bytes] = field(default_factory=list)
+
+    def advance(self, data: bytes) -> list[bytes]:
+        """Return the digests of `data`'s full blocks (digest i covers blocks 0..i)."""
+        size = self.block * _WIDTH
+        keep = min(common_prefix(self.data, data) // self.block, len(self.digests))
+        digests = self.digests[:keep]
+        parent = digests[-1] if digests else _ROOT
+        for start in range(keep * size, len(data) - size + 1, size):
+            parent = _digest(parent, data[start : start + size])
+            digests.append(parent)
+        self.data, self.digests = data, digests
+        return digests
+
+
+def _leading_in(digests: Sequence[bytes], seen: set[bytes]) -> int:
+    """Count the leading digests present in `seen` (prefix-closed, so binary search)."""
+    lo, hi = 0, len(digests)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if digests[mid - 1] in seen:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+class CacheSimulator(Protocol):
+    """A provider's cache during one session: feed it requests in order."""
+
+    def serve(self, tokens: TokenIds, breakpoints: Sequence[int] = ()) -> int:
+        """Record a request and return how many of its tokens the cache served.
+
+        Args:
+            tokens: the request's token ids.
+            breakpoints: token offsets that end a cache breakpoint (used by Anthropic only;
+                empty means one breakpoint at the end of the request).
+        """
+        ...
+
+
+class CacheModel(Protocol):
+    """A provider's caching rules, with their parameters."""
+
+    name: ClassVar[str]
+
+    def simulator(self) -> CacheSimulator:
+        """Return an empty cache."""
+        ...
+
+
+def replay_hits(
+    model: CacheModel,
+    requests: Iterable[TokenIds],
+    breakpoints: Iterable[Sequence[int]] | None = None,
+) -> list[int]:
+    """Feed successive requests to a fresh cache of `model`; return the hit tokens of each."""
+    sim = model.simulator()
+    requests = list(requests)
+    marks = list(breakpoints) if breakpoints is not None else [()] * len(requests)
+    if len(marks) != len(requests):
+        raise ValueError(f"{len(requests)} requests but {len(marks)} breakpoint lists")
+    return [sim.serve(r, b) for r, b in zip(requests, marks, strict=True)]
+
+
+class _BlockSimulator:
+    """Hits are whole leading blocks already seen, shaped by a per-provider rule."""
+
+    def __init__(self, block: int) -> None:
+        self.chain = _Chain(block)
+        self.seen: set[bytes] = set()
+
+    def matched_blocks(self, data: bytes) -> tuple[int, int]:
+        """Return (leading blocks seen before, full blocks) and remember this request's."""
+        digests = self.chain.advance(data)
+        matched = _leading_in(digests, self.seen)
+        self.seen.update(digests[matched:])
+        return matched, len(digests)
+
+
+def _positive(name: str, value: int) -> None:
+    if value < 1:
+        raise ValueError(f"{name} must be a positive number of tokens, not {value}")
+
+
+@dataclass(frozen=True)
+class DeepSeekCache:
+    """DeepSeek context caching on disk: prefix match from token 0, in fixed units.
+
+    Source: DeepSeek API docs, "Context Caching" (https://api-docs.deepseek.com/guides/kv_cache).
+    Only a repeated prefix hits, counted from the 0th token; the cache is stored in units of 64
+    tokens and a shorter remainder is never cached (the guide's FAQ before the V3.2/V4 rewrite).
+    The current guide describes "cache prefix units" persisted at request boundaries, at common
+    prefixes and at fixed token intervals; with an interval of `unit` this model is the same
+    bound, so `unit` is a parameter.
+
+    Args:
+        unit: tokens per storage unit (default 64).
+    """
+
+    name: ClassVar[str] = "deepseek"
+    unit: int = 64
+
+    def __post_init__(self) -> None:
+        _positive("unit", self.unit)
+
+    def simulator(self) -> CacheSimulator:
+        """Return an empty cache."""
+        return _DeepSeekSimulator(self)
+
+
+class _DeepSeekSimulator(_BlockSimulator):
+    def __init__(self, model: DeepSeekCache) -> None:
+        super().__init__(model.unit)
+        self.unit = model.unit
+
+    def serve(self, tokens: TokenIds, breakpoints: Sequence[int] = ()) -> int:
+        matched, _ = self.matched_blocks(_packed(tokens))
+        return matched * self.unit
+
+
+@dataclass(frozen=True)
+class OpenAICache:
+    """OpenAI prompt caching: automatic, from 1,024 tokens, in 128-token steps.
+
+    Source: OpenAI API docs, "Prompt caching"
+    (https://platform.openai.com/docs/guides/prompt-caching) and the cookbook "Prompt Caching
+    201": caching works for prompts of 1,024 tokens or more; cache hits need an exact repeated
+    prefix and occur in increments of 128 tokens (so 1,024, 1,152, 1,280, ...).
+
+    Args:
+        minimum: shortest cacheable prefix (default 1,024).
+        step: granularity of hits above the minimum (default 128).
+    """
+
+    name: ClassVar[str] = "openai"
+    minimum: int = 1024
+    step: int = 128
+
+    def __post_init__(self) -> None:
+        _positive("minimum", self.minimum)
+        _positive("step", self.step)
+        if self.minimum % self.step:
+            raise ValueError(f"minimum ({self.minimum}) must be a multiple of step ({self.step})")
+
+    def simulator(self) -> CacheSimulator:
+        """Return an empty cache."""
+        return _OpenAISimulator(self)
+
+
+class _OpenAISimulator(_BlockSimulator):
+    def __init__(self, model: OpenAICache) -> None:
+        super().__init__(model.step)
+        self.step, self.minimum = model.step, model.minimum
+
+    def serve(self, tokens: TokenIds, breakpoints: Sequence[int] = ()) -> int:
+        matched, _ = self.matched_blocks(_packed(tokens))
+        hit = matched * self.step
+        return hit if hit >= self.minimum else 0
+
+
+@dataclass(frozen=True)
+class VLLMCache:
+    """vLLM automatic prefix caching: full 16-token blocks, each hashed with its parent's hash.
+
+    Source: vLLM design docs, "Automatic Prefix Caching"
+    (https://docs.vllm.ai/en/latest/design/prefix_caching/): a block is identified by
+    ``hash(parent block hash, tokens of the block, extra keys)``; only full blocks are cached;
+    a request reuses its longest run of leading blocks whose hashes are cached. When every
+    token would hit, vLLM still recomputes the last one to get its logits, so the hit is
+    capped at ``len - 1`` tokens, rounded down to a block (``KVCacheManager.
+    get_computed_blocks``).
+
+    Args:
+        block_size: tokens per KV block (default 16, vLLM's default for CUDA).
+    """
+
+    name: ClassVar[str] = "vllm"
+    block_size: int = 16
+
+    def __post_init__(self) -> None:
+        _positive("block_size", self.block_size)
+
+    def simulator(self) -> CacheSimulator:
+        """Return an empty cache."""
+        return _VLLMSimulator(self)
+
+
+class _VLLMSimulator(_BlockSimulator):
+    def __init__(self, model: VLLMCache) -> None:
+        super().__init__(model.block_size)
+        self.block = model.block_size
+
+    def serve(self, tokens: TokenIds, breakpoints: Sequence[int] = ()) -> int:
+        data = _packed(tokens)
+        matched, _ = self.matched_blocks(data)
+        n = len(data) // _WIDTH
+        return min(matched, max(n - 1, 0) // self.block) * self.block
+
+
+@dataclass(frozen=True)
+class AnthropicCache:
+    """Anthropic prompt caching: the prefix up to a cache breakpoint written by an earlier call.
+
+    Source: Anthropic docs, "Prompt caching"
+    (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching): a ``cache_control``
+    breakpoint caches the whole prefix (tools, then system, then messages) up to and including
+    its block; a later request reads the cache when its own prefix matches a prefix cached
+    earlier, exactly; at most 4 breakpoints per request; prefixes shorter than the model's
+    minimum (1,024 tokens for Sonnet and Opus, 2,048 for Haiku) are not cached. The lookback of
+    about 20 content blocks before each breakpoint is not modelled: between two agent calls only
+    a few blocks are appended.
+
+    `serve` takes the request's breakpoints as token offsets (the end of each marked block);
+    without any, it assumes one at the end of the request (the rolling breakpoint agents put on
+    the last message).
+
+    Args:
+        min_tokens: shortest prefix a breakpoint caches (default 1,024).
+        max_breakpoints: breakpoints allowed per request (default 4; extra ones raise).
+    """
+
+    name: ClassVar[str] = "anthropic"
+    min_tokens: int = 1024
+    max_breakpoints: int = 4
+
+    def __post_init__(self) -> None:
+        _positive("min_tokens", self.min_tokens)
+        _positive("max_breakpoints", self.max_breakpoints)
+
+    def simulator(self) -> CacheSimulator:
+        """Return an empty cache."""
+        return _AnthropicSimulator(self)
+
+
+class _AnthropicSimulator:
+    # Breakpoints fall anywhere, so prefixes are keyed at token precision: the digest of the
+    # 16-token block chain up to the breakpoint's block, then the remaining tokens.
+    _BLOCK = 16
+
+    def __init__(self, model: AnthropicCache) -> None:
+        self.model = model
+        self.blocks = _BlockSimulator(self._BLOCK)
+        self.entries: set[tuple[int, bytes]] = set()
+        self.positions: list[int] = []
+
+    def _key(self, data: bytes, digests: Sequence[bytes], p: int) -> bytes:
+        full = p // self._BLOCK
+        parent = digests[full - 1] if full else _ROOT
+        return _digest(parent, data[full * self._BLOCK * _WIDTH : p * _WIDTH])
+
+    def serve(self, tokens: TokenIds, breakpoints: Sequence[int] = ()) -> int:
+        data = _packed(tokens)
+        n = len(data) // _WIDTH
+        marks = sorted(set(breakpoints)) if breakpoints else [n]
+        if len(marks) > self.model.max_breakpoints:
+            raise ValueError(
+                f"{len(marks)} cache breakpoints; Anthropic allows {self.model.max_breakpoints}"
+            )
+        if marks[0] < 0 or marks[-1] > n:
+            raise ValueError(f"breakpoints {marks} fall outside a request of {n} tokens")
+        matched, _ = self.blocks.matched_blocks(data)
+        digests = self.blocks.chain.digests
+        # An entry can only match within the blocks some earlier request shares with this one.
+        limit = min(n, (matched + 1) * self._BLOCK)
+        hit = 0
+        for i in range(bisect.bisect_right(self.positions, limit) - 1, -1, -1):
+            p = self.positions[i]
+            if (p, self._key(data, digests, p)) in self.entries:
+                hit = p
+                break
+        for p in marks:
+            if p < self.model.min_tokens:
+                continue
+            self.entries.add((p, self._key(data, digests, p)))
+            i = bisect.bisect_left(self.positions, p)
+            if i == len(self.positions) or self.positions[i] != p:
+                self.positions.insert(i, p)
+        return hit
+
+
+PROVIDER_MODELS: tuple[CacheModel, ...] = (
+    DeepSeekCache(),
+    OpenAICache(),
+    AnthropicCache(),
+    VLLMCache(),
+)
+"""The four models with their documented defaults, in report order."""
