@@ -22,7 +22,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     p.add_argument("log", metavar="LOG", help="session log (JSONL)")
-    p.add_argument("--json", action="store_true", help="print the todos view as JSON")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the todos view as JSON: counts by status, the source seq, the items",
+    )
     p.add_argument("--follow", action="store_true", help="redraw the panel as the log grows")
     p.add_argument(
         "--interval", type=float, default=0.5, help="seconds between checks with --follow"
@@ -34,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the panel, or follow the log until interrupted."""
     session = Session(args.log, sync="batch")
     if args.json:
-        print_json(session.todos.model_dump(mode="json"))
+        print_json({"counts": session.todos.counts(), **session.todos.model_dump(mode="json")})
         return 0
     out = console()
     if not args.follow:
@@ -54,6 +58,7 @@ def _follow_plain(session: Session, interval: float) -> int:
     out = console()
     shown = session.todos
     out.print(panel_text(shown))
+    out.file.flush()
     while True:
         if session.refresh() and session.todos != shown:
             shown = session.todos
