@@ -50,6 +50,7 @@ class RecordedRequest:
 
     path: str
     headers: Mapping[str, str]
+    """Header names in lower case."""
     body: bytes
 
     def json(self) -> Any:  # noqa: ANN401 - a decoded JSON body has no narrower type
@@ -176,7 +177,8 @@ def _handler_for(stub: StubModel) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             body = self.rfile.read(length)
-            request = RecordedRequest(self.path, dict(self.headers.items()), body)
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            request = RecordedRequest(self.path, headers, body)
             reply = stub.next_reply(request)
             if reply.hang:
                 stub.wait_released()

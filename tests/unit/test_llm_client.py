@@ -82,7 +82,7 @@ class TestComplete:
         assert req.path == "/v1/chat/completions"
         body = req.json()
         assert body == {"model": "m-1", "messages": MESSAGES, "max_tokens": 77}
-        assert req.headers["Authorization"] == "Bearer sk-test"
+        assert req.headers["authorization"] == "Bearer sk-test"
         assert canonical_json(MESSAGES).encode() in req.body
         assert sleeps == []
 
@@ -90,7 +90,7 @@ class TestComplete:
     def test_no_key_no_header(self, served: StubModel, sleeps: list[float]) -> None:
         """With the key variable unset, no Authorization header is sent (local servers)."""
         make_client(served, sleeps, api_key_env="UNSET_VAR").complete({"messages": MESSAGES})
-        assert "Authorization" not in served.requests[0].headers
+        assert "authorization" not in served.requests[0].headers
 
     @pytest.mark.parametrize(
         "served", [[Reply(status=500), Reply(status=503), Reply("ok")]], indirect=True
