@@ -1,0 +1,92 @@
+"""Peer: deepagents' `create_deep_agent` as shipped, plus the todo tool it no longer bundles.
+
+deepagents 0.7 dropped `TodoListMiddleware` from its default stack (its Codex profile adds it back),
+so the driver passes it in `middleware`, as that profile does.
+
+deepagents summarizes with the agent's own model, so the scripted model answers tool-less calls
+with the fake summarizer. Its summarization thresholds come from the model profile: with
+``max_input_tokens`` set it triggers at 85% and keeps 10%, so the profile is set to
+``budget / 0.85`` to trigger at the same budget as everyone else. Session tools whose names clash
+with deepagents' built-in tools get a ``session_`` prefix.
+"""
+
+from __future__ import annotations
+
+import time
+
+from deepagents import create_deep_agent
+from langchain.agents.middleware import TodoListMiddleware
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from benchmarks.peers.drivers._common import (
+    Recorder,
+    StepQueue,
+    load_script,
+    parse_args,
+    versions,
+    write_record,
+)
+from benchmarks.peers.drivers._lc import ScriptedChatModel, make_tools
+
+BUILTIN_TOOLS = frozenset(
+    {
+        "delete",
+        "edit_file",
+        "execute",
+        "glob",
+        "grep",
+        "ls",
+        "read_file",
+        "task",
+        "write_file",
+        "write_todos",
+    }
+)
+TRIGGER_FRACTION = 0.85
+"""deepagents' default trigger when the model profile states `max_input_tokens`."""
+
+
+def rename(name: str) -> str:
+    """Prefix a session tool name that clashes with a deepagents built-in."""
+    return f"session_{name}" if name in BUILTIN_TOOLS else name
+
+
+def main() -> None:
+    """Replay one session through the deep agent and write the record."""
+    args = parse_args()
+    script = load_script(args.session)
+    queue = StepQueue(script)
+    recorder = Recorder()
+    model = ScriptedChatModel(
+        queue=queue,
+        recorder=recorder,
+        summarizer=args.summarizer,
+        rename=rename,
+        profile={"max_input_tokens": round(args.budget / TRIGGER_FRACTION)},
+    )
+    agent = create_deep_agent(
+        model=model,
+        tools=make_tools(script, rename),
+        system_prompt=script.system or None,
+        middleware=[TodoListMiddleware()],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": script.name}, "recursion_limit": 100_000}
+    started = time.perf_counter()
+    for index, turn in enumerate(script.turns):
+        queue.start_turn(index)
+        agent.invoke({"messages": [HumanMessage(turn.user)]}, config)
+    wall = time.perf_counter() - started
+    write_record(
+        args,
+        recorder,
+        peer="deepagents",
+        wall_time_s=wall,
+        versions=versions("deepagents", "langchain", "langchain-core", "langgraph"),
+        extra={"overruns": queue.overruns},
+    )
+
+
+if __name__ == "__main__":
+    main()

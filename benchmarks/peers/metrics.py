@@ -1,0 +1,254 @@
+"""Peer metrics, computed in our process from a driver's recorded prompts.
+
+A driver writes every model call's prompt (OpenAI chat messages plus tool specs). Here each prompt
+is rebuilt as `compaction.Message` objects, serialized canonically (`serialize`: the tools, then
+one sorted-key JSON line per message; the same bytes for the same request, whoever built it),
+tokenized with the benchmark's tokenizer, and scored: prompt tokens per request, the prefix each
+request shares with the one before, the final and summed input tokens, whether every unfinished
+todo of the session is in the prompt at its latest status (at the end, and at every request),
+and whether the user's first request is still there.
+
+Invariants: scoring is a pure function of the record, the session and the tokenizer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from benchmarks.peers.drivers._common import extract_todo_lists
+from compaction import Message, Tokenizer
+from compaction.tokens import message_text
+
+_MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+_TAIL_SLACK = 2
+
+
+class DriverRecord(BaseModel):
+    """What a driver writes: the prompts of its model calls, deduplicated, and run facts."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    peer: str
+    variant: str
+    summarizer: str
+    budget: int
+    wall_time_s: float
+    versions: dict[str, str]
+    summary_calls: int
+    overruns: int = 0
+    messages: dict[str, dict[str, Any]]
+    """Each distinct message once, by key."""
+    tools: dict[str, list[dict[str, Any]]]
+    """Each distinct tool list once, by key."""
+    requests: list[dict[str, Any]]
+    """Per model call: ``{"messages": [key, ...], "tools": key, "overrun"?: true}``.
+
+    An overrun call came after its turn's script ran out; it is not scored as a request, but the
+    last call of all (overrun or not) is the context the session ends with.
+    """
+
+
+class PeerMetrics(BaseModel):
+    """The scores of one peer run on one session."""
+
+    model_config = ConfigDict(frozen=True)
+
+    requests: int
+    final_input_tokens: int
+    summed_input_tokens: int
+    peak_input_tokens: int
+    prompt_tokens: list[int]
+    """Input tokens of each request, in order."""
+    reused_prefix_tokens: list[int]
+    """Tokens each request shares, from token 0, with the request before it (0 for the first)."""
+    prefix_reuse_rate: float
+    """Summed reused prefix tokens over summed input tokens (requests after the first)."""
+    rewrites: int
+    """Requests that do not extend the request before them (a compaction or a trim)."""
+    unfinished_total: int
+    unfinished_at_latest_status: int
+    """Unfinished todos found in the last todo list visible in the final prompt, same status."""
+    unfinished_mentioned: int
+    """Unfinished todos whose text appears anywhere in the final prompt."""
+    todo_checks: int
+    """Requests made while the latest todo list had unfinished items."""
+    todo_retention_rate: float
+    """Share of those requests whose prompt shows every unfinished item at its latest status."""
+    first_request_kept: bool
+    summary_calls: int
+    wall_time_s: float
+
+
+def load_record(path: Path) -> DriverRecord:
+    """Read a driver's output file."""
+    return DriverRecord.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def to_message(raw: Mapping[str, Any]) -> Message:
+    """Rebuild a `Message` from an OpenAI chat dict, dropping fields the format does not have."""
+    data = {k: raw[k] for k in _MESSAGE_KEYS if raw.get(k) is not None}
+    if data.get("role") == "assistant" and data.get("content") == "" and data.get("tool_calls"):
+        data["content"] = None
+    if isinstance(data.get("content"), list):
+        data["content"] = "".join(
+            str(p.get("text", "")) for p in data["content"] if isinstance(p, dict)
+        )
+    if data.get("tool_calls"):
+        data["tool_calls"] = [
+            {"id": c["id"], "type": "function", "function": c["function"]}
+            for c in data["tool_calls"]
+        ]
+    if data.get("role") != "tool":
+        data.pop("tool_call_id", None)
+    return Message.model_validate(data)
+
+
+def prompts(record: DriverRecord) -> list[tuple[list[Message], list[dict[str, Any]]]]:
+    """Return each recorded model call (overruns included) as its messages and tool specs."""
+    cache = {key: to_message(raw) for key, raw in record.messages.items()}
+    return [
+        ([cache[key] for key in request["messages"]], record.tools[request["tools"]])
+        for request in record.requests
+    ]
+
+
+def serialize(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]) -> str:
+    """Serialize a request canonically: the tool specs, then one JSON line per message.
+
+    Tools come first, as providers lay them out (before the system prompt), so appending a
+    message leaves everything before it byte-identical. Each line is compact JSON with sorted
+    keys; a message is its OpenAI chat fields, unset ones left out.
+    """
+    lines = [_dumps(list(tools))]
+    lines += [_dumps(m.model_dump(mode="json", exclude_none=True)) for m in messages]
+    return "\n".join(lines)
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Return the length of the longest common prefix of two token sequences."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def todos_at_latest_status(
+    messages: Sequence[Message], unfinished: Sequence[Mapping[str, str]]
+) -> tuple[int, int]:
+    """Count unfinished todos kept at their status in the last visible list, and mentioned at all.
+
+    The last visible list is the last ``"todos": [...]`` payload in the prompt (a todo-tool call's
+    arguments or a summary that copied one), read in message order.
+    """
+    text = "\n".join(message_text(m) for m in messages)
+    lists = extract_todo_lists(text)
+    latest = {item["content"]: item["status"] for item in lists[-1]} if lists else {}
+    kept = sum(1 for t in unfinished if latest.get(t["content"]) == t["status"])
+    mentioned = sum(1 for t in unfinished if t["content"] in text)
+    return kept, mentioned
+
+
+def todo_truth(exchange: Mapping[str, Any]) -> list[list[dict[str, str]]]:
+    """Return, per scripted request, the unfinished items of the latest todo list written so far.
+
+    Request k is the model call that produced the session's k-th assistant message; every
+    todo_write call in a session was accepted, so its arguments are the list from then on.
+    """
+    latest: list[dict[str, str]] = []
+    out: list[list[dict[str, str]]] = []
+    for turn in exchange.get("turns") or ():
+        for message in turn["messages"]:
+            if message["role"] != "assistant":
+                continue
+            out.append([t for t in latest if t["status"] != "completed"])
+            for call in message.get("tool_calls") or ():
+                if call["function"]["name"] == "todo_write":
+                    latest = list(json.loads(call["function"]["arguments"])["todos"])
+    return out
+
+
+def score(
+    record: DriverRecord,
+    exchange: Mapping[str, Any],
+    tokenizer: Tokenizer,
+    on_tokens: Callable[[list[int]], None] | None = None,
+) -> PeerMetrics:
+    """Score one driver record against its session (an exchange-format dict).
+
+    Args:
+        record: the driver's output.
+        exchange: the session it replayed (its turns, ``first_request`` and ``unfinished``).
+        tokenizer: the benchmark's tokenizer.
+        on_tokens: called with each request's token ids in order (e.g. to feed cache models).
+    """
+    sizes: list[int] = []
+    reused: list[int] = []
+    rewrites = 0
+    previous: list[int] = []
+    built = prompts(record)
+    truths = todo_truth(exchange)
+    checked = held = 0
+    for (messages, tools), request in zip(built, record.requests, strict=True):
+        if request.get("overrun"):
+            continue
+        truth = truths[len(sizes)] if len(sizes) < len(truths) else []
+        if truth:
+            checked += 1
+            held += todos_at_latest_status(messages, truth)[0] == len(truth)
+        ids = tokenizer.encode(serialize(messages, tools))
+        shared = common_prefix(previous, ids) if previous else 0
+        if previous and shared < len(previous) - _tail_slack(previous):
+            rewrites += 1
+        sizes.append(len(ids))
+        reused.append(shared)
+        if on_tokens is not None:
+            on_tokens(ids)
+        previous = ids
+    # The last call, scripted or not, shows the context the session ends with.
+    final = built[-1][0] if built else []
+    unfinished = list(exchange.get("unfinished") or ())
+    kept, mentioned = todos_at_latest_status(final, unfinished)
+    first = exchange.get("first_request") or ""
+    later = sum(sizes[1:])
+    return PeerMetrics(
+        requests=len(sizes),
+        final_input_tokens=sizes[-1] if sizes else 0,
+        summed_input_tokens=sum(sizes),
+        peak_input_tokens=max(sizes, default=0),
+        prompt_tokens=sizes,
+        reused_prefix_tokens=reused,
+        prefix_reuse_rate=round(sum(reused) / later, 6) if later else 0.0,
+        rewrites=rewrites,
+        unfinished_total=len(unfinished),
+        unfinished_at_latest_status=kept,
+        unfinished_mentioned=mentioned,
+        todo_checks=checked,
+        todo_retention_rate=round(held / checked, 6) if checked else 1.0,
+        first_request_kept=bool(first) and any(first in m.text() for m in final),
+        summary_calls=record.summary_calls,
+        wall_time_s=round(record.wall_time_s, 4),
+    )
+
+
+def _tail_slack(previous: Sequence[int]) -> int:
+    """Tokens at the end of a request that appending a message may re-tokenize.
+
+    The last token of a request can merge with the newline that joins the next message.
+    """
+    return min(_TAIL_SLACK, len(previous))
+
+
+def load_exchange_dict(path: Path) -> dict[str, Any]:
+    """Read an exchange-format session file as plain JSON."""
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data

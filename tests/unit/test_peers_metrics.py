@@ -1,0 +1,288 @@
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.peers.drivers._common import (
+    COPY_SUMMARY_HEAD,
+    STRUCTURAL_SUMMARY,
+    Recorder,
+    StepQueue,
+    extract_todo_lists,
+    load_script,
+    summarize,
+)
+from benchmarks.peers.metrics import (
+    DriverRecord,
+    common_prefix,
+    load_record,
+    score,
+    serialize,
+    to_message,
+    todo_truth,
+    todos_at_latest_status,
+)
+from benchmarks.sessions import dump_exchange, generate, to_exchange
+from compaction import Message, get_tokenizer
+
+TODOS = [
+    {"content": "Read the parser", "status": "completed"},
+    {"content": "Fix `parse()` for 'quoted' input", "status": "in_progress"},
+    {"content": "Run the tests", "status": "pending"},
+]
+
+
+def _todo_call(call_id: str, todos: list[dict[str, str]]) -> dict[str, Any]:
+    args = json.dumps({"todos": todos})
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": "write_todos", "arguments": args},
+            }
+        ],
+    }
+
+
+def _record(requests: list[list[dict[str, Any]]], **fields: Any) -> DriverRecord:
+    recorder = Recorder()
+    for messages in requests:
+        recorder.record(messages, [{"type": "function", "function": {"name": "t"}}])
+    data = {
+        "peer": "p",
+        "variant": "v",
+        "summarizer": "structural",
+        "budget": 100,
+        "wall_time_s": 0.5,
+        "versions": {"python": "3.11"},
+        "summary_calls": 0,
+        "messages": recorder.messages,
+        "tools": recorder.tools,
+        "requests": recorder.requests,
+    }
+    return DriverRecord.model_validate({**data, **fields})
+
+
+class TestExtractTodoLists:
+    def test_json_arguments(self):
+        """A JSON todo payload is read back exactly."""
+        assert extract_todo_lists(json.dumps({"todos": TODOS})) == [TODOS]
+
+    def test_html_escaped_xml_transcript(self):
+        """LangChain's XML transcript escapes quotes; the payload still parses."""
+        text = f'<tool_call id="c1" name="write_todos">{html.escape(json.dumps({"todos": TODOS}))}'
+        assert extract_todo_lists(text + "</tool_call>") == [TODOS]
+
+    def test_python_repr(self):
+        """A Python-repr payload with a todos key parses too."""
+        assert extract_todo_lists(repr({"todos": TODOS})) == [TODOS]
+
+    def test_in_order_of_appearance(self):
+        """Several payloads come back in the order they appear."""
+        first, second = TODOS[:1], TODOS[1:]
+        text = f"a {json.dumps({'todos': first})} b {json.dumps({'todos': second})}"
+        assert extract_todo_lists(text) == [first, second]
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "no todos here",
+            '"todos": [unclosed',
+            '"todos": ["just a string"]',
+            "Updated todo list to [{'content': 'x', 'status': 'pending'}]",
+        ],
+    )
+    def test_non_payloads_are_ignored(self, text):
+        """Text without a well-formed todos payload yields nothing."""
+        assert extract_todo_lists(text) == []
+
+
+class TestSummarize:
+    def test_structural_ignores_content(self):
+        """The structural summarizer returns the same text whatever it is given."""
+        assert summarize("structural", json.dumps({"todos": TODOS})) == STRUCTURAL_SUMMARY
+
+    def test_copy_takes_latest_list(self):
+        """The copying summarizer copies the last todo payload, verbatim."""
+        text = json.dumps({"todos": TODOS[:1]}) + json.dumps({"todos": TODOS})
+        out = summarize("copy-todos", text)
+        assert out.startswith(COPY_SUMMARY_HEAD)
+        assert extract_todo_lists(out) == [TODOS]
+
+    def test_copy_without_list_falls_back(self):
+        """With no todo payload in sight, the copying summarizer has nothing to copy."""
+        assert summarize("copy-todos", "nothing") == STRUCTURAL_SUMMARY
+
+    def test_unknown_summarizer(self):
+        """An unknown summarizer name is a programming error."""
+        with pytest.raises(ValueError, match="unknown summarizer 'llm'"):
+            summarize("llm", "")
+
+
+class TestLoadScript:
+    def test_replays_every_assistant_message(self, tmp_path: Path):
+        """Each assistant message becomes one step; each tool output is found by call id."""
+        payloads = generate(4, 1)
+        path = dump_exchange(payloads, tmp_path / "s.json", name="s4")
+        exchange = to_exchange(payloads)
+        script = load_script(path)
+        assert script.name == "s4"
+        assert [t.user for t in script.turns] == [
+            next(m["content"] for m in t["messages"] if m["role"] == "user")
+            for t in exchange["turns"]
+        ]
+        assistants = [
+            m for t in exchange["turns"] for m in t["messages"] if m["role"] == "assistant"
+        ]
+        assert sum(len(t.steps) for t in script.turns) == len(assistants)
+        tool_msgs = [m for t in exchange["turns"] for m in t["messages"] if m["role"] == "tool"]
+        assert script.results() == {m["tool_call_id"]: m["content"] for m in tool_msgs}
+        assert "todo_write" not in {t["name"] for t in script.tools}
+
+    def test_queue_runs_out_with_none(self, tmp_path: Path):
+        """Past the end of a turn's script the queue answers None and counts the overrun."""
+        script = load_script(dump_exchange(generate(1, 0), tmp_path / "s.json"))
+        queue = StepQueue(script)
+        queue.start_turn(0)
+        steps = [queue.pop() for _ in script.turns[0].steps]
+        assert all(step is not None for step in steps)
+        assert queue.pop() is None
+        assert queue.overruns == 1
+
+
+class TestRecorder:
+    def test_messages_stored_once(self):
+        """A message repeated across requests is stored once and referenced by key."""
+        recorder = Recorder()
+        first = [{"role": "user", "content": "hi"}]
+        recorder.record(first, [])
+        recorder.record([*first, {"role": "assistant", "content": "yo"}], [], overrun=True)
+        assert len(recorder.messages) == 2
+        assert recorder.requests[1]["messages"][0] == recorder.requests[0]["messages"][0]
+        assert recorder.requests[1]["overrun"] is True
+        assert "overrun" not in recorder.requests[0]
+
+
+class TestToMessage:
+    def test_langchain_assistant_with_tool_calls(self):
+        """An empty-content assistant call becomes a tool-call-only message."""
+        message = to_message(_todo_call("c1", TODOS))
+        assert message.content is None
+        assert message.tool_calls is not None
+        assert message.tool_calls[0].function.name == "write_todos"
+
+    def test_text_blocks_are_joined(self):
+        """A system message given as text blocks becomes one string."""
+        raw = {
+            "role": "system",
+            "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+        }
+        assert to_message(raw).content == "ab"
+
+    def test_unknown_fields_are_dropped(self):
+        """Fields outside the OpenAI chat message (ids, metadata) are dropped."""
+        assert to_message({"role": "user", "content": "x", "id": "1"}) == Message(
+            role="user", content="x"
+        )
+
+
+class TestSerialize:
+    def test_appending_keeps_the_prefix(self):
+        """Appending a message leaves the serialized request before it byte-identical."""
+        a = [Message(role="user", content="one")]
+        b = [*a, Message(role="assistant", content="two")]
+        tools = [{"type": "function", "function": {"name": "t"}}]
+        assert serialize(b, tools).startswith(serialize(a, tools))
+
+    @pytest.mark.parametrize(
+        ("a", "b", "n"), [([], [1], 0), ([1, 2, 3], [1, 2, 4], 2), ([1, 2], [1, 2, 3], 2)]
+    )
+    def test_common_prefix(self, a, b, n):
+        """The common prefix stops at the first difference or the shorter sequence."""
+        assert common_prefix(a, b) == n
+
+
+UNFINISHED = [t for t in TODOS if t["status"] != "completed"]
+EXCHANGE = {"first_request": "Do the thing", "unfinished": [TODOS[2]]}
+
+
+class TestTodosAtLatestStatus:
+    def test_latest_list_counts(self):
+        """Items at their latest status in the last visible list are counted as kept."""
+        messages = [to_message(_todo_call("c1", TODOS))]
+        assert todos_at_latest_status(messages, UNFINISHED) == (2, 2)
+
+    def test_stale_list_does_not_count(self):
+        """An older list with other statuses mentions the items but does not keep them."""
+        stale = [{**t, "status": "pending"} for t in TODOS]
+        messages = [to_message(_todo_call("c1", stale))]
+        assert todos_at_latest_status(messages, UNFINISHED) == (1, 2)
+
+    def test_nothing_visible(self):
+        """With no list and no mention, nothing is kept."""
+        messages = [Message(role="user", content="hello")]
+        assert todos_at_latest_status(messages, UNFINISHED) == (0, 0)
+
+
+class TestTodoTruth:
+    def test_one_entry_per_assistant_message(self):
+        """Each model call sees the unfinished items of the last list written before it."""
+        payloads = generate(3, 0)
+        exchange = to_exchange(payloads)
+        truths = todo_truth(exchange)
+        assistants = [
+            m for t in exchange["turns"] for m in t["messages"] if m["role"] == "assistant"
+        ]
+        assert len(truths) == len(assistants)
+        assert truths[0] == []
+        assert truths[1]
+        assert all(t["status"] != "completed" for t in truths[1])
+        last_write = exchange["turns"][-1]["todo_writes"][-1]["todos"]
+        assert exchange["unfinished"] == [t for t in last_write if t["status"] != "completed"]
+
+
+class TestScore:
+    def test_growing_history(self):
+        """A history that only grows reuses each earlier request and rewrites nothing."""
+        user = {"role": "user", "content": "Do the thing"}
+        step = _todo_call("c1", TODOS)
+        result = {"role": "tool", "tool_call_id": "c1", "content": "ok"}
+        record = _record([[user], [user, step, result]])
+        metrics = score(record, EXCHANGE, get_tokenizer())
+        assert metrics.requests == 2
+        assert metrics.rewrites == 0
+        assert metrics.reused_prefix_tokens[0] == 0
+        assert metrics.reused_prefix_tokens[1] >= metrics.prompt_tokens[0] - 2
+        assert metrics.summed_input_tokens == sum(metrics.prompt_tokens)
+        assert metrics.final_input_tokens == metrics.prompt_tokens[-1]
+        assert metrics.first_request_kept
+        assert metrics.unfinished_at_latest_status == 1
+        assert metrics.todo_checks == 0
+
+    def test_summary_rewrite_and_overrun(self):
+        """A summary replacing the history is a rewrite; an overrun call is only the end state."""
+        user = {"role": "user", "content": "Do the thing"}
+        big = {"role": "tool", "tool_call_id": "c1", "content": "x " * 300}
+        summary = {"role": "user", "content": "Summary."}
+        record = _record([[user, _todo_call("c1", TODOS), big], [summary], [summary, summary]])
+        record.requests[2]["overrun"] = True
+        metrics = score(record, EXCHANGE, get_tokenizer())
+        assert metrics.requests == 2
+        assert metrics.rewrites == 1
+        assert not metrics.first_request_kept
+        assert metrics.unfinished_at_latest_status == 0
+        assert metrics.unfinished_total == 1
+
+    def test_round_trip_through_file(self, tmp_path: Path):
+        """A record written as JSON reads back equal."""
+        record = _record([[{"role": "user", "content": "hi"}]], overruns=1)
+        path = tmp_path / "r.json"
+        path.write_text(record.model_dump_json(), encoding="utf-8")
+        assert load_record(path) == record

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from benchmarks.peers import run as run_module
+from benchmarks.peers.run import (
+    ENVS,
+    PEERS,
+    RESULTS_FORMAT,
+    PeerSpec,
+    default_sessions,
+    plan,
+    run_peers,
+    write_results,
+)
+from benchmarks.peers.venvs import MARKER, PeerEnv, ensure_venv, find_python, is_ready
+
+
+class TestPlan:
+    def test_one_job_per_peer_variant_summarizer_session(self, tmp_path: Path):
+        """Every combination is planned once, peers in declaration order."""
+        sessions = [tmp_path / "a.json", tmp_path / "b.json"]
+        jobs = plan(sessions)
+        expected = sum(len(p.variants) * len(p.summarizers) for p in PEERS) * len(sessions)
+        assert len(jobs) == expected
+        assert len({(j.peer.name, j.variant, j.summarizer, j.session) for j in jobs}) == expected
+        assert jobs[0].peer.name == PEERS[0].name
+
+    def test_quick_keeps_the_copying_summarizer(self, tmp_path: Path):
+        """Quick runs keep one summarizer per peer variant: the last (copy-todos, or none)."""
+        jobs = plan([tmp_path / "a.json"], quick=True)
+        assert {j.summarizer for j in jobs} == {"copy-todos", "none"}
+
+    def test_every_peer_names_a_known_env(self):
+        """Each peer runs in a declared venv."""
+        assert {p.env for p in PEERS} <= set(ENVS)
+
+
+class TestDefaultSessions:
+    def test_quick_writes_one_exchange_file(self, tmp_path: Path):
+        """The quick set is one short session, written in the exchange format."""
+        [path] = default_sessions(tmp_path, quick=True)
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        assert doc["format"] == "context-harness/session-exchange"
+        assert doc["meta"]["name"] == path.stem
+        assert doc["unfinished"]
+
+
+class TestRunPeers:
+    def test_missing_venvs_are_skipped_with_a_reason(self, tmp_path: Path):
+        """Without venvs and without permission to install, every peer is skipped, none faked."""
+        [session] = default_sessions(tmp_path, quick=True)
+        records = run_peers(
+            [session], tmp_path / "out", quick=True, install=False, venv_root=tmp_path / "none"
+        )
+        assert records
+        assert {r["status"] for r in records} == {"skipped"}
+        assert all(r["reason"] and "metrics" not in r for r in records)
+        doc = json.loads((tmp_path / "out" / "peers.json").read_text(encoding="utf-8"))
+        assert doc["format"] == RESULTS_FORMAT
+        assert doc["records"] == records
+
+    def test_peer_without_driver_is_skipped(self, tmp_path: Path, monkeypatch):
+        """A peer with no driver is skipped, naming the Python it needs."""
+        [session] = default_sessions(tmp_path, quick=True)
+        spec = PeerSpec("x", "openhands", None, ("default",), ("structural",))
+        monkeypatch.setattr(run_module, "PEERS", (spec,))
+        [record] = run_peers([session], tmp_path / "out", install=False)
+        assert record["status"] == "skipped"
+        assert record["peer"] == "x"
+        assert "Python >= 3.12" in record["reason"] or "no driver" in record["reason"]
+
+
+class TestWriteResults:
+    def test_sorted_and_stable(self, tmp_path: Path):
+        """The same records give the same bytes."""
+        records = [{"peer": "p", "status": "skipped", "reason": "r"}]
+        a = write_results(records, tmp_path / "a.json", budget=10).read_bytes()
+        b = write_results(records, tmp_path / "b.json", budget=10).read_bytes()
+        assert a == b
+        assert json.loads(a)["budget"] == 10
+
+
+class TestVenvs:
+    def test_marker_must_match_pins(self, tmp_path: Path):
+        """A venv counts as ready only when its marker lists exactly the pins."""
+        env = PeerEnv("e", ("a==1",))
+        (tmp_path / "e").mkdir()
+        assert not is_ready(env, tmp_path)
+        (tmp_path / "e" / MARKER).write_text(json.dumps({"requirements": ["a==1"]}))
+        assert is_ready(env, tmp_path)
+        assert not is_ready(PeerEnv("e", ("a==2",)), tmp_path)
+
+    def test_no_install_gives_a_reason(self, tmp_path: Path):
+        """An absent venv is not created when installing is off; the reason says so."""
+        status = ensure_venv(PeerEnv("e", ("a==1",)), tmp_path, install=False)
+        assert status.python is None
+        assert status.reason is not None
+        assert "not allowed" in status.reason
+
+    def test_too_new_python_is_not_found(self, tmp_path: Path):
+        """Asking for a Python newer than any gives None, and ensure_venv explains it."""
+        assert find_python((3, 99)) is None
+        status = ensure_venv(PeerEnv("e", ("a==1",), min_python=(3, 99)), tmp_path)
+        assert status.python is None
+        assert status.reason is not None
+        assert "Python >= 3.99" in status.reason
+
+    def test_this_python_is_found(self):
+        """The running interpreter satisfies its own version."""
+        assert find_python(sys.version_info[:2]) is not None
