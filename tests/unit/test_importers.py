@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from compaction import TodoItem, check_log
+from compaction import CompactionPolicy, Session, TodoItem, check_log
+from compaction.checkpoint import encode_item, parse_checkpoint
 from compaction.errors import ConfigError, TranscriptError
 from compaction.events import CheckpointRecorded, Event, MessageAdded, TodoWritten
-from compaction.importers import ImportReport, detect_format, import_transcript, load
+from compaction.importers import (
+    ImportReport,
+    ReplayReport,
+    detect_format,
+    import_transcript,
+    load,
+    replay,
+)
 from compaction.log import read_events
 from compaction.views import LatestTodosProjection, TodosProjection, fold
 
@@ -42,6 +52,28 @@ def assert_paired(events: list[Event]) -> None:
 
 def todos_of(events: list[Event]) -> list[tuple[TodoItem, ...]]:
     return [e.data.todos for e in events if isinstance(e, TodoWritten)]
+
+
+@contextmanager
+def replayed(
+    events: list[Event], path: Path, window: int
+) -> Iterator[tuple[Session, ReplayReport]]:
+    with Session(path, sync="batch") as session:
+        yield session, replay(events, session, CompactionPolicy(window_tokens=window))
+
+
+def assert_tasks_carried(report: ReplayReport) -> None:
+    """At every cut, each unfinished item stands verbatim in the right Checkpoint section."""
+    assert report.compactions, "the window was meant to force compaction"
+    for c in report.compactions:
+        pending, current = c.unfinished
+        text = c.result.data.text
+        parsed = parse_checkpoint(text)
+        assert (parsed.pending_jobs, parsed.current_work) == (pending, current)
+        assert (c.result.data.pending, c.result.data.current) == (pending, current)
+        lines = text.split("\n")
+        for task in pending + current:
+            assert lines.count(encode_item(task)) == 1
 
 
 def item(content: str, status: str) -> TodoItem:
@@ -299,6 +331,25 @@ class TestSweAgent:
         assert_paired(events)
 
 
+class TestReplay:
+    def test_replay_compacts_and_keeps_tasks(self, tmp_path):
+        """Replaying an import with a tiny window compacts, carrying every unfinished task."""
+        events, _ = imported("claude_code_small.jsonl")
+        with replayed(events, tmp_path / "r.jsonl", 300) as (session, report):
+            assert_tasks_carried(report)
+            assert any(c.unfinished != ((), ()) for c in report.compactions)
+            check_log(session.events())
+
+    def test_recorded_checkpoint_moved_to_new_seqs(self, tmp_path):
+        """The agent's own compaction keeps its text; its span follows the replayed log."""
+        events, _ = imported("codex_small.jsonl")
+        with replayed(events, tmp_path / "r.jsonl", 100_000) as (session, report):
+            assert (report.compactions, report.recorded_checkpoints) == ([], 1)
+            (cp,) = [e for e in session.events() if isinstance(e, CheckpointRecorded)]
+            assert (cp.data.first_seq, cp.data.last_seq, cp.data.summarizer) == (1, 15, "codex")
+            assert session.todos.todos == (item("Write the test", "in_progress"),)
+
+
 class TestDetect:
     @pytest.mark.parametrize(
         ("name", "expected"),
@@ -418,6 +469,10 @@ TOOL_CALLS = {PENDING: 96, THREE_COMPACTIONS: 206, SPOTTER: 197, SWE: 12}
 """Tool calls per file, as SOURCES.md counts them (and the SWE-agent history's 12 actions)."""
 
 
+WITH_TASKS = {PENDING: 1, THREE_COMPACTIONS: 1, SPOTTER: 0, SWE: 0}
+"""Compactions that must cut while todos are open (the other files record no todo list)."""
+
+
 def imported_real(directory: Path, name: str) -> tuple[list[Event], ImportReport]:
     report = ImportReport(path=name)
     return list(load(directory / name, report=report)), report
@@ -487,3 +542,14 @@ class TestRealTranscripts:
         assert report.skipped["progress (live tool, hook and sub-agent updates)"] == 1332
         assert report.handled["background task notification"] == 1
         assert report.turns == 2
+
+    @pytest.mark.parametrize("name", sorted(EXPECTED))
+    def test_compaction_keeps_unfinished_todos(self, transcripts, tmp_path, name):
+        """Import, then compact in an 8k window: every unfinished todo stands in the checkpoint."""
+        events, _ = imported_real(transcripts, name)
+        with replayed(events, tmp_path / "r.jsonl", 8192) as (session, report):
+            assert_tasks_carried(report)
+            with_tasks = sum(1 for c in report.compactions if c.unfinished != ((), ()))
+            assert with_tasks >= WITH_TASKS[name]
+            check_log(session.events())
+            assert session.todos.todos == fold(TodosProjection(), events).todos
