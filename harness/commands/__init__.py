@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from harness.commands import compact_cmd, import_cmd, log_cmd, todo_write_cmd, todos_cmd
+from harness.commands import (
+    compact_cmd,
+    context_cmd,
+    import_cmd,
+    log_cmd,
+    modes_cmd,
+    prompt_cmd,
+    todo_write_cmd,
+    todos_cmd,
+)
 
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
@@ -15,6 +24,9 @@ COMMANDS: tuple[Register, ...] = (
     log_cmd.register,
     compact_cmd.register,
     import_cmd.register,
+    prompt_cmd.register,
+    context_cmd.register,
+    modes_cmd.register,
 )
 
 __all__ = ["COMMANDS", "Register"]

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from compaction.session import Session
+from prompts import available_modes, get_mode, run_todo_write
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,15 +26,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="allow several in_progress items (allow_parallel_in_progress=true)",
     )
-    p.set_defaults(func=run, refusal=None)
+    p.add_argument(
+        "--mode",
+        default="agent",
+        help="run under this mode: in plan mode the call is refused and nothing is appended",
+    )
+    p.add_argument("--modes-file", metavar="FILE", help="user modes (TOML or JSON)")
+    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute the call and print the result."""
     raw: str | bytes = args.arguments if args.arguments is not None else sys.stdin.buffer.read()
+    mode = get_mode(args.mode, available_modes(args.modes_file))
+    if args.allow_parallel:
+        todo = mode.todo.model_copy(update={"allow_parallel_in_progress": True})
+        mode = mode.model_copy(update={"todo": todo})
     with Session(args.log) as session:
-        result = session.todo_write(
-            raw, allow_parallel_in_progress=args.allow_parallel, refuse=args.refusal
-        )
+        result = run_todo_write(session, raw, mode)
     print(result.content)
     return 1 if result.is_error else 0

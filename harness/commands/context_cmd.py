@@ -1,0 +1,75 @@
+"""`harness context LOG --mode M`: the whole request the model would receive now."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from compaction import Message, TurnStarted
+from compaction.session import Session
+from harness.commands.prompt_cmd import FORMATS, add_prompt_options, builder_from_args
+from prompts import anthropic_request, available_modes, dumps, get_mode, openai_request
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `context` command."""
+    p = sub.add_parser(
+        "context",
+        help="print the request the model would receive now, from a log",
+        description=(
+            "Build the request for the next model call from LOG's context view (checkpoint and "
+            "kept messages) under a mode: text (system prompt, then the messages), openai "
+            "(chat completions) or anthropic (messages API)."
+        ),
+    )
+    p.add_argument("log", metavar="LOG", help="session log (JSONL)")
+    add_prompt_options(p)
+    p.add_argument("--format", choices=FORMATS, default="openai", help="output format")
+    p.add_argument("--model", help="model name to put in the request")
+    p.add_argument("--max-tokens", type=int, help="max_tokens for an anthropic request")
+    p.add_argument("--skip-bad", action="store_true", help="skip malformed lines of the log")
+    p.set_defaults(func=run)
+
+
+def _last_mode(session: Session) -> str | None:
+    """Return the mode of the latest turn/start that names one."""
+    mode: str | None = None
+    for event in session.events():
+        if isinstance(event, TurnStarted) and event.data.mode:
+            mode = event.data.mode
+    return mode
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the request."""
+    builder = builder_from_args(args)
+    session = Session(args.log, sync="batch", skip_bad_lines=args.skip_bad)
+    modes = available_modes(args.modes_file)
+    mode = get_mode(args.mode or _last_mode(session) or "agent", modes)
+    if args.format == "openai":
+        request = openai_request(builder, mode, session, model=args.model)
+        sys.stdout.write(dumps(request, indent=2) + "\n")
+    elif args.format == "anthropic":
+        request = anthropic_request(
+            builder, mode, session, model=args.model, max_tokens=args.max_tokens
+        )
+        sys.stdout.write(dumps(request, indent=2) + "\n")
+    else:
+        sys.stdout.write(builder.system_prompt(mode) + "\n")
+        window = session.context
+        for message in window.as_messages():
+            sys.stdout.write("\n" + _message_text(message))
+    return 0
+
+
+def _message_text(message: Message) -> str:
+    """Render one message for reading: a header line, its text, then its tool calls."""
+    header = f"--- {message.role}"
+    if message.tool_call_id:
+        header += f" ({message.tool_call_id})"
+    lines = [header + " ---"]
+    if message.text():
+        lines.append(message.text())
+    for call in message.tool_calls or ():
+        lines.append(f"[call {call.id}] {call.function.name} {call.function.arguments}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,104 @@
+"""`harness prompt --mode M`: a mode's system prompt, or the request skeleton a provider gets.
+
+Also holds the options every prompt-building command shares (`add_prompt_options`,
+`builder_from_args`), used by `harness context` and `harness modes`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from compaction.errors import ConfigError
+from prompts import (
+    DEFAULT_MODE,
+    TOOL_STRATEGIES,
+    Environment,
+    Mode,
+    PromptBuilder,
+    ToolCatalog,
+    anthropic_request,
+    available_modes,
+    dumps,
+    get_mode,
+    openai_request,
+)
+
+FORMATS = ("text", "openai", "anthropic")
+
+
+def add_prompt_options(p: argparse.ArgumentParser, *, mode: bool = True) -> None:
+    """Add the options that choose a mode, its tools and its environment."""
+    if mode:
+        p.add_argument("--mode", default=None, help=f"the mode (default: {DEFAULT_MODE})")
+    p.add_argument("--modes-file", metavar="FILE", help="user modes (TOML or JSON; see README)")
+    p.add_argument(
+        "--tools",
+        choices=TOOL_STRATEGIES,
+        default=None,
+        help="how forbidden tools are shown: stable catalog (default) or filtered out",
+    )
+    p.add_argument(
+        "--tools-file", metavar="FILE", help="user tools: a JSON array of OpenAI function tools"
+    )
+    p.add_argument("--cwd", metavar="DIR", help="working directory for the environment block")
+    p.add_argument("--date", metavar="YYYY-MM-DD", help="date for the environment block")
+    p.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a user variable for the environment block (repeatable)",
+    )
+
+
+def builder_from_args(args: argparse.Namespace) -> PromptBuilder:
+    """Return the prompt builder the options describe."""
+    variables: dict[str, str] = {}
+    for item in args.var:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--var {item!r}: expected NAME=VALUE")
+        variables[name] = value
+    try:
+        environment = Environment(date=args.date, cwd=args.cwd, variables=variables)
+    except ValueError as exc:
+        raise ConfigError(f"bad environment option: {exc}") from None
+    catalog = ToolCatalog.from_file(args.tools_file) if args.tools_file else ToolCatalog()
+    return PromptBuilder(catalog, strategy=args.tools, environment=environment)
+
+
+def mode_from_args(args: argparse.Namespace, default: str = DEFAULT_MODE) -> Mode:
+    """Return the mode named by ``--mode`` (or `default`), among built-in and user modes."""
+    return get_mode(args.mode or default, available_modes(args.modes_file))
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `prompt` command."""
+    p = sub.add_parser(
+        "prompt",
+        help="print a mode's system prompt or request skeleton",
+        description=(
+            "Print the system prompt of a mode (text), or the request skeleton a provider gets: "
+            "openai (messages holding the system message, and tools) or anthropic (system "
+            "blocks with cache_control, and tools)."
+        ),
+    )
+    add_prompt_options(p)
+    p.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the prompt."""
+    builder = builder_from_args(args)
+    mode = mode_from_args(args)
+    if args.format == "text":
+        sys.stdout.write(builder.system_prompt(mode) + "\n")
+    elif args.format == "openai":
+        sys.stdout.write(dumps(openai_request(builder, mode), indent=2) + "\n")
+    else:
+        request = anthropic_request(builder, mode)
+        del request["messages"]  # the skeleton: system blocks and tools only
+        sys.stdout.write(dumps(request, indent=2) + "\n")
+    return 0

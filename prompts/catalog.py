@@ -1,0 +1,182 @@
+"""The tool catalog: the user's tools plus `todo_write`, in a deterministic order.
+
+User tools come as OpenAI function definitions (``{"type": "function", "function": {...}}`` or
+the bare ``{"name", "description", "parameters"}``), Anthropic tools (``input_schema``), or
+pydantic models (name from the ``title`` in their config, else the class name in snake_case;
+description from the docstring; parameters from the JSON schema). `todo_write` comes from
+`compaction.todos`, with the description of the mode's todo policy.
+
+Invariants: the order is the user's tools sorted by name, then `todo_write` last, so the one
+mode-dependent tool sits at the end of the catalog; the same inputs give the same catalog bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from compaction import TOOL_NAME, ConfigError, openai_tool
+from prompts.rendering import render
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def _empty_parameters() -> dict[str, Any]:
+    return {"type": "object", "properties": {}}
+
+
+class ToolSpec(BaseModel):
+    """One tool, provider-neutral: name, description and a JSON schema of its parameters."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=_NAME.pattern)
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: _empty_parameters())
+    strict: bool | None = None
+    """OpenAI strict function calling, when the definition asked for it."""
+
+    def openai(self) -> dict[str, Any]:
+        """Return the tool as an OpenAI chat-completions function tool."""
+        function: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+        }
+        if self.strict is not None:
+            function["strict"] = self.strict
+        return {"type": "function", "function": function}
+
+    def anthropic(self) -> dict[str, Any]:
+        """Return the tool as an Anthropic messages tool."""
+        return {"name": self.name, "description": self.description, "input_schema": self.parameters}
+
+
+def tool_spec(definition: Mapping[str, Any] | type[BaseModel]) -> ToolSpec:
+    """Return the `ToolSpec` of an OpenAI or Anthropic tool definition, or of a pydantic model.
+
+    Raises:
+        ConfigError: the definition has no usable name or an unknown shape.
+    """
+    if isinstance(definition, type) and issubclass(definition, BaseModel):
+        return _from_model(definition)
+    if not isinstance(definition, Mapping):
+        raise ConfigError(f"a tool must be a mapping or a pydantic model, not {definition!r}")
+    fields = definition.get("function", definition)
+    if definition.get("type", "function") != "function" or not isinstance(fields, Mapping):
+        raise ConfigError(f"tool {definition.get('type')!r} is not a function tool")
+    name = fields.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ConfigError(f"tool name {name!r} must match {_NAME.pattern}")
+    params = fields.get("parameters", fields.get("input_schema"))
+    return ToolSpec(
+        name=name,
+        description=str(fields.get("description") or ""),
+        parameters=dict(params) if isinstance(params, Mapping) else _empty_parameters(),
+        strict=fields.get("strict") if isinstance(fields.get("strict"), bool) else None,
+    )
+
+
+def _from_model(model: type[BaseModel]) -> ToolSpec:
+    title = model.model_config.get("title")
+    name = title or re.sub(r"(?<!^)(?=[A-Z])", "_", model.__name__).lower()
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    description = schema.pop("description", None) or ""
+    return tool_spec({"name": name, "description": description, "parameters": schema})
+
+
+def load_tools(path: Path | str) -> tuple[ToolSpec, ...]:
+    """Read user tools from a JSON file: an array of OpenAI (or Anthropic) tool definitions.
+
+    Raises:
+        ConfigError: the file cannot be read, is not a JSON array, or holds a bad definition;
+            the message names the file and the item.
+    """
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read tools file {file}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ConfigError(f"{file}: not valid JSON: {exc}") from None
+    if not isinstance(data, list):
+        raise ConfigError(f"{file}: expected a JSON array of tool definitions")
+    out: list[ToolSpec] = []
+    for i, item in enumerate(data):
+        try:
+            out.append(tool_spec(item))
+        except ConfigError as exc:
+            raise ConfigError(f"{file}: tools[{i}]: {exc}") from None
+    return tuple(out)
+
+
+def todo_write_description(*, allow_parallel_in_progress: bool) -> str:
+    """Return the `todo_write` description: one task in progress, or several in parallel mode."""
+    text = render(
+        "tools/todo_write.md.j2", {"allow_parallel_in_progress": allow_parallel_in_progress}
+    )
+    return text.rstrip("\n")
+
+
+def todo_write_spec(*, allow_parallel_in_progress: bool) -> ToolSpec:
+    """Return `todo_write` as a `ToolSpec`, from compaction's schema and the mode's description."""
+    description = todo_write_description(allow_parallel_in_progress=allow_parallel_in_progress)
+    fn = openai_tool(description)["function"]
+    return ToolSpec(
+        name=fn["name"],
+        description=fn["description"],
+        parameters=fn["parameters"],
+        strict=fn["strict"],
+    )
+
+
+class ToolCatalog:
+    """The user's tools, checked and sorted by name (`todo_write` is added per mode).
+
+    Args:
+        tools: tool definitions (OpenAI or Anthropic dicts, pydantic models, or `ToolSpec`).
+
+    Raises:
+        ConfigError: two tools share a name, or a user tool is called ``todo_write``.
+    """
+
+    def __init__(
+        self, tools: Iterable[ToolSpec | Mapping[str, Any] | type[BaseModel]] = ()
+    ) -> None:
+        specs = [t if isinstance(t, ToolSpec) else tool_spec(t) for t in tools]
+        seen: set[str] = set()
+        for spec in specs:
+            if spec.name == TOOL_NAME:
+                raise ConfigError(f"a user tool may not be called {TOOL_NAME}; it is built in")
+            if spec.name in seen:
+                raise ConfigError(f'two user tools are called "{spec.name}"; names must be unique')
+            seen.add(spec.name)
+        self.user_tools: tuple[ToolSpec, ...] = tuple(sorted(specs, key=lambda s: s.name))
+
+    @classmethod
+    def from_file(cls, path: Path | str) -> ToolCatalog:
+        """Return a catalog of the tools in a JSON file (see `load_tools`)."""
+        return cls(load_tools(path))
+
+    def tools(
+        self,
+        *,
+        allow_parallel_in_progress: bool,
+        include_todo_write: bool = True,
+        exclude: Sequence[str] = (),
+    ) -> tuple[ToolSpec, ...]:
+        """Return the catalog: user tools by name (minus `exclude`), then `todo_write`."""
+        out = [t for t in self.user_tools if t.name not in exclude]
+        if include_todo_write:
+            out.append(todo_write_spec(allow_parallel_in_progress=allow_parallel_in_progress))
+        return tuple(out)
+
+    def names(self) -> tuple[str, ...]:
+        """Return the user tools' names, in catalog order."""
+        return tuple(t.name for t in self.user_tools)

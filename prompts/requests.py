@@ -1,0 +1,228 @@
+"""Request assembly: a mode's prompt plus a session's context view, as a provider request.
+
+Two formats. OpenAI chat completions (what DeepSeek, vLLM, SGLang and many others speak):
+``{"model"?, "messages": [system, ...], "tools": [...]}``. Anthropic messages:
+``{"model"?, "max_tokens"?, "system": [text blocks], "tools": [...], "messages": [...]}``, with
+``cache_control`` on the last stable system block, and OpenAI's ``tool_calls`` / ``tool``
+messages translated into ``tool_use`` / ``tool_result`` blocks.
+
+The messages come from the log's context view (`compaction.ContextWindow`): system messages
+recorded in the log follow the built system prompt; then the checkpoint, as one user message;
+then the kept messages.
+
+Invariants: requests are plain JSON data; `dumps` serializes them with sorted keys, so the same
+inputs always give the same bytes, and nothing in them depends on the clock.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from compaction import ContextWindow, ImagePart, Message, Session, TextPart
+from prompts.builder import PromptBuilder, PromptLayers
+from prompts.modes import Mode
+
+CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
+"""Anthropic's cache breakpoint, set on the last stable layer of the system prompt."""
+
+
+def dumps(request: object, *, indent: int | None = None) -> str:
+    """Serialize a request deterministically: sorted keys, UTF-8 text, fixed separators."""
+    separators = (",", ": ") if indent is not None else (",", ":")
+    return json.dumps(
+        request, indent=indent, sort_keys=True, ensure_ascii=False, separators=separators
+    )
+
+
+def _window(context: ContextWindow | Session | None) -> ContextWindow:
+    if context is None:
+        return ContextWindow()
+    return context.context if isinstance(context, Session) else context
+
+
+def _conversation(window: ContextWindow) -> list[Message]:
+    """Return the checkpoint message (if any) and the kept messages, without system messages."""
+    return window.as_messages()[len(window.system) :]
+
+
+# --- OpenAI chat completions ------------------------------------------------------------------
+
+
+def openai_message(message: Message) -> dict[str, Any]:
+    """Return a message as an OpenAI chat-completions message param."""
+    out: dict[str, Any] = {"role": message.role}
+    if isinstance(message.content, tuple):
+        out["content"] = [p.model_dump(mode="json", exclude_none=True) for p in message.content]
+    elif message.content is not None or message.role != "assistant":
+        out["content"] = message.content if message.content is not None else ""
+    if message.tool_calls:
+        out["tool_calls"] = [c.model_dump(mode="json") for c in message.tool_calls]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    if message.name is not None and message.role != "tool":
+        out["name"] = message.name
+    return out
+
+
+def openai_request(
+    builder: PromptBuilder,
+    mode: Mode,
+    context: ContextWindow | Session | None = None,
+    *,
+    model: str | None = None,
+) -> dict[str, Any]:
+    """Return the OpenAI chat-completions request for `mode` over a context view.
+
+    Args:
+        builder: lays out the system prompt and the tool catalog.
+        mode: the mode the system prompt is built for.
+        context: the log's context view (or a session); None for the prompt alone.
+        model: the model name, included when given.
+    """
+    layers = builder.layers(mode)
+    window = _window(context)
+    messages = [{"role": "system", "content": layers.system_prompt}]
+    messages += [openai_message(m) for m in window.system]
+    messages += [openai_message(m) for m in _conversation(window)]
+    request: dict[str, Any] = {"messages": messages}
+    if model is not None:
+        request["model"] = model
+    if layers.tools:
+        request["tools"] = [t.openai() for t in layers.tools]
+    return request
+
+
+# --- Anthropic messages -----------------------------------------------------------------------
+
+
+def _image_block(part: ImagePart) -> dict[str, Any]:
+    url = part.image_url.url
+    if url.startswith("data:") and ";base64," in url:
+        media_type, data = url[len("data:") :].split(";base64,", 1)
+        source = {"type": "base64", "media_type": media_type, "data": data}
+        return {"type": "image", "source": source}
+    return {"type": "image", "source": {"type": "url", "url": url}}
+
+
+def _content_blocks(message: Message) -> list[dict[str, Any]]:
+    """Return a message's content as Anthropic text and image blocks (empty text dropped)."""
+    if message.content is None:
+        return []
+    if isinstance(message.content, str):
+        return [{"type": "text", "text": message.content}] if message.content else []
+    blocks: list[dict[str, Any]] = []
+    for part in message.content:
+        if isinstance(part, TextPart):
+            if part.text:
+                blocks.append({"type": "text", "text": part.text})
+        else:
+            blocks.append(_image_block(part))
+    return blocks
+
+
+def _tool_input(arguments: str) -> dict[str, Any]:
+    """Return tool-call arguments as the object `tool_use.input` needs.
+
+    Arguments that are not a JSON object are kept verbatim under ``_raw_arguments``.
+    """
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        parsed = None
+    return parsed if isinstance(parsed, dict) else {"_raw_arguments": arguments}
+
+
+def _anthropic_turn(message: Message) -> tuple[str, list[dict[str, Any]]]:
+    """Return the Anthropic role and blocks of one OpenAI-style message."""
+    if message.role == "tool":
+        result: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
+        blocks = _content_blocks(message)
+        if blocks:
+            result["content"] = blocks
+        return "user", [result]
+    blocks = _content_blocks(message)
+    for call in message.tool_calls or ():
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.id,
+                "name": call.function.name,
+                "input": _tool_input(call.function.arguments),
+            }
+        )
+    return ("assistant" if message.role == "assistant" else "user"), blocks
+
+
+def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Translate OpenAI-style messages into Anthropic messages.
+
+    ``tool_calls`` become ``tool_use`` blocks; each ``tool`` message becomes a ``tool_result``
+    block in a user message; consecutive messages of the same role merge into one, so roles
+    alternate and the results of one assistant turn sit together in the next user message.
+    System messages are not translated here (they belong in ``system``). Messages with no
+    content at all are dropped.
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        role, blocks = _anthropic_turn(message)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return out
+
+
+def anthropic_system(layers: PromptLayers, window: ContextWindow) -> list[dict[str, Any]]:
+    """Return the system blocks: core, mode, environment, then system messages from the log.
+
+    The last of the stable layers (the mode block; the core block when the mode block is
+    empty) carries the cache breakpoint, so the tools and the stable layers are cached across
+    turns and the environment after it may change without invalidating them.
+    """
+    stable = [b for b in (layers.core, layers.mode) if b]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text} for text in stable]
+    if blocks:
+        blocks[-1]["cache_control"] = dict(CACHE_CONTROL)
+    if layers.environment:
+        blocks.append({"type": "text", "text": layers.environment})
+    for message in window.system:
+        blocks += _content_blocks(message)
+    return blocks
+
+
+def anthropic_request(
+    builder: PromptBuilder,
+    mode: Mode,
+    context: ContextWindow | Session | None = None,
+    *,
+    model: str | None = None,
+    max_tokens: int | None = None,
+) -> dict[str, Any]:
+    """Return the Anthropic messages request for `mode` over a context view.
+
+    Args:
+        builder: lays out the system prompt and the tool catalog.
+        mode: the mode the system prompt is built for.
+        context: the log's context view (or a session); None for the prompt alone.
+        model: the model name, included when given.
+        max_tokens: the output limit, included when given (the API requires it).
+    """
+    layers = builder.layers(mode)
+    window = _window(context)
+    request: dict[str, Any] = {
+        "system": anthropic_system(layers, window),
+        "messages": anthropic_messages(_conversation(window)),
+    }
+    if layers.tools:
+        request["tools"] = [t.anthropic() for t in layers.tools]
+    if model is not None:
+        request["model"] = model
+    if max_tokens is not None:
+        request["max_tokens"] = max_tokens
+    return request

@@ -1,0 +1,140 @@
+"""The prompt commands end to end: golden prompts per mode, requests, refusal, modes table.
+
+Regenerate the golden files after an intended change with
+``UPDATE_GOLDEN=1 .venv/bin/pytest tests/e2e/test_prompt_cli.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compaction import FunctionCall, Message, Session, ToolCall
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).resolve().parent / "golden"
+TOOLS = str(ROOT / "prompts" / "examples" / "coding_tools.json")
+ENV = ["--date", "2026-11-30", "--cwd", "/home/user/project", "--var", "shell=bash"]
+
+
+def harness(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+def check_golden(name: str, text: str) -> None:
+    """Compare with tests/e2e/golden/<name>, or rewrite it when UPDATE_GOLDEN is set."""
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"missing golden file {path}; run with UPDATE_GOLDEN=1"
+    assert text == path.read_text(encoding="utf-8")
+
+
+class TestPromptCommand:
+    @pytest.mark.parametrize("mode", ["agent", "parallel", "plan"])
+    def test_golden_system_prompt(self, mode: str) -> None:
+        """Each mode's rendered system prompt matches its golden file."""
+        result = harness("prompt", "--mode", mode, "--tools-file", TOOLS, *ENV)
+        assert result.returncode == 0, result.stderr
+        check_golden(f"prompt_{mode}.txt", result.stdout)
+
+    @pytest.mark.parametrize(
+        ("fmt", "tools"), [("openai", "stable"), ("openai", "filtered"), ("anthropic", "stable")]
+    )
+    def test_golden_plan_requests(self, fmt: str, tools: str) -> None:
+        """Plan mode's request skeletons match their golden files."""
+        args = [
+            "prompt",
+            "--mode",
+            "plan",
+            "--format",
+            fmt,
+            "--tools",
+            tools,
+            "--tools-file",
+            TOOLS,
+        ]
+        result = harness(*args, *ENV)
+        assert result.returncode == 0, result.stderr
+        check_golden(f"prompt_plan_{fmt}_{tools}.json", result.stdout)
+        request = json.loads(result.stdout)
+        if fmt == "openai":
+            assert [m["role"] for m in request["messages"]] == ["system"]
+            names = [t["function"]["name"] for t in request["tools"]]
+        else:
+            assert set(request) == {"system", "tools"}
+            names = [t["name"] for t in request["tools"]]
+        assert ("todo_write" in names) == (tools == "stable")
+
+    def test_unknown_mode(self) -> None:
+        """An unknown mode exits 2 with the list of modes."""
+        result = harness("prompt", "--mode", "yolo")
+        assert result.returncode == 2
+        assert 'unknown mode "yolo"; choose one of agent, parallel, plan' in result.stderr
+
+
+class TestTodoWriteMode:
+    ARGS = '{"todos": [{"content": "Read the code", "status": "in_progress"}]}'
+
+    def test_plan_mode_refuses(self, log_path: Path) -> None:
+        """`todo-write --mode plan` prints the refusal, exits 1 and writes no log."""
+        result = harness("todo-write", str(log_path), "--mode", "plan", "--json", self.ARGS)
+        assert result.returncode == 1
+        assert result.stdout.startswith("todo_write: refused, nothing was changed. You are in Plan")
+        assert not log_path.exists()
+
+    def test_parallel_mode_allows_two_in_progress(self, log_path: Path) -> None:
+        """`--mode parallel` accepts two in_progress items; the default mode rejects them."""
+        two = json.dumps({"todos": [{"content": c, "status": "in_progress"} for c in ("a", "b")]})
+        assert harness("todo-write", str(log_path), "--json", two).returncode == 1
+        result = harness("todo-write", str(log_path), "--mode", "parallel", "--json", two)
+        assert (result.returncode, result.stdout) == (
+            0,
+            "Todo list updated: 0 pending, 2 in progress, 0 completed.\n",
+        )
+
+
+class TestContextCommand:
+    def test_golden_request(self, log_path: Path) -> None:
+        """`harness context` prints the whole request from the log's context view."""
+        with Session(log_path) as session:
+            session.start_turn("Rename the config loader", mode="plan")
+            call = ToolCall(
+                id="call_1",
+                function=FunctionCall(name="grep", arguments='{"pattern": "load_config"}'),
+            )
+            session.add_message(Message(role="assistant", content=None, tool_calls=(call,)))
+            session.add_message(
+                Message(role="tool", tool_call_id="call_1", content="src/config.py:12")
+            )
+        for fmt in ("openai", "anthropic", "text"):
+            result = harness("context", str(log_path), "--format", fmt, "--tools-file", TOOLS, *ENV)
+            assert result.returncode == 0, result.stderr
+            suffix = "txt" if fmt == "text" else "json"
+            check_golden(f"context_plan_{fmt}.{suffix}", result.stdout)
+        assert "# Mode: Plan" in result.stdout, "the mode comes from the log's turn/start"
+
+
+class TestModesCommand:
+    def test_lists_modes_with_tokens(self) -> None:
+        """`harness modes` lists every mode with its sizes and the shared prefix."""
+        result = harness("modes", "--tools-file", TOOLS, *ENV)
+        assert result.returncode == 0, result.stderr
+        check_golden("modes.txt", result.stdout)
+        data = json.loads(harness("modes", "--json", "--tools-file", TOOLS, *ENV).stdout)
+        assert [m["mode"] for m in data["modes"]] == ["agent", "parallel", "plan"]
+        largest = max(m["total_tokens"] for m in data["modes"])
+        assert data["shared_prefix_tokens"] >= 0.9 * largest

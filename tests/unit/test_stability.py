@@ -1,0 +1,65 @@
+"""Prefix stability across modes, measured in tokens over a realistic tool catalog."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compaction import get_tokenizer
+from prompts import (
+    BUILTIN_MODES,
+    Environment,
+    PrefixOrder,
+    PromptBuilder,
+    ToolCatalog,
+    ToolStrategy,
+    common_prefix_length,
+    linearize,
+    shared_prefix_tokens,
+)
+
+EXAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "prompts" / "examples" / "coding_tools.json"
+ENV = Environment(date="2026-11-30", cwd="/home/user/project", variables={"shell": "bash"})
+
+
+def coverage(strategy: ToolStrategy, order: PrefixOrder = "layout") -> dict[str, float]:
+    """Return, per mode, the share of its catalog + system prompt tokens all modes share."""
+    builder = PromptBuilder(
+        ToolCatalog.from_file(EXAMPLE_TOOLS), strategy=strategy, environment=ENV
+    )
+    tokenizer = get_tokenizer()
+    texts = {
+        name: linearize(builder.layers(mode), order=order) for name, mode in BUILTIN_MODES.items()
+    }
+    shared = shared_prefix_tokens(tokenizer, list(texts.values()))
+    return {name: shared / tokenizer.count(text) for name, text in texts.items()}
+
+
+class TestCommonPrefix:
+    def test_stable_tools_share_at_least_90_percent(self) -> None:
+        """With stable tools, agent, parallel and plan share >= 90% of catalog + system prompt."""
+        figures = coverage("stable")
+        assert min(figures.values()) >= 0.90, figures
+
+    def test_filtered_tools_share_less(self) -> None:
+        """Filtering todo_write out of plan's catalog costs agent and parallel their prefix."""
+        stable, filtered = coverage("stable"), coverage("filtered")
+        assert filtered["agent"] < stable["agent"]
+        assert filtered["parallel"] < stable["parallel"]
+
+    def test_agent_and_plan_share_core_and_catalog(self) -> None:
+        """Under stable tools, agent and plan diverge only at the mode block."""
+        builder = PromptBuilder(ToolCatalog.from_file(EXAMPLE_TOOLS), environment=ENV)
+        agent, plan = (linearize(builder.layers(BUILTIN_MODES[n])) for n in ("agent", "plan"))
+        head = agent[: agent.index("# Mode: Agent")]
+        assert plan.startswith(head)
+        assert len(head) > 0.85 * len(agent)
+
+    @pytest.mark.parametrize(
+        ("sequences", "expected"),
+        [([], 0), ([[1, 2, 3]], 3), ([[1, 2, 3], [1, 2, 4]], 2), ([[1, 2], [1, 2, 3], [9]], 0)],
+    )
+    def test_common_prefix_length(self, sequences: list[list[int]], expected: int) -> None:
+        """The shared prefix of token sequences is counted item by item."""
+        assert common_prefix_length(sequences) == expected
