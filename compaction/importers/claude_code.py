@@ -4,7 +4,8 @@ One JSON record a line. What each record becomes:
 
 - ``user`` with text: a real request (`turn/start` + user message), except a tool result, an
   ``isMeta`` record, a local command's caveat or output, an interruption notice and a background
-  task notification, which are kept as user messages that start no turn.
+  task notification, which are kept as user messages that start no turn. A slash command the
+  user typed (``<command-name>``) is a request: the user acted.
 - ``user`` with ``tool_result`` blocks: the `tool` messages answering the calls.
 - ``assistant``: Claude Code writes one record per content block; records with the same
   ``message.id`` merge into one assistant message. ``text`` is kept, ``tool_use`` becomes an

@@ -67,7 +67,7 @@ def summary_text(report: ImportReport, output: Path) -> str:
         calls += f" ({report.unanswered_calls} with no recorded result: placeholder written)"
     lines = [
         f"{report.path} ({report.format}) -> {output}",
-        f"records read: {report.records} on {report.lines} lines",
+        f"records read: {report.records}; lines: {report.lines}",
         f"events written: {report.events} ({_counts(report.events_by_type)})",
         f"turns: {report.turns}; {calls}; todo writes: {report.todo_writes}; "
         f"recorded compactions: {report.checkpoints}",

@@ -29,7 +29,7 @@ class TestImportCommand:
         assert run.returncode == 0, run.stderr
         text = run.stdout
         assert "(claude-code)" in text
-        assert "records read: 34 on 35 lines" in text
+        assert "records read: 34; lines: 35" in text
         assert "events written: 38" in text
         assert "turns: 3; 10 tool calls (1 with no recorded result" in text
         assert "todo writes: 7" in text

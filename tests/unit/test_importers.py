@@ -195,6 +195,63 @@ class TestClaudeCode:
         )
 
 
+def claude_records(*records: dict[str, object]) -> str:
+    return "".join(json.dumps({"sessionId": "s", **r}) + "\n" for r in records)
+
+
+def claude_call(msg_id: str, call_id: str, name: str, args: dict[str, object]) -> dict[str, object]:
+    block = {"type": "tool_use", "id": call_id, "name": name, "input": args}
+    return {"type": "assistant", "message": {"id": msg_id, "role": "assistant", "content": [block]}}
+
+
+def claude_result(call_id: str, content: str, **extra: object) -> dict[str, object]:
+    block = {"type": "tool_result", "tool_use_id": call_id, "content": content}
+    return {"type": "user", "message": {"role": "user", "content": [block]}, **extra}
+
+
+class TestClaudeCodeEdges:
+    def test_enormous_tool_output(self, tmp_path):
+        """A 4 MB tool result is imported whole and reported as the largest output."""
+        path = tmp_path / "big.jsonl"
+        path.write_text(
+            claude_records(
+                {"type": "user", "message": {"role": "user", "content": "dump the log"}},
+                claude_call("m1", "t1", "Bash", {"command": "cat huge.log"}),
+                claude_result("t1", "x" * 4_000_000),
+            )
+        )
+        events, report = imported(path)
+        assert report.largest_tool_output == 4_000_000
+        assert len(events[-1].data.text()) == 4_000_000  # type: ignore[union-attr]
+        assert_paired(events)
+
+    def test_deleted_task_leaves_the_list(self, tmp_path):
+        """TaskUpdate with status deleted removes the task; an unknown id changes nothing."""
+        path = tmp_path / "tasks.jsonl"
+        path.write_text(
+            claude_records(
+                {"type": "user", "message": {"role": "user", "content": "plan it"}},
+                claude_call("m1", "t1", "TaskCreate", {"subject": "A", "description": "a"}),
+                claude_result("t1", "Task #1 created successfully: A"),
+                claude_call("m2", "t2", "TaskCreate", {"subject": "B", "description": "b"}),
+                claude_result("t2", "Task #2 created successfully: B"),
+                claude_call("m3", "t3", "TaskUpdate", {"taskId": "1", "status": "deleted"}),
+                claude_result("t3", "Updated task #1 deleted"),
+                claude_call("m4", "t4", "TaskUpdate", {"taskId": "9", "status": "completed"}),
+                claude_result("t4", "Task not found"),
+                claude_call("m5", "t5", "TaskUpdate", {"taskId": "2", "subject": "B2"}),
+                claude_result("t5", "Updated task #2 subject"),
+            )
+        )
+        events, _ = imported(path)
+        assert todos_of(events) == [
+            (item("A", "pending"),),
+            (item("A", "pending"), item("B", "pending")),
+            (item("B", "pending"),),
+            (item("B2", "pending"),),
+        ]
+
+
 class TestCodex:
     def test_event_counts(self):
         """The rollout fixture gives the events it was written to hold."""
