@@ -14,6 +14,7 @@ from prompts.builder import (
     refusal,
     run_todo_write,
     switch_mode,
+    tool_refusal,
 )
 from prompts.catalog import (
     ToolCatalog,
@@ -88,5 +89,6 @@ __all__ = [
     "switch_mode",
     "todo_write_description",
     "todo_write_spec",
+    "tool_refusal",
     "tool_spec",
 ]

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from compaction import Message, Session, ToolResult, todo_write
+from compaction import TOOL_NAME, Message, Session, ToolResult, todo_write
 from prompts.catalog import ToolCatalog, ToolSpec
 from prompts.modes import Mode, ToolStrategy
 from prompts.rendering import render
@@ -136,7 +136,12 @@ class PromptBuilder:
     def mode_block(self, mode: Mode, tools: tuple[ToolSpec, ...] | None = None) -> str:
         """Return the mode block: the mode's templates rendered in order."""
         names = tuple(t.name for t in (self.tools(mode) if tools is None else tools))
-        context = {"mode": mode, "env": self.environment, "tool_names": names}
+        context = {
+            "mode": mode,
+            "env": self.environment,
+            "tool_names": names,
+            "forbidden_tools": mode.tools.forbidden,
+        }
         parts = [render(b, context, folder=mode.template_dir).strip("\n") for b in mode.blocks]
         return "\n\n".join(p for p in parts if p)
 
@@ -186,6 +191,20 @@ def refusal(mode: Mode) -> str | None:
     if mode.todo_write_allowed:
         return None
     return render(mode.todo.refusal, {"mode": mode}, folder=mode.template_dir).rstrip("\n")
+
+
+def tool_refusal(mode: Mode, tool: str) -> str | None:
+    """Return the model-facing refusal of a call to `tool` in `mode`, or None when allowed.
+
+    Covers `todo_write` (the todo policy) and the user tools the mode's tool policy forbids;
+    an agent loop checks it before it runs any tool, whatever the tool strategy.
+    """
+    if tool == TOOL_NAME:
+        return refusal(mode)
+    if tool not in mode.tools.forbidden:
+        return None
+    text = render("refusals/tool.md.j2", {"mode": mode, "tool": tool}, folder=mode.template_dir)
+    return text.rstrip("\n")
 
 
 def run_todo_write(

@@ -44,7 +44,8 @@ class ToolPolicy(_Frozen):
     """Which of the user's tools a mode forbids, and how they are presented."""
 
     forbidden: tuple[str, ...] = ()
-    """Names of user tools the mode must not call (todo_write is governed by `TodoPolicy`)."""
+    """Names of user tools the mode must not call: removed by ``filtered``, refused by code
+    (`prompts.tool_refusal`) under either strategy; todo_write is governed by `TodoPolicy`."""
     strategy: ToolStrategy = "stable"
     """How forbidden tools are presented, unless the caller overrides it."""
 

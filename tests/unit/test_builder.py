@@ -19,6 +19,7 @@ from prompts import (
     refusal,
     run_todo_write,
     switch_mode,
+    tool_refusal,
 )
 
 EXAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "prompts" / "examples" / "coding_tools.json"
@@ -181,3 +182,22 @@ class TestInjection:
         mode = AGENT.model_copy(update={"blocks": ("modes/nope.md.j2",)})
         with pytest.raises(ConfigError, match=r"prompts/templates/modes/nope\.md\.j2 not found"):
             builder().system_prompt(mode)
+
+
+class TestToolRefusal:
+    def test_forbidden_user_tool_refused_and_filtered(self) -> None:
+        """A user tool a mode forbids is refused by code and dropped by the filtered strategy."""
+        review = PLAN.model_copy(
+            update={
+                "name": "review",
+                "tools": PLAN.tools.model_copy(update={"forbidden": ("write_file",)}),
+            }
+        )
+        text = tool_refusal(review, "write_file")
+        assert text is not None
+        assert text.startswith("write_file: refused, nothing was run. You are in Plan mode")
+        assert tool_refusal(review, "read_file") is None
+        assert tool_refusal(review, "todo_write") == refusal(PLAN)
+        assert tool_refusal(AGENT, "todo_write") is None
+        assert "write_file" in [t.name for t in builder("stable").tools(review)]
+        assert "write_file" not in [t.name for t in builder("filtered").tools(review)]
