@@ -29,6 +29,7 @@ from compaction.errors import (
     ProviderError,
     TokenizerError,
     ToolInputError,
+    TranscriptError,
 )
 from compaction.events import (
     SCHEMA_VERSION,
@@ -148,6 +149,7 @@ __all__ = [
     "ToolCall",
     "ToolInputError",
     "ToolResult",
+    "TranscriptError",
     "TurnEndData",
     "TurnEnded",
     "TurnStartData",

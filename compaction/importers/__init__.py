@@ -103,6 +103,8 @@ def import_transcript(
         TranscriptError: as `load`, or `out` already holds a log and `overwrite` is false.
     """
     out = Path(out)
+    if out.resolve() == Path(path).resolve():
+        raise TranscriptError(out, None, "the output log would replace the transcript itself")
     if out.exists() and out.stat().st_size > 0 and not overwrite:
         raise TranscriptError(
             out, None, "the output log already exists", fix="Choose a new path, or pass --force"

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from compaction import CompactionPolicy, Session, TodoItem, check_log
+import compaction
+from compaction import CompactionPolicy, Session, TodoItem, check_log, importers
 from compaction.checkpoint import encode_item, parse_checkpoint
 from compaction.errors import ConfigError, TranscriptError
 from compaction.events import CheckpointRecorded, Event, MessageAdded, TodoWritten
@@ -495,6 +496,13 @@ class TestImportTranscript:
             import_transcript(FIXTURES / "claude_code_small.jsonl", out, strict=True)
         assert list(tmp_path.iterdir()) == []
 
+    def test_never_overwrites_the_transcript(self, tmp_path):
+        """Writing the log over the transcript it reads is refused, even when forced."""
+        path = tmp_path / "t.json"
+        path.write_text((FIXTURES / "openai_small.json").read_text())
+        with pytest.raises(TranscriptError, match="would replace the transcript"):
+            import_transcript(path, path, overwrite=True)
+
     def test_deterministic(self, tmp_path):
         """The same transcript gives the same bytes."""
         a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
@@ -610,3 +618,16 @@ class TestRealTranscripts:
             assert with_tasks >= WITH_TASKS[name]
             check_log(session.events())
             assert session.todos.todos == fold(TodosProjection(), events).todos
+
+
+class TestPublicApi:
+    def test_all_sorted_and_importable(self):
+        """compaction.importers.__all__ is sorted, unique, and every name is importable."""
+        names = importers.__all__
+        kinds = [(0 if n.isupper() else 1 if n[0].isupper() else 2, n) for n in names]
+        assert kinds == sorted(set(kinds))
+        assert all(getattr(importers, n) is not None for n in names)
+
+    def test_error_in_the_tree(self):
+        """TranscriptError is a HarnessError, exported from compaction."""
+        assert issubclass(compaction.TranscriptError, compaction.HarnessError)
