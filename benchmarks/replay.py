@@ -1,0 +1,369 @@
+"""The replayer: run a session request by request, as an agent loop would, and measure each call.
+
+`replay(payloads, strategy)` appends the session's events to a fresh `compaction.Session` one by
+one. Each assistant message marks a model call: just before it, the replayer compacts when the
+policy says (`compaction.maybe_compact`), has the prompt builder assemble the OpenAI-format
+request for the current mode over the session's context view (`prompts.openai_request`),
+serializes it to tokens, and feeds the tokens to every provider cache model. A session that ends
+while the agent still owes an answer gets one last request: the call that would come next.
+
+Canonical serialization (the same for every strategy and peer, so token counts compare; the
+peers' scorer, `benchmarks.peers.metrics.serialize`, writes the same bytes): a request is the
+tool catalog as one compact JSON array with sorted keys, then one compact sorted-key JSON line
+per message (the system message first), each line ending in a newline. Lines are tokenized one
+by one with the session's tokenizer (``o200k_base`` by default) and concatenated; since every
+line ends in ``}`` and a newline, this gives the same tokens as encoding the whole text, and
+each distinct line is encoded once.
+
+Tools come first, then the system prompt, then the messages: the order in which Anthropic reads
+a request for its cache (tools, system, messages). Anthropic's breakpoints are taken at the end
+of the system line (the builder's ``cache_control`` on the last stable system block) and at the
+end of the request (the rolling breakpoint agents put on the last message).
+
+Per request the record holds the prompt tokens, the cache-hit tokens under each provider model,
+the ideal hit, and whether a compaction happened just before it. The ideal is every token of
+the request except the messages that were not in the previous request (the newly appended
+suffix, and a new Checkpoint or mode message), or the exact longest prefix shared with any
+earlier request when that is longer (a new message may begin like an old one: two Checkpoints
+share their preamble); the first request's ideal is 0. So the ideal bounds every model's hit.
+
+Invariants: a replay is a pure function of its inputs (same payloads, strategy, policy and
+tokenizer: same records, wall time aside); a hit never exceeds the prompt; the replay writes
+only inside its own temporary folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.cache_models import (
+    PROVIDER_MODELS,
+    CacheModel,
+    CacheSimulator,
+    DeepSeekCache,
+    pack,
+)
+from benchmarks.sessions import user_tools
+from benchmarks.strategies import TODO_TOOL, Strategy, retained, visible_todos
+from compaction import (
+    CompactionError,
+    CompactionPolicy,
+    EventData,
+    Message,
+    Session,
+    TodoItem,
+    Tokenizer,
+    ToolInputError,
+    TurnStartData,
+    get_tokenizer,
+    maybe_compact,
+    parse_todo_write,
+)
+from prompts import (
+    DEFAULT_MODE,
+    Environment,
+    Mode,
+    PromptBuilder,
+    ToolCatalog,
+    dumps,
+    get_mode,
+    openai_message,
+    openai_request,
+)
+
+ENVIRONMENT = Environment(date="2026-01-15", cwd="/home/dev/shop")
+"""The environment block of every replay: fixed, so runs are reproducible."""
+
+
+def _line(value: object) -> str:
+    return dumps(value) + "\n"
+
+
+def serialize(request: Mapping[str, Any]) -> list[str]:
+    """Return the canonical lines of an OpenAI-format request: tools, then each message."""
+    return [_line(list(request.get("tools") or ())), *map(_line, request["messages"])]
+
+
+class SegmentTokens:
+    """Token ids of segments, packed, computed once per distinct segment text."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self._cache: dict[str, bytes] = {}
+
+    def __call__(self, text: str) -> bytes:
+        """Return the packed token ids of `text`."""
+        got = self._cache.get(text)
+        if got is None:
+            got = self._cache[text] = pack(self.tokenizer.encode(text))
+        return got
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """What one model call cost and what each cache would have served."""
+
+    index: int
+    """Position of the call in the session (from 0)."""
+    turn: int
+    """The user request it belongs to (from 0)."""
+    mode: str
+    """The mode the agent works in (the turn's mode)."""
+    prompt_tokens: int
+    """Tokens of the whole request (tools, system, messages)."""
+    context_tokens: int
+    """Tokens of the session's context view (messages only), as the policy sees them."""
+    new_tokens: int
+    """Tokens of the messages that were not in the previous request."""
+    ideal: int
+    """Cache-hit tokens if everything but the new messages were served."""
+    hits: dict[str, int]
+    """Cache-hit tokens under each provider model, by model name."""
+    compacted: bool
+    """A compaction happened just before this call."""
+
+
+@dataclass
+class ReplayResult:
+    """A strategy's run over one session."""
+
+    strategy: str
+    session: str
+    records: list[RequestRecord] = field(default_factory=list)
+    compactions: int = 0
+    compaction_failures: int = 0
+    retention_checks: list[tuple[int, int, int]] = field(default_factory=list)
+    """(request index, unfinished items expected, items visible at their latest status): at
+    each request right after a compaction, and at the last request."""
+    todo_checks: int = 0
+    """Calls made while the latest todo list had unfinished items."""
+    todo_held: int = 0
+    """Of those, calls whose request shows every unfinished item at its latest status."""
+    first_request_kept: bool = False
+    """The user's first request is still in the last request, verbatim."""
+    seconds: float = 0.0
+
+    @property
+    def expected(self) -> int:
+        """Unfinished items checked, over every retention check."""
+        return sum(e for _, e, _ in self.retention_checks)
+
+    @property
+    def kept(self) -> int:
+        """Unfinished items found at their latest status, over every check."""
+        return sum(k for _, _, k in self.retention_checks)
+
+    @property
+    def retention(self) -> float:
+        """Share of unfinished items kept (1.0 when nothing had to be kept)."""
+        return self.kept / self.expected if self.expected else 1.0
+
+    @property
+    def request_retention(self) -> float:
+        """Share of calls showing every unfinished item (1.0 when none had to)."""
+        return self.todo_held / self.todo_checks if self.todo_checks else 1.0
+
+    @property
+    def total_prompt_tokens(self) -> int:
+        """Prompt tokens summed over every call: what the session paid for input."""
+        return sum(r.prompt_tokens for r in self.records)
+
+    def total_hits(self, model: str) -> int:
+        """Cache-hit tokens summed over every call under one model."""
+        return sum(r.hits[model] for r in self.records)
+
+    @property
+    def total_ideal(self) -> int:
+        """Ideal cache-hit tokens summed over every call."""
+        return sum(r.ideal for r in self.records)
+
+
+@dataclass
+class _Loop:
+    """State of one replay."""
+
+    strategy: Strategy
+    session: Session
+    builder: PromptBuilder
+    policy: CompactionPolicy
+    tokens: SegmentTokens
+    sims: dict[str, CacheSimulator]
+    result: ReplayResult
+    prompt_mode: Mode | None = None
+    run_mode: Mode | None = None
+    turn: int = -1
+    truth: tuple[TodoItem, ...] = ()
+    seen: frozenset[str] = frozenset()
+    """Message lines of the previous request."""
+    first_request: str | None = None
+    converted: dict[int, tuple[Message, dict[str, Any]]] = field(default_factory=dict)
+    exact: CacheSimulator = field(default_factory=lambda: DeepSeekCache(unit=1).simulator())
+    """Longest token prefix shared with any earlier request, unrounded."""
+
+    def start_turn(self, data: TurnStartData) -> None:
+        new = get_mode(data.mode or DEFAULT_MODE)
+        self.session.append(data)
+        self.turn += 1
+        if self.prompt_mode is None or self.run_mode is None:
+            self.prompt_mode = self.run_mode = new
+            return
+        if new != self.run_mode:
+            if self.strategy.switch == "rebuild":
+                self.prompt_mode = new
+            else:
+                self.session.add_message(self.builder.mode_message(new))
+        self.run_mode = new
+
+    def observe(self, message: Message) -> None:
+        """Track the latest accepted todo list (the truth retention is checked against)."""
+        if message.role == "user" and self.first_request is None:
+            self.first_request = message.text()
+        for call in message.tool_calls or ():
+            if call.function.name == TODO_TOOL:
+                with contextlib.suppress(ToolInputError):
+                    self.truth = parse_todo_write(call.function.arguments, allow_parallel=True)
+
+    def compact(self) -> bool:
+        if not self.strategy.compaction:
+            return False
+        try:
+            done = maybe_compact(self.session, self.policy) is not None
+        except CompactionError:
+            self.result.compaction_failures += 1
+            return False
+        self.result.compactions += done
+        return done
+
+    def message(self, message: Message) -> dict[str, Any]:
+        """Return the builder's OpenAI form of a message, converted once per message."""
+        got = self.converted.get(id(message))
+        if got is None or got[0] is not message:
+            got = self.converted[id(message)] = (message, openai_message(message))
+        return got[1]
+
+    def request(self) -> dict[str, Any]:
+        """Return the request `openai_request` builds now, plus the strategy's system suffix.
+
+        The system message and tools come from `openai_request` itself; the messages are the
+        context view's, converted with the same `openai_message` (once per message: they are
+        immutable), which is what `openai_request` does with them.
+        """
+        assert self.prompt_mode is not None
+        req = openai_request(self.builder, self.prompt_mode, None)
+        window = self.session.context
+        req["messages"] += [self.message(m) for m in window.as_messages()]
+        suffix = self.strategy.system_suffix(self.session.latest_todos)
+        if suffix:
+            req["messages"][0] = {**req["messages"][0]}
+            req["messages"][0]["content"] = f"{req['messages'][0]['content']}\n\n{suffix}"
+        return req
+
+    def call(self, *, record: bool = True, final: bool = False) -> None:
+        """Make one model call (or, with ``record=False``, only look at the context)."""
+        compacted = self.compact() if record else False
+        req = self.request()
+        lines = serialize(req)
+        packed = [self.tokens(s) for s in lines]
+        index = len(self.result.records)
+        expected = [t for t in self.truth if t.status != "completed"]
+        visible = visible_todos(req["messages"])
+        if expected and record:
+            self.result.todo_checks += 1
+            self.result.todo_held += retained(expected, visible) == len(expected)
+        if compacted or final:
+            self.result.retention_checks.append(
+                (index if record else index - 1, len(expected), retained(expected, visible))
+            )
+        if final:
+            first = self.first_request
+            self.result.first_request_kept = first is not None and any(
+                first in str(m.get("content") or "") for m in req["messages"]
+            )
+        if record:
+            self.record(index, lines, packed, compacted)
+
+    def record(self, index: int, lines: list[str], packed: list[bytes], compacted: bool) -> None:
+        data = b"".join(packed)
+        prompt = len(data) // 4
+        stable_end = (len(packed[0]) + len(packed[1])) // 4  # the tools line, the system line
+        new = sum(len(p) for s, p in zip(lines[2:], packed[2:], strict=True) if s not in self.seen)
+        hits = {name: sim.serve(data, [stable_end, prompt]) for name, sim in self.sims.items()}
+        exact = self.exact.serve(data)
+        self.result.records.append(
+            RequestRecord(
+                index=index,
+                turn=self.turn,
+                mode=self.run_mode.name if self.run_mode else DEFAULT_MODE,
+                prompt_tokens=prompt,
+                context_tokens=self.session.context_tokens,
+                new_tokens=new // 4,
+                ideal=0 if index == 0 else max(prompt - new // 4, exact),
+                hits=hits,
+                compacted=compacted,
+            )
+        )
+        self.seen = frozenset(lines[2:])
+
+
+def replay(
+    payloads: Sequence[EventData],
+    strategy: Strategy,
+    *,
+    policy: CompactionPolicy | None = None,
+    tokenizer: Tokenizer | None = None,
+    models: Iterable[CacheModel] = PROVIDER_MODELS,
+    session_name: str = "session",
+    workdir: Path | None = None,
+    on_request: Callable[[RequestRecord], None] | None = None,
+) -> ReplayResult:
+    """Replay a session's payloads under a strategy; return one record per model call.
+
+    Args:
+        payloads: the session's events in log order (generated, or read from a log).
+        strategy: where the todo list lives, how modes switch, whether to compact.
+        policy: when to compact (default `CompactionPolicy()`).
+        tokenizer: serializes requests to tokens (default ``o200k_base``).
+        models: the provider cache models to feed.
+        session_name: names the session in the result.
+        workdir: folder for the replay's log (default: a temporary folder, removed after).
+        on_request: called with each record as it is made (progress bars).
+    """
+    tok = tokenizer or get_tokenizer()
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        started = time.perf_counter()
+        session = Session(Path(tmp) / "replay.jsonl", tokenizer=tok, sync="batch")
+        loop = _Loop(
+            strategy=strategy,
+            session=session,
+            builder=PromptBuilder(
+                ToolCatalog(user_tools()), strategy=strategy.tools, environment=ENVIRONMENT
+            ),
+            policy=policy or CompactionPolicy(),
+            tokens=SegmentTokens(tok),
+            sims={m.name: m.simulator() for m in models},
+            result=ReplayResult(strategy=strategy.name, session=session_name),
+        )
+        with session:
+            last: EventData | None = None
+            for p in strategy.transform(payloads):
+                if isinstance(p, TurnStartData):
+                    loop.start_turn(p)
+                    continue
+                if isinstance(p, Message):
+                    if p.role == "assistant":
+                        loop.call()
+                        if on_request:
+                            on_request(loop.result.records[-1])
+                    loop.observe(p)
+                session.append(p)
+                last = p
+            owes_answer = isinstance(last, Message) and last.role != "assistant"
+            loop.call(record=owes_answer, final=True)
+        loop.result.seconds = time.perf_counter() - started
+        return loop.result

@@ -1,0 +1,223 @@
+"""The strategies compared on the same sessions: where the todo list lives, how modes switch.
+
+Todo placement, framed as the brief frames it:
+
+- **A** (``todos="message"``): the todo list is appended to the history as a chat message on
+  every write: the tool's result echoes the whole list (as LangChain's `write_todos` and
+  deepagents do). No ``todo/write`` event exists, so compaction has no code-owned tasks: the
+  Checkpoint's Pending Jobs and Current Work are empty and the summarizer alone may keep them.
+- **B** (``todos="event"``): this toolkit. ``todo/write`` events stay outside the message
+  stream; the tool answers one line of counts; checkpoints copy the unfinished tasks by code.
+- **C** (``todos="system"``): the current todo list is injected at the end of the system prompt
+  on every request, and the tool answers one line of counts.
+
+Mode switching (all on top of B), for the session's Plan-mode phase: ``switch="rebuild"``
+rebuilds the system prompt for the new mode, with ``tools="stable"`` (the catalog identical
+across modes) or ``tools="filtered"`` (todo_write removed in Plan mode); ``switch="message"``
+keeps the system prompt and appends a mode message to the conversation. B itself uses the
+prompt builder's defaults (rebuild, stable).
+
+A strategy changes the log the replayer feeds (`Strategy.transform`), the system prompt
+(`Strategy.system_suffix`), and what a request shows of the todo list (`visible_todos`); the
+prompt builder, the compactor and the serialization are the same for all.
+
+Invariants: a strategy is plain data (frozen); the transform is a pure function of the payloads;
+model-facing text comes from ``benchmarks/templates``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Any, Literal
+
+import jinja2
+
+from compaction import (
+    CompactionError,
+    EventData,
+    Message,
+    TodoItem,
+    TodoStatus,
+    TodoWriteData,
+    parse_checkpoint,
+)
+from compaction.views import checkpoint_preamble
+from prompts import SwitchStrategy, ToolStrategy
+
+TodoPlacement = Literal["message", "event", "system"]
+"""Where the todo list reaches the model: A, B or C."""
+
+TODO_TOOL = "todo_write"
+_SYSTEM_HEADING = "# Current todo list"
+_ITEM_PREFIX = "- ["
+
+
+@cache
+def _templates() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("benchmarks", "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render_todos(template: str, todos: Sequence[TodoItem]) -> str:
+    """Render a todo list with one of the benchmark templates (no trailing newline)."""
+    return _templates().get_template(template).render(todos=todos).rstrip("\n")
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One way of running the same session.
+
+    Args:
+        name: short key used in results and charts.
+        title: one line for the report.
+        todos: where the todo list lives (A ``message``, B ``event``, C ``system``).
+        switch: how a mode change reaches the model (``rebuild`` or ``message``).
+        tools: the tool strategy of the prompt builder (``stable`` or ``filtered``).
+        compaction: compact when the policy says; False for the no-compaction baseline.
+    """
+
+    name: str
+    title: str
+    todos: TodoPlacement = "event"
+    switch: SwitchStrategy = "rebuild"
+    tools: ToolStrategy = "stable"
+    compaction: bool = True
+
+    def transform(self, payloads: Iterable[EventData]) -> list[EventData]:
+        """Return the log this strategy replays (A: the list as a message, no todo events)."""
+        if self.todos != "message":
+            return list(payloads)
+        out: list[EventData] = []
+        latest: tuple[TodoItem, ...] = ()
+        for p in payloads:
+            if isinstance(p, TodoWriteData):
+                latest = p.todos
+                continue
+            if isinstance(p, Message) and p.role == "tool" and _answers_todo(out, p):
+                text = render_todos("todo_message.md.j2", latest)
+                p = p.model_copy(update={"content": text})
+            out.append(p)
+        return out
+
+    def system_suffix(self, todos: Sequence[TodoItem]) -> str | None:
+        """Return the block appended to the system prompt (C: the current list), if any."""
+        if self.todos != "system":
+            return None
+        return render_todos("todo_system.md.j2", todos)
+
+
+def _answers_todo(history: Sequence[EventData], result: Message) -> bool:
+    """Tell whether a tool result answers a todo_write call of the latest assistant message."""
+    for p in reversed(history):
+        if isinstance(p, Message) and p.role == "assistant":
+            calls = p.tool_calls or ()
+            return any(c.id == result.tool_call_id and c.function.name == TODO_TOOL for c in calls)
+    return False
+
+
+STRATEGIES: dict[str, Strategy] = {
+    s.name: s
+    for s in (
+        Strategy("A", "todo list appended to the history as a chat message", todos="message"),
+        Strategy("B", "this toolkit: todo/write events + checkpoints with code-owned tasks"),
+        Strategy("C", "todo list injected into the system prompt every request", todos="system"),
+        Strategy(
+            "switch:rebuild+filtered",
+            "B; mode switch rebuilds the system prompt, todo_write filtered out in Plan mode",
+            tools="filtered",
+        ),
+        Strategy(
+            "switch:message",
+            "B; mode switch appends a mode message, system prompt and tools untouched",
+            switch="message",
+        ),
+        Strategy("none", "B without compaction (the baseline)", compaction=False),
+    )
+}
+"""Every strategy the benchmark runs, by name."""
+
+TODO_STRATEGIES: tuple[str, ...] = ("A", "B", "C")
+"""The todo placements compared."""
+
+SWITCH_VARIANTS: dict[str, str] = {
+    "rebuild + stable tools": "B",
+    "rebuild + filtered tools": "switch:rebuild+filtered",
+    "mode message + stable tools": "switch:message",
+}
+"""The mode-switch variants and the strategy that runs each (B is rebuild + stable)."""
+
+BASELINE = "none"
+"""The no-compaction baseline."""
+
+
+# --- what a request shows of the todo list ---------------------------------------------------
+
+
+def _parse_items(text: str) -> dict[str, TodoStatus]:
+    """Read ``- [status] content`` lines (the benchmark templates) into a list."""
+    out: dict[str, TodoStatus] = {}
+    for line in text.splitlines():
+        if not line.startswith(_ITEM_PREFIX) or "] " not in line:
+            continue
+        status, content = line[len(_ITEM_PREFIX) :].split("] ", 1)
+        if status in ("pending", "in_progress", "completed"):
+            out[content] = status  # type: ignore[assignment]
+    return out
+
+
+@lru_cache(maxsize=8192)
+def _from_call(arguments: str) -> dict[str, TodoStatus] | None:
+    try:
+        args = json.loads(arguments)
+        return {str(t["content"]).strip(): t["status"] for t in args["todos"]}
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+@lru_cache(maxsize=256)
+def _from_checkpoint(text: str) -> dict[str, TodoStatus] | None:
+    try:
+        checkpoint = parse_checkpoint(text)
+    except CompactionError:
+        return None
+    out: dict[str, TodoStatus] = dict.fromkeys(checkpoint.pending_jobs, "pending")
+    out.update(dict.fromkeys(checkpoint.current_work, "in_progress"))
+    return out
+
+
+def visible_todos(messages: Sequence[Mapping[str, Any]]) -> dict[str, TodoStatus]:
+    """Return the todo list a model would read in an OpenAI-format request, item -> status.
+
+    The latest statement wins: a Checkpoint's Pending Jobs and Current Work, then each later
+    todo_write call (A's echoed list says the same as the call it answers); a list injected
+    into the system prompt (C) is the current one, so it is read last. Completed items a
+    Checkpoint leaves out simply do not appear.
+    """
+    preamble = checkpoint_preamble()
+    state: dict[str, TodoStatus] = {}
+    system: dict[str, TodoStatus] | None = None
+    for m in messages:
+        content = m.get("content")
+        text = content if isinstance(content, str) else ""
+        if m["role"] == "system" and _SYSTEM_HEADING in text:
+            system = _parse_items(text.split(_SYSTEM_HEADING, 1)[1])
+        elif m["role"] == "user" and text.startswith(preamble):
+            state = _from_checkpoint(text[len(preamble) :]) or state
+        for call in m.get("tool_calls") or ():
+            if call["function"]["name"] == TODO_TOOL:
+                state = _from_call(call["function"]["arguments"]) or state
+    return dict(system if system is not None else state)
+
+
+def retained(expected: Sequence[TodoItem], visible: Mapping[str, TodoStatus]) -> int:
+    """Count the expected (unfinished) items visible verbatim at their latest status."""
+    return sum(1 for t in expected if visible.get(t.content) == t.status)

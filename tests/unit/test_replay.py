@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from benchmarks.peers.metrics import serialize as peers_serialize
+from benchmarks.replay import ENVIRONMENT, replay, serialize
+from benchmarks.sessions import generate, user_tools, write_session
+from benchmarks.strategies import STRATEGIES, Strategy
+from compaction import CompactionPolicy, Message
+from prompts import PromptBuilder, ToolCatalog, get_mode, openai_request
+
+POLICY = CompactionPolicy(window_tokens=8000)
+
+
+@pytest.fixture(scope="module")
+def payloads():
+    return generate(6, 0)
+
+
+@pytest.fixture(scope="module")
+def runs(payloads):
+    return {name: replay(payloads, s, policy=POLICY) for name, s in STRATEGIES.items()}
+
+
+class TestSerialize:
+    def test_same_bytes_as_the_peers_scorer(self, log_path):
+        """Our canonical lines join into exactly what the peers' scorer tokenizes."""
+        with write_session(log_path, 3, 1) as session:
+            builder = PromptBuilder(ToolCatalog(user_tools()), environment=ENVIRONMENT)
+            req = openai_request(builder, get_mode("agent"), session)
+        messages = [Message.model_validate(m) for m in req["messages"]]
+        ours = "".join(serialize(req))
+        assert ours.endswith("}\n")
+        assert ours.rstrip("\n") == peers_serialize(messages, req["tools"]).rstrip("\n")
+
+    def test_tools_first_then_one_line_per_message(self, log_path):
+        """The first line is the tool catalog; each message has its own line."""
+        req = {"tools": [{"b": 1, "a": 2}], "messages": [{"role": "system", "content": "x"}]}
+        assert serialize(req) == ['[{"a":2,"b":1}]\n', '{"content":"x","role":"system"}\n']
+
+
+class TestReplay:
+    def test_one_record_per_assistant_message_plus_the_owed_call(self, payloads, runs):
+        """Every assistant message is a call; a session cut mid-work adds the next call."""
+        calls = sum(1 for p in payloads if isinstance(p, Message) and p.role == "assistant")
+        assert len(runs["B"].records) == calls + 1
+
+    def test_compacts_and_keeps_every_unfinished_todo(self, runs):
+        """B compacts at least once and keeps 100% of unfinished todos after each compaction."""
+        b = runs["B"]
+        assert b.compactions >= 1
+        assert sum(r.compacted for r in b.records) == b.compactions
+        assert b.expected > 0
+        assert b.retention == 1.0
+        assert b.request_retention == 1.0
+
+    def test_hits_bounded_by_prompt_and_ideal(self, runs):
+        """No model serves more than the prompt, nor more than the ideal."""
+        for result in runs.values():
+            for r in result.records:
+                assert 0 <= r.ideal <= r.prompt_tokens
+                for hit in r.hits.values():
+                    assert 0 <= hit <= r.ideal
+
+    def test_compaction_saves_tokens(self, runs):
+        """Every compacting strategy sends fewer tokens than the baseline."""
+        base = runs["none"].total_prompt_tokens
+        for name in ("A", "B", "C"):
+            assert runs[name].total_prompt_tokens < base
+        assert runs["none"].compactions == 0
+
+    def test_system_injection_loses_cache_hits(self, runs):
+        """C's rewritten system prompt costs cache hits that B keeps."""
+        for model in ("deepseek", "openai", "anthropic", "vllm"):
+            assert runs["C"].total_hits(model) < runs["B"].total_hits(model)
+
+    def test_append_only_requests_hit_the_whole_previous_request(self, payloads):
+        """Without compaction and with mode messages, each request extends the one before."""
+        strategy = Strategy("t", "append only", switch="message", compaction=False)
+        records = replay(payloads, strategy, policy=POLICY).records
+        for before, after in itertools.pairwise(records):
+            assert after.ideal == before.prompt_tokens
+            assert after.hits["anthropic"] == before.prompt_tokens
+
+    def test_deterministic(self, payloads, runs):
+        """The same session and strategy give the same records."""
+        again = replay(payloads, STRATEGIES["B"], policy=POLICY)
+        assert again.records == runs["B"].records
