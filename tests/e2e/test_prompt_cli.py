@@ -138,3 +138,39 @@ class TestModesCommand:
         assert [m["mode"] for m in data["modes"]] == ["agent", "parallel", "plan"]
         largest = max(m["total_tokens"] for m in data["modes"])
         assert data["shared_prefix_tokens"] >= 0.9 * largest
+
+
+class TestUserModesFile:
+    def test_user_mode_from_toml(self, tmp_path: Path, log_path: Path) -> None:
+        """A mode defined in TOML with its own template works in prompt, modes and todo-write."""
+        (tmp_path / "review.md.j2").write_text(
+            "# Mode: {{ mode.title }}\n\n"
+            "Review the diff; do not call {{ forbidden_tools | join(', ') }}.\n"
+        )
+        modes_file = tmp_path / "modes.toml"
+        modes_file.write_text(
+            '[[modes]]\nname = "review"\ntitle = "Review"\nsummary = "code review"\n'
+            'blocks = ["review.md.j2"]\ntodo = { forbidden = true }\n'
+            'tools = { forbidden = ["write_file"] }\n'
+        )
+        common = ["--modes-file", str(modes_file), "--tools-file", TOOLS]
+        prompt = harness("prompt", "--mode", "review", *common)
+        assert prompt.returncode == 0, prompt.stderr
+        assert "# Mode: Review\n\nReview the diff; do not call write_file.\n" in prompt.stdout
+        table = harness("modes", *common)
+        assert "review     forbidden" in table.stdout
+        refused = harness(
+            "todo-write", str(log_path), "--mode", "review", "--modes-file", str(modes_file),
+            "--json", TestTodoWriteMode.ARGS,
+        )  # fmt: skip
+        assert refused.returncode == 1
+        assert "You are in Review mode" in refused.stdout
+        assert not log_path.exists()
+        filtered = json.loads(
+            harness(
+                "prompt", "--mode", "review", "--format", "openai", "--tools", "filtered", *common
+            ).stdout
+        )
+        names = [t["function"]["name"] for t in filtered["tools"]]
+        assert "write_file" not in names
+        assert "todo_write" not in names
