@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
 
 from compaction.errors import ConfigError
 from prompts import (
@@ -62,10 +66,21 @@ def builder_from_args(args: argparse.Namespace) -> PromptBuilder:
         variables[name] = value
     try:
         environment = Environment(date=args.date, cwd=args.cwd, variables=variables)
-    except ValueError as exc:
-        raise ConfigError(f"bad environment option: {exc}") from None
+    except ValidationError as exc:
+        raise ConfigError("; ".join(_option_error(e) for e in exc.errors())) from None
     catalog = ToolCatalog.from_file(args.tools_file) if args.tools_file else ToolCatalog()
     return PromptBuilder(catalog, strategy=args.tools, environment=environment)
+
+
+def _option_error(error: Mapping[str, Any]) -> str:
+    """Name the command-line option behind one validation error of `Environment`."""
+    match error["loc"][0]:
+        case "date":
+            return f"--date {error['input']!r}: expected YYYY-MM-DD"
+        case "variables":
+            return f"--var: {error['msg'].removeprefix('Value error, ')}"
+        case field:
+            return f"--{field}: {error['msg']}"
 
 
 def mode_from_args(args: argparse.Namespace, default: str = DEFAULT_MODE) -> Mode:

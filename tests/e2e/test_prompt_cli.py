@@ -79,6 +79,22 @@ class TestPromptCommand:
             names = [t["name"] for t in request["tools"]]
         assert ("todo_write" in names) == (tools == "stable")
 
+    @pytest.mark.parametrize(
+        ("args", "message"),
+        [
+            (["--date", "30/11/2026"], "--date '30/11/2026': expected YYYY-MM-DD"),
+            (["--var", "a b=1"], "--var: variable name 'a b' must match"),
+            (["--var", "novalue"], "--var 'novalue': expected NAME=VALUE"),
+            (["--tools-file", "missing.json"], "cannot read tools file missing.json"),
+        ],
+    )
+    def test_bad_options(self, args: list[str], message: str) -> None:
+        """Bad option values exit 2 with one line naming the option."""
+        result = harness("prompt", *args)
+        assert result.returncode == 2
+        assert result.stderr.startswith(f"harness prompt: {message}")
+        assert result.stderr.count("\n") == 1
+
     def test_unknown_mode(self) -> None:
         """An unknown mode exits 2 with the list of modes."""
         result = harness("prompt", "--mode", "yolo")
