@@ -2,7 +2,10 @@
 
 Appends one ``compaction/checkpoint`` event (or, with ``--dry-run``, only prints it) and reports
 the context tokens before and after. Below the policy's threshold it does nothing unless
-``--force`` is given, and says so (exit 0).
+``--force`` is given, and says so (exit 0). ``--summarizer openai`` has a model behind an
+OpenAI-compatible endpoint write the narrative (see `harness.commands.llm_options`), falling back
+to the extractive summarizer on any failure; the call's token usage is appended as a
+``usage/report`` event.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from compaction.errors import CompactionError
 from compaction.session import Session
 from compaction.summarizers import ExtractiveSummarizer, Summarizer
 from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
+from harness.commands import llm_options
 from harness.output import console, print_json
 
-SUMMARIZERS: tuple[str, ...] = ("extractive",)
+SUMMARIZERS: tuple[str, ...] = ("extractive", "openai")
 """Names accepted by ``--summarizer``."""
 
 
@@ -55,13 +59,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="what writes the narrative sections (%(default)s)",
     )
     p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
+    llm_options.add_openai_options(p)
     p.set_defaults(func=run)
 
 
-def make_summarizer(name: str, session: Session) -> Summarizer:
-    """Return the summarizer chosen with ``--summarizer``."""
+def make_summarizer(
+    name: str, session: Session, args: argparse.Namespace | None = None
+) -> Summarizer:
+    """Return the summarizer chosen with ``--summarizer`` (openai needs the parsed `args`)."""
     if name == "extractive":
         return ExtractiveSummarizer(session.tokenizer)
+    if name == "openai" and args is not None:
+        return llm_options.openai_summarizer(args, session)
     raise ValueError(f"unknown summarizer {name!r}")
 
 
@@ -96,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         output_reserve=args.reserve,
     )
     with Session(args.log, tokenizer=get_tokenizer(args.tokenizer)) as session:
-        summarizer = make_summarizer(args.summarizer, session)
+        summarizer = make_summarizer(args.summarizer, session, args)
         try:
             result = compact(
                 session, policy, summarizer=summarizer, force=args.force, dry_run=args.dry_run
@@ -105,10 +114,13 @@ def run(args: argparse.Namespace) -> int:
             if exc.code != "below_threshold":
                 raise
             return _below(args, session.context_tokens, policy, str(exc))
+        usage = llm_options.finish(summarizer, session, dry_run=args.dry_run)
     if args.json:
-        print_json(result_json(result, dry_run=args.dry_run))
+        print_json(result_json(result, dry_run=args.dry_run) | {"summary_usage": usage})
         return 0
     _report(result, dry_run=args.dry_run)
+    for report in usage:
+        console().print(llm_options.usage_line(report), markup=False)
     return 0
 
 
