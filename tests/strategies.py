@@ -237,3 +237,177 @@ def token_request_lists(draw: st.DrawFn) -> list[list[int]]:
         tail = draw(st.lists(st.integers(0, 5), max_size=80))
         requests.append(base[:keep] + tail)
     return requests
+
+
+# --- transcript records, for the importers -----------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+"""Any JSON value: what a record may hold where a field was expected."""
+
+_call_ids = st.sampled_from(["t1", "t2", "t3"])
+_recorded_todos = st.fixed_dictionaries(
+    {
+        "todos": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "content": st.sampled_from(["A", "B", "A "]) | json_values,
+                    "status": st.sampled_from([*TODO_STATUSES, "done"]),
+                },
+                optional={"activeForm": st.text(max_size=5)},
+            ),
+            max_size=3,
+        )
+    }
+)
+_claude_inputs = st.one_of(
+    _recorded_todos,
+    st.fixed_dictionaries({"subject": st.text(max_size=8)}),
+    st.fixed_dictionaries(
+        {
+            "taskId": st.sampled_from(["1", "2"]),
+            "status": st.sampled_from(["deleted", *TODO_STATUSES]),
+        }
+    ),
+    json_values,
+)
+_claude_blocks = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "type": st.just("text"),
+            "text": st.text(max_size=20) | st.sampled_from(["[Request interrupted by user]"]),
+        }
+    ),
+    st.fixed_dictionaries({"type": st.just("thinking"), "thinking": st.text(max_size=8)}),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("tool_use"),
+            "id": _call_ids,
+            "name": st.sampled_from(["Bash", "TodoWrite", "TaskCreate", "TaskUpdate"]),
+            "input": _claude_inputs,
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("tool_result"),
+            "tool_use_id": _call_ids,
+            "content": st.text(max_size=12) | json_values,
+            "is_error": st.booleans(),
+        }
+    ),
+    json_values,
+)
+claude_code_records = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["user", "assistant"]),
+            "message": st.fixed_dictionaries(
+                {
+                    "id": st.sampled_from(["m1", "m2", "m3"]),
+                    "content": st.text(max_size=12) | st.lists(_claude_blocks, max_size=3),
+                }
+            ),
+        },
+        optional={
+            "isMeta": st.booleans(),
+            "isSidechain": st.booleans(),
+            "isCompactSummary": st.booleans(),
+            "toolUseResult": json_values,
+        },
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("system"), "subtype": st.sampled_from(["compact_boundary", "x"])}
+    ),
+    st.fixed_dictionaries({"type": st.sampled_from(["progress", "summary", "mystery"])}),
+    json_values,
+)
+"""Claude Code records, well-formed or not: ids collide, results come early, late or never."""
+
+_codex_items = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "type": st.just("message"),
+            "role": st.sampled_from(["user", "assistant", "developer", "robot"]),
+            "content": st.lists(
+                st.fixed_dictionaries(
+                    {"type": st.just("input_text"), "text": st.text(max_size=12)}
+                ),
+                max_size=2,
+            ),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("function_call"),
+            "call_id": _call_ids,
+            "name": st.sampled_from(["shell", "update_plan"]),
+            "arguments": st.one_of(
+                st.text(max_size=8),
+                json_values.map(json.dumps),
+                st.lists(
+                    st.fixed_dictionaries(
+                        {"step": st.text(max_size=6), "status": st.sampled_from(TODO_STATUSES)}
+                    ),
+                    max_size=3,
+                ).map(lambda plan: json.dumps({"plan": plan})),
+            ),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("function_call_output"),
+            "call_id": _call_ids,
+            "output": st.text(max_size=12) | json_values,
+        }
+    ),
+    json_values,
+)
+codex_records = st.one_of(
+    st.fixed_dictionaries({"type": st.just("response_item"), "payload": _codex_items}),
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["compacted", "event_msg", "turn_context", "mystery"]),
+            "payload": st.fixed_dictionaries({"message": st.text(max_size=12)}) | json_values,
+        }
+    ),
+    json_values,
+)
+"""Codex rollout records, well-formed or not."""
+
+openai_messages = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "role": st.sampled_from(["system", "user", "assistant", "tool", "function", "robot"]),
+            "content": st.none() | st.text(max_size=12) | json_values,
+        },
+        optional={
+            "tool_calls": st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "id": _call_ids,
+                        "function": st.fixed_dictionaries(
+                            {
+                                "name": st.sampled_from(["todo_write", "update_plan", "ls"]),
+                                "arguments": st.one_of(
+                                    st.text(max_size=8), _recorded_todos.map(json.dumps)
+                                ),
+                            }
+                        ),
+                    }
+                )
+                | json_values,
+                max_size=2,
+            )
+            | json_values,
+            "tool_call_id": _call_ids,
+            "name": st.sampled_from(["ls", "todo_write"]),
+        },
+    ),
+    json_values,
+)
+"""Chat messages, well-formed or not."""

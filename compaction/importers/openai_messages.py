@@ -29,7 +29,7 @@ from compaction.importers.base import (
     todo_items,
     unknown,
 )
-from compaction.importers.records import iter_json_array, iter_jsonl
+from compaction.importers.records import iter_json_array, iter_jsonl, repair_surrogates
 from compaction.importers.report import ImportReport
 from compaction.todos import TOOL_NAME
 from compaction.tokens import Tokenizer
@@ -104,7 +104,8 @@ class _Reader:
 
     def assistant(self, msg: Mapping[str, Any], content: Content | None) -> None:
         calls: list[RecordedCall] = []
-        for raw in msg.get("tool_calls") or ():
+        raw_calls = msg.get("tool_calls")
+        for raw in raw_calls if isinstance(raw_calls, list) else ():
             fn = raw.get("function") if isinstance(raw, Mapping) else None
             if not isinstance(fn, Mapping):
                 self.report.skip("tool call without a function")
@@ -130,7 +131,7 @@ class _Reader:
 def _records(path: Path, report: ImportReport, strict: bool) -> Iterator[tuple[int, Any]]:
     with open(path, "rb") as fh:
         head = fh.read(4096).lstrip()
-    if head.startswith(b"["):
+    if head.startswith(b"[") and _is_one_array(path):
         yield from iter_json_array(path, report, strict=strict)
         return
     document = _one_document(path) if head.startswith(b"{") else None
@@ -142,10 +143,21 @@ def _records(path: Path, report: ImportReport, strict: bool) -> Iterator[tuple[i
     yield from iter_jsonl(path, report, strict=strict)
 
 
+def _is_one_array(path: Path) -> bool:
+    """Tell a file holding one JSON array (maybe truncated) from JSONL whose first line is one."""
+    try:
+        json.loads(path.read_bytes())
+    except json.JSONDecodeError as exc:
+        return exc.msg != "Extra data"
+    except (ValueError, UnicodeDecodeError):
+        return True
+    return True
+
+
 def _one_document(path: Path) -> object:
     """The file as one JSON value, or None when it is not one (JSONL, or broken)."""
     try:
-        return json.loads(path.read_bytes())
+        return repair_surrogates(json.loads(path.read_bytes()))
     except (ValueError, UnicodeDecodeError):
         return None
 

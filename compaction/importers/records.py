@@ -1,17 +1,23 @@
-"""Reading the raw JSON records of a transcript, surviving the mess real files hold.
+r"""Reading the raw JSON records of a transcript, surviving the mess real files hold.
 
 JSONL: one object a line, except where a writer glued two objects on one line (split with
 `json.JSONDecoder.raw_decode`), a line is not JSON (reported with its number and skipped), or the
 last line was cut off (reported as torn). A JSON array of records is read item by item, so a
 truncated array still yields every item before the cut.
 
+A lone UTF-16 surrogate (``"\ud83d"``, half an emoji cut off by a truncating tool) decodes to a
+Python string that cannot be written back as UTF-8; each is replaced by U+FFFD and the record is
+counted.
+
 Invariants: memory is bounded by the largest record, not the file; with ``strict=True`` the first
-line that would be skipped raises `TranscriptError` naming it instead.
+line that would be skipped raises `TranscriptError` naming it instead; every string yielded can
+be encoded as UTF-8.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +29,29 @@ from compaction.log import BadLine
 _DECODER = json.JSONDecoder()
 _STRICT_FIX = "Fix or remove that line, or import without --strict to count and skip it"
 _WS = " \t\r\n"
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPAIRED = "record with lone surrogates (each replaced by U+FFFD)"
+
+
+def repair_surrogates(value: object) -> object:
+    """Return `value` with every lone surrogate in its strings (and keys) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [repair_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {repair_surrogates(k): repair_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _clean(raw: str, value: object, report: ImportReport) -> object:
+    if not _SURROGATE_ESCAPE.search(raw):
+        return value
+    repaired = repair_surrogates(value)
+    if repaired != value:
+        report.handled[REPAIRED] += 1
+    return repaired
 
 
 def _decode(raw: bytes) -> str:
@@ -67,7 +96,7 @@ def iter_jsonl(path: Path, report: ImportReport, *, strict: bool) -> Iterator[tu
                 report.glued_lines.append(lineno)
             for value in values:
                 report.records += 1
-                yield lineno, value
+                yield lineno, _clean(text, value, report)
             if error is None:
                 continue
             if not raw.endswith(b"\n") and fh.read(1) == b"":
@@ -97,7 +126,7 @@ def iter_json_array(path: Path, report: ImportReport, *, strict: bool) -> Iterat
             _torn(path, report, text, pos, strict, f"not JSON: {exc.msg}")
             return
         report.records += 1
-        yield lines.at(pos), value
+        yield lines.at(pos), _clean(text[pos:end], value, report)
         pos = end
 
 
@@ -128,8 +157,9 @@ class _LineCounter:
 
 def load_document(path: Path) -> object:
     """Read a whole-file JSON document; raise `TranscriptError` naming the line if it is not."""
+    text = _decode(path.read_bytes())
     try:
-        return json.loads(_decode(path.read_bytes()))
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TranscriptError(
             path,
@@ -137,3 +167,4 @@ def load_document(path: Path) -> object:
             f"not a JSON document ({exc.msg}, column {exc.colno})",
             fix="A truncated JSON document cannot be imported; restore the complete file",
         ) from None
+    return repair_surrogates(value) if _SURROGATE_ESCAPE.search(text) else value

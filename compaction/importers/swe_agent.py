@@ -75,7 +75,8 @@ class _Reader:
 
     def assistant(self, index: int, msg: Mapping[str, Any], text: str) -> None:
         calls: list[RecordedCall] = []
-        for raw in msg.get("tool_calls") or ():
+        raw_calls = msg.get("tool_calls")
+        for raw in raw_calls if isinstance(raw_calls, list) else ():
             fn = raw.get("function") if isinstance(raw, Mapping) else None
             if isinstance(fn, Mapping):
                 calls.append(

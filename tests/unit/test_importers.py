@@ -226,6 +226,19 @@ class TestClaudeCodeEdges:
         assert len(events[-1].data.text()) == 4_000_000  # type: ignore[union-attr]
         assert_paired(events)
 
+    def test_lone_surrogate_repaired(self, tmp_path):
+        """Half an emoji (a lone surrogate escape) becomes U+FFFD, so the log can be written."""
+        path = tmp_path / "s.jsonl"
+        path.write_text(
+            '{"type": "user", "sessionId": "s", "message": {"role": "user", '
+            '"content": "cut \\ud83d here, kept \\ud83d\\ude00"}}\n'
+        )
+        out = tmp_path / "log.jsonl"
+        report = import_transcript(path, out)
+        (message,) = [e for e in read_events(out) if isinstance(e, MessageAdded)]
+        assert message.data.text() == "cut \ufffd here, kept \U0001f600"
+        assert report.handled["record with lone surrogates (each replaced by U+FFFD)"] == 1
+
     def test_deleted_task_leaves_the_list(self, tmp_path):
         """TaskUpdate with status deleted removes the task; an unknown id changes nothing."""
         path = tmp_path / "tasks.jsonl"
