@@ -11,7 +11,9 @@ Each line is ``{"timestamp", "type", "payload"}``. What each record becomes:
   ``function_call_output`` / ``custom_tool_call_output``: their results, paired by ``call_id``.
   ``update_plan`` calls become `todo/write` events (``step`` becomes ``content``).
 - ``compacted``: Codex's own compaction, kept as a `compaction/checkpoint` event with summarizer
-  ``codex`` and Codex's summary as text.
+  ``codex`` and Codex's summary as text, replacing everything since the previous one (newer
+  rollouts also store the ``replacement_history`` Codex kept; it repeats items already read, so it
+  is not replayed).
 - Skipped on purpose and counted: ``session_meta``, ``turn_context``, ``event_msg`` (UI events
   that repeat the response items), ``reasoning`` items (encrypted or summaries), web searches
   and snapshots. The older rollout shape (bare response items after a metadata line, with
