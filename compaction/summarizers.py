@@ -15,10 +15,11 @@ wrong, terse or verbose without ever losing a task.
 - inline-code terms and the names of the tools used into Key Technical Concepts;
 - file paths mentioned by the user, the assistant or in tool-call arguments, and the commands
   run (``command``/``cmd``/``script`` arguments), into Files and Code;
-- error lines (``...Error``, ``...Exception``, traceback, failed, fatal, panic) of tool results
-  and assistant text into Errors and Fixes;
+- error lines of tool results and assistant text (``SomeError:``, ``error:``, ``fatal:``,
+  ``FAILED``, ``N failed``; not source lines such as ``raise SomeError(...)``) into Errors and
+  Fixes;
 - the latest assistant statement (its last paragraph) into Next Step;
-- the user's constraints (lines with must, never, always, do not, make sure, important) into
+- the user's constraints (sentences with must, never, always, do not, make sure, important) into
   Critical Context;
 
 and folds the previous Checkpoint's narrative in: older entries come first, duplicates collapse,
@@ -114,9 +115,10 @@ SECTION_SHARES: Final[dict[str, float]] = {
 }
 """Share of the budget each narrative section may use."""
 
-_ERROR_WORD = re.compile(
-    r"\b(?:\w*(?:error|exception)|traceback|failed|fatal|panic)\b", re.IGNORECASE
-)
+_ERROR_MARK = re.compile(r"(?:rror|xception|fatal|panic)(?:\[\w+\])?:|FAILED|\d failed\b")
+"""Marks of an error line: literals, so that scanning large tool outputs stays fast."""
+_CODE_LINE = re.compile(r"^(?:\d+\s+)?(?:except|raise|class|def|catch|throw|import|from|#|//)\b")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _CONSTRAINT_WORD = re.compile(
     r"\b(?:must|never|always|do not|don't|make sure|important)\b", re.IGNORECASE
 )
@@ -240,16 +242,25 @@ class _Facts:
             _touch(self.files, _entry("file", path=path))
 
     def _errors(self, text: str) -> None:
-        for match in _ERROR_WORD.finditer(text):
+        end = -1
+        for match in _ERROR_MARK.finditer(text):
+            if match.start() < end:
+                continue  # a second mark on a line already taken
             start = text.rfind("\n", 0, match.start()) + 1
             end = text.find("\n", match.end())
-            line = text[start : end if end >= 0 else len(text)].strip()
-            _touch(self.errors, _entry("error", text=_clip(line, LINE_CHARS)))
+            end = end if end >= 0 else len(text)
+            line = text[start:end].strip()
+            if not _CODE_LINE.match(line):
+                _touch(self.errors, _entry("error", text=_clip(line, LINE_CHARS)))
 
     def _constraints(self, text: str) -> None:
         for line in text.split("\n"):
-            if _CONSTRAINT_WORD.search(line):
-                _touch(self.constraints, _entry("constraint", text=_clip(line.strip(), LINE_CHARS)))
+            if not _CONSTRAINT_WORD.search(line):
+                continue
+            for sentence in _SENTENCE_END.split(line.strip()):
+                if _CONSTRAINT_WORD.search(sentence):
+                    entry = _entry("constraint", text=_clip(sentence, LINE_CHARS))
+                    _touch(self.constraints, entry)
 
     def _tool_call(self, name: str, arguments: str) -> None:
         _touch(self.concepts, _entry("tool", name=name))

@@ -411,3 +411,74 @@ openai_messages = st.one_of(
     json_values,
 )
 """Chat messages, well-formed or not."""
+
+
+# --- compaction: sessions with interleaved tool calls and several todo lists -------------------
+
+tool_outputs = st.one_of(
+    st.text(max_size=300),
+    st.sampled_from(ADVERSARIAL),
+    st.integers(1, 400).map(lambda n: "Traceback: ValueError in src/app.py\n" + "log line\n" * n),
+)
+"""What a tool returns: short text, adversarial text, or a long log with an error in it."""
+
+
+@st.composite
+def agent_turn_payloads(draw: st.DrawFn, *, turn: int, last: bool = False) -> list[Any]:
+    """Payloads of one agent turn: a request, then steps of text or parallel tool calls.
+
+    A step may call several tools in one assistant message and get the results back in any
+    order, with todo_write lists recorded in between. The last turn of a session may stop while
+    a call still waits for its result, and may have no ``turn/end``.
+    """
+    out: list[Any] = [TurnStartData(), Message(role="user", content=draw(st.text(max_size=80)))]
+    for step in range(draw(st.integers(0, 4))):
+        if draw(st.booleans()):
+            out.append(Message(role="assistant", content=draw(st.text(min_size=1, max_size=80))))
+            continue
+        ids = [f"t{turn}s{step}c{i}" for i in range(draw(st.integers(1, 3)))]
+        calls = tuple(
+            ToolCall(
+                id=i,
+                function=FunctionCall(
+                    name=draw(st.sampled_from(["bash", "edit"])),
+                    arguments=json.dumps({"command": f"run {i}"}),
+                ),
+            )
+            for i in ids
+        )
+        out.append(Message(role="assistant", tool_calls=calls))
+        if draw(st.booleans()):
+            out.append(TodoWriteData(todos=tuple(draw(valid_todo_lists()))))
+        for call_id in draw(st.permutations(ids)):
+            out.append(Message(role="tool", tool_call_id=call_id, content=draw(tool_outputs)))
+    if last and draw(st.booleans()):
+        waiting = ToolCall(id=f"t{turn}open", function=FunctionCall(name="bash", arguments="{}"))
+        out.append(Message(role="assistant", tool_calls=(waiting,)))
+        return out
+    out.append(Message(role="assistant", content=draw(st.text(max_size=80))))
+    if not last or draw(st.booleans()):
+        out.append(TurnEndData())
+    return out
+
+
+@st.composite
+def compaction_scripts(draw: st.DrawFn) -> tuple[list[Any], list[int], int, float]:
+    """A session to compact: its payloads, 1 to 5 points to compact at, a window, a tail share.
+
+    Each point is a number of payloads appended before that compaction, never before the end of
+    the first (complete) turn, so the first compaction always has a safe cut; the window and the
+    share of it kept verbatim vary the cut.
+    """
+    n_turns = draw(st.integers(2, 10))
+    payloads: list[Any] = []
+    if draw(st.booleans()):
+        payloads.append(Message(role="system", content=draw(st.sampled_from(["Be brief.", "\n"]))))
+    first_turn_end = 0
+    for turn in range(n_turns):
+        payloads += draw(agent_turn_payloads(turn=turn, last=turn == n_turns - 1))
+        first_turn_end = first_turn_end or len(payloads)
+    points = draw(st.lists(st.integers(first_turn_end, len(payloads)), min_size=1, max_size=5))
+    window = draw(st.integers(300, 30_000))
+    retain = draw(st.sampled_from([0.0, 0.05, 0.16, 0.3, 0.6]))
+    return payloads, sorted(points), window, retain

@@ -122,11 +122,33 @@ class TestExtractiveSummarizer:
         assert "FAILED tests/unit/test_cli.py" in errors
         assert "collected 3 items" not in errors
         assert out["Next Step"] == "Next I will update README.md and run `ruff check`."
-        assert "- You must never print secrets. Use `argparse` only." in out["Critical Context"]
+        assert out["Critical Context"] == "- You must never print secrets."
         concepts = out["Key Technical Concepts"]
         assert "`argparse`" in concepts
         assert "tool `bash`" in concepts
         assert "tool `edit`" in concepts
+
+    @pytest.mark.parametrize(
+        ("line", "kept"),
+        [
+            ("E   AssertionError: assert 3 == 2", True),
+            ("ValueError: invalid literal", True),
+            ("error[E0308]: mismatched types", True),
+            ("fatal: not a git repository", True),
+            ("FAILED tests/test_x.py::test_y - KeyError", True),
+            ("==== 2 failed, 89 passed in 3.21s ====", True),
+            ("19\t    raise SchemaError(f'cannot parse')", False),
+            ("    except ValueError:", False),
+            ("class ParseError(Exception):", False),
+            ("no errors found", False),
+            ("collected 3 items", False),
+        ],
+    )
+    def test_error_lines(self, line: str, kept: bool) -> None:
+        """Error lines of tool output are kept; source lines naming an error class are not."""
+        msgs = [call("c", "bash", "{}"), Message(role="tool", tool_call_id="c", content=line)]
+        out = ExtractiveSummarizer().summarize(span(msgs))
+        assert (out["Errors and Fixes"] == f"- {line.strip()}") is kept
 
     def test_never_writes_tasks(self) -> None:
         """The todo list is context only: its text does not appear in the output."""

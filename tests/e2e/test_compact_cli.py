@@ -1,0 +1,130 @@
+"""`harness compact` through the command line, on a generated 500-turn session."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.sessions import generate, unfinished
+from compaction import (
+    SECTION_NAMES,
+    CheckpointRecorded,
+    Session,
+    TodoItem,
+    check_log,
+    parse_checkpoint,
+    read_events,
+)
+
+TURNS = 500
+
+
+def harness(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def compact_json(*args: str | Path) -> dict[str, Any]:
+    run = harness("compact", *args, "--json")
+    assert run.returncode == 0, run.stderr
+    result: dict[str, Any] = json.loads(run.stdout)
+    return result
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tuple[TodoItem, ...]]:
+    """A 500-turn synthetic session log and the unfinished items of its latest list."""
+    payloads = generate(TURNS, seed=3)
+    path = tmp_path_factory.mktemp("e2e") / "s500.jsonl"
+    with Session(path, sync="batch") as session, session.batch():
+        session.append_many(payloads)
+    return path, unfinished(payloads)
+
+
+@pytest.mark.slow
+class TestCompactCommand:
+    def test_compacts_a_500_turn_session(
+        self, generated: tuple[Path, tuple[TodoItem, ...]]
+    ) -> None:
+        """Below threshold, dry run, compaction and re-compaction all keep every open task."""
+        path, open_items = generated
+        pending = [t.content for t in open_items if t.status == "pending"]
+        current = [t.content for t in open_items if t.status == "in_progress"]
+        assert pending, "the generator ends with pending work"
+        assert current, "the generator ends with work in progress"
+        size = path.stat().st_size
+
+        below = compact_json(path, "--window", "100000000")
+        assert below["compacted"] is False
+        assert below["reason"] == "below_threshold"
+        assert path.stat().st_size == size
+
+        dry = compact_json(path, "--dry-run")
+        assert dry["dry_run"] is True
+        assert path.stat().st_size == size
+        assert dry["tokens_before"] > 3_000_000
+        assert dry["tokens_after"] <= 0.25 * dry["tokens_before"]
+        assert dry["pending"] == pending
+        assert dry["current"] == current
+
+        first = compact_json(path)
+        assert {k: v for k, v in first.items() if k not in ("dry_run", "compacted", "seq")} == {
+            k: v for k, v in dry.items() if k not in ("dry_run", "compacted", "seq")
+        }
+        second = compact_json(path, "--force")
+        assert second["first_seq"] == first["last_seq"] + 1
+        assert second["tokens_before"] == first["tokens_after"]
+        assert second["pending"] == pending
+        assert second["current"] == current
+
+        events = list(read_events(path))
+        check_log(events)
+        checkpoints = [e for e in events if isinstance(e, CheckpointRecorded)]
+        assert [c.seq for c in checkpoints] == [first["seq"], second["seq"]]
+        for c in checkpoints:
+            parsed = parse_checkpoint(c.data.text)
+            assert list(parsed.pending_jobs) == pending
+            assert list(parsed.current_work) == current
+            heads = [ln[3:] for ln in c.data.text.split("\n") if ln.startswith("## ")]
+            assert heads == list(SECTION_NAMES)
+
+    def test_human_output(self, tmp_path: Path) -> None:
+        """Without --json the command reports the span, the tokens and the tasks carried."""
+        path = tmp_path / "small.jsonl"
+        with Session(path, sync="batch") as session, session.batch():
+            session.append_many(generate(3, seed=1))
+        run = harness("compact", path, "--force", "--dry-run")
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.startswith("# Checkpoint\n\n## Primary Request and Intent\n")
+        assert "would replace seqs 1.." in run.stdout
+        assert "[dry run: nothing appended]" in run.stdout
+        assert "carried by code: " in run.stdout
+        below = harness("compact", path)
+        assert below.returncode == 0
+        assert below.stdout.startswith("nothing to do: the context holds ")
+
+    @pytest.mark.parametrize(
+        ("args", "match"),
+        [
+            (("--threshold", "1.5"), "threshold must be in"),
+            (("--retain", "0.9"), r"retain \(0.9\)"),
+            (("--window", "0"), "window_tokens must be a positive integer"),
+        ],
+    )
+    def test_bad_policy_exits_2(self, tmp_path: Path, args: tuple[str, ...], match: str) -> None:
+        """A bad policy value is named on stderr with exit status 2."""
+        path = tmp_path / "s.jsonl"
+        path.write_text("")
+        run = harness("compact", path, *args)
+        assert run.returncode == 2
+        assert re.search(match, run.stderr), run.stderr

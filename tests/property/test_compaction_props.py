@@ -1,0 +1,176 @@
+"""Compaction never loses a task: properties over generated sessions and repeated compactions."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import event, given
+from hypothesis import strategies as st
+from strategies import compaction_scripts, valid_todo_lists
+
+from compaction import (
+    SECTION_NAMES,
+    Checkpoint,
+    CheckpointRecorded,
+    CompactionError,
+    CompactionPolicy,
+    CompactionResult,
+    Session,
+    TodoItem,
+    TodoWriteData,
+    check_log,
+    compact,
+    count_message,
+    parse_checkpoint,
+    read_events,
+    render_checkpoint,
+)
+from compaction.compactor import checkpoint_message_for, unfinished, unsafe_cuts
+
+NARRATIVE = st.text(max_size=200) | st.sampled_from(
+    ["## Pending Jobs", "```\n## Current Work", "(none)", "# Checkpoint\n\n## Next Step"]
+)
+
+
+Script = tuple[list[Any], list[int], int, float]
+
+
+def run_script(path: Path, script: Script) -> list[CompactionResult]:
+    """Append the payloads, compacting at each point; return the compactions that happened."""
+    payloads, points, window, retain = script
+    policy = CompactionPolicy(window_tokens=window, retain=retain)
+    results: list[CompactionResult] = []
+    with Session(path) as session:
+        done = 0
+        for point in points:
+            session.append_many(payloads[done:point])
+            done = point
+            try:
+                result = compact(session, policy, force=True)
+            except CompactionError as exc:
+                check_refusal(session, exc)
+                continue
+            check_compaction(session, result)
+            results.append(result)
+        session.append_many(payloads[done:])
+    assert results, "the first compaction point follows a complete turn: it must compact"
+    return results
+
+
+def check_refusal(session: Session, exc: CompactionError) -> None:
+    """A compaction may only be refused for want of messages or of a safe cut."""
+    messages = session.context.messages
+    match exc.code:
+        case "nothing_to_compact":
+            assert messages == ()
+        case "no_safe_cut":
+            assert unsafe_cuts(messages)[-1], "the end is blocked only by a waiting tool call"
+        case _:
+            raise AssertionError(exc)
+
+
+def check_compaction(session: Session, result: CompactionResult) -> None:
+    """Every property one compaction must hold, checked against the live session."""
+    latest = session.latest_todos
+    pending, current = unfinished(latest)
+    completed = {t.content for t in latest if t.status == "completed"}
+    text = result.data.text
+    parsed = parse_checkpoint(text)
+    # Every unfinished item is in its section, once, in list order, and parses back unchanged.
+    assert parsed.pending_jobs == pending
+    assert parsed.current_work == current
+    assert result.data.pending == pending
+    assert result.data.current == current
+    assert not completed & (set(parsed.pending_jobs) | set(parsed.current_work))
+    # All eight sections, in order, and nothing else at level two.
+    assert [ln[3:] for ln in text.split("\n") if ln.startswith("## ")] == list(SECTION_NAMES)
+    assert parsed == result.checkpoint
+    # The view: system, the checkpoint, the kept tail; no tool result without its call.
+    ctx = session.context
+    assert ctx.checkpoint == result.data
+    called = {c.id for m in ctx.messages for c in m.tool_calls or ()}
+    assert all(m.tool_call_id in called for m in ctx.messages if m.role == "tool")
+    assert all(s > result.data.last_seq for s in ctx.seqs)
+    assert not ctx.messages or ctx.messages[0].role == "user"
+    # Token accounting, and the view shrinks when the span replaced outweighs the checkpoint.
+    new_tokens = count_message(session.tokenizer, checkpoint_message_for(text))
+    assert session.context_tokens == result.tokens_after
+    assert result.tokens_after == result.tokens_before - result.replaced_tokens + new_tokens
+    if result.replaced_tokens > new_tokens:
+        assert result.tokens_after < result.tokens_before
+    recount = sum(count_message(session.tokenizer, m) for m in ctx.as_messages())
+    assert recount == result.tokens_after
+
+
+@given(compaction_scripts())
+def test_compactions_keep_every_unfinished_task(
+    script: Script,
+) -> None:
+    """Over generated sessions and 1-5 compactions, tasks survive and the log stays sound."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "s.jsonl"
+        results = run_script(path, script)
+        event(f"{len(results)} compactions")
+        event("some tail kept" if any(r.kept_messages for r in results) else "no tail kept")
+        events = list(read_events(path))
+        check_log(events)  # includes checkpoint_cut: no tool call split from its result
+        checkpoints = [e for e in events if isinstance(e, CheckpointRecorded)]
+        assert [c.data for c in checkpoints] == [r.data for r in results]
+        for c in checkpoints:  # what reached the disk parses back too
+            assert parse_checkpoint(c.data.text).pending_jobs == c.data.pending
+
+
+@given(compaction_scripts())
+def test_same_log_same_bytes(script: Script) -> None:
+    """Replaying the same script into two logs gives byte-identical files."""
+    with tempfile.TemporaryDirectory() as tmp:
+        a, b = Path(tmp) / "a.jsonl", Path(tmp) / "b.jsonl"
+        run_script(a, script)
+        run_script(b, script)
+        assert a.read_bytes() == b.read_bytes()
+
+
+@given(
+    st.lists(valid_todo_lists(allow_parallel=True), min_size=1, max_size=4),
+    st.integers(1, 5),
+)
+def test_tasks_survive_repeated_compaction(todo_lists: list[list[TodoItem]], times: int) -> None:
+    """Compacting again and again, after each of several lists, carries exactly the latest one."""
+    with tempfile.TemporaryDirectory() as tmp, Session(Path(tmp) / "s.jsonl") as session:
+        for n, items in enumerate(todo_lists):
+            session.start_turn(f"request {n}")
+            session.append(TodoWriteData(todos=tuple(items)))
+            for k in range(times):
+                session.add_message({"role": "assistant", "content": f"step {n}.{k}"})
+                result = compact(session, CompactionPolicy(window_tokens=2_000), force=True)
+                check_compaction(session, result)
+                assert result.checkpoint.carried_over is False
+
+
+@given(
+    NARRATIVE,
+    NARRATIVE,
+    st.lists(st.text(max_size=50) | st.sampled_from(["(none)", "## Pending Jobs"]), max_size=5),
+    st.lists(st.text(max_size=50), max_size=3),
+    st.booleans(),
+)
+def test_render_parse_round_trip(
+    narrative: str, other: str, pending: list[str], current: list[str], carried: bool
+) -> None:
+    """Any Checkpoint renders with the eight sections in order and parses back equal."""
+    c = Checkpoint(
+        primary_request=narrative,
+        key_concepts=other,
+        files_and_code=narrative,
+        errors_and_fixes=other,
+        pending_jobs=tuple(pending),
+        current_work=tuple(current),
+        next_step=narrative,
+        critical_context=other,
+        carried_over=carried,
+    )
+    text = render_checkpoint(c)
+    assert [ln[3:] for ln in text.split("\n") if ln.startswith("## ")] == list(SECTION_NAMES)
+    assert parse_checkpoint(text) == c
