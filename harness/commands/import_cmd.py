@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 
 from compaction.importers import FORMAT_CHOICES, ImportReport, import_transcript
 from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
 from harness.output import console, print_json
+
+_EVENT_KINDS = frozenset({"user request", "assistant message", "tool result", "compact_boundary"})
+"""Handled kinds the other lines already count; the rest are messages that start no turn."""
 
 _SHOWN_LINES = 10
 """Broken lines and rule-breaking lists listed one by one before the rest are counted."""
@@ -74,6 +78,9 @@ def summary_text(report: ImportReport, output: Path) -> str:
         f"tokens ({report.tokenizer}): {report.total_tokens} in all messages, "
         f"{report.context_tokens} in the context at the end",
     ]
+    context = {k: n for k, n in report.handled.items() if k not in _EVENT_KINDS}
+    if context:
+        lines.append(f"kept as messages, not requests: {_counts(context)}")
     if report.rule_breaking_lists:
         lines.append(
             f"lists that break today's todo_write rules (imported as written): "
@@ -95,7 +102,7 @@ def summary_text(report: ImportReport, output: Path) -> str:
     return "\n".join(lines)
 
 
-def _counts(counter: dict[str, int]) -> str:
+def _counts(counter: Mapping[str, int]) -> str:
     return ", ".join(f"{n} {kind}" for kind, n in sorted(counter.items()))
 
 

@@ -33,6 +33,10 @@ class TestImportCommand:
         assert "events written: 38" in text
         assert "turns: 3; 10 tool calls (1 with no recorded result" in text
         assert "todo writes: 7" in text
+        assert (
+            "kept as messages, not requests: 1 interruption notice, "
+            "1 meta (kept as context, not a request)"
+        ) in text
         assert "lists that break today's todo_write rules (imported as written): 1" in text
         assert "unknown record type 'mystery-record'" in text
         assert "broken line 17: not JSON" in text
