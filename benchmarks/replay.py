@@ -27,6 +27,13 @@ suffix, and a new Checkpoint or mode message), or the exact longest prefix share
 earlier request when that is longer (a new message may begin like an old one: two Checkpoints
 share their preamble); the first request's ideal is 0. So the ideal bounds every model's hit.
 
+With `summarizer` (a function of the current request that returns a `compaction.Summarizer`,
+e.g. `benchmarks.summary_cache.openai_summarizers`), each compaction is summarized by it; when
+the summarizer made a model call (it has a ``last_body``, as `compaction.llm.OpenAISummarizer`
+does), that call is serialized like any request, fed to the same cache models, and recorded in
+`ReplayResult.summary_calls`, its ideal counted as for any request (the instruction and the
+messages appended since the previous request are new).
+
 Invariants: a replay is a pure function of its inputs (same payloads, strategy, policy and
 tokenizer: same records, wall time aside); a hit never exceeds the prompt; the replay writes
 only inside its own temporary folder.
@@ -57,6 +64,7 @@ from compaction import (
     EventData,
     Message,
     Session,
+    Summarizer,
     TodoItem,
     Tokenizer,
     ToolInputError,
@@ -129,6 +137,25 @@ class RequestRecord:
     """A compaction happened just before this call."""
 
 
+@dataclass(frozen=True)
+class SummaryCallRecord:
+    """A summarizer's model call at a compaction, and what each cache would have served."""
+
+    before: int
+    """Index of the request that follows the compaction."""
+    prompt_tokens: int
+    """Tokens of the summary request (tools, system, messages, instruction)."""
+    ideal: int
+    """Cache-hit tokens if everything but the new messages were served: the instruction and what
+    was appended since the previous request (as for `RequestRecord.ideal`)."""
+    hits: dict[str, int]
+    """Cache-hit tokens under each provider model, by model name."""
+
+
+SummarizerFor = Callable[[dict[str, Any]], Summarizer]
+"""Returns the summarizer of one compaction, given the request the model would receive now."""
+
+
 @dataclass
 class ReplayResult:
     """A strategy's run over one session."""
@@ -148,6 +175,8 @@ class ReplayResult:
     first_request_kept: bool = False
     """The user's first request is still in the last request, verbatim."""
     seconds: float = 0.0
+    summary_calls: list[SummaryCallRecord] = field(default_factory=list)
+    """The summarizer's model calls, when a `summarizer` drove the compactions."""
 
     @property
     def expected(self) -> int:
@@ -205,6 +234,7 @@ class _Loop:
     converted: dict[int, tuple[Message, dict[str, Any]]] = field(default_factory=dict)
     exact: CacheSimulator = field(default_factory=lambda: DeepSeekCache(unit=1).simulator())
     """Longest token prefix shared with any earlier request, unrounded."""
+    summarizer_for: SummarizerFor | None = None
 
     def start_turn(self, data: TurnStartData) -> None:
         new = get_mode(data.mode or DEFAULT_MODE)
@@ -232,13 +262,40 @@ class _Loop:
     def compact(self) -> bool:
         if not self.strategy.compaction:
             return False
+        summarizer = None
+        if self.summarizer_for and self.policy.should_compact(self.session.context_tokens):
+            summarizer = self.summarizer_for(self.request())
         try:
-            done = maybe_compact(self.session, self.policy) is not None
+            done = maybe_compact(self.session, self.policy, summarizer=summarizer) is not None
         except CompactionError:
             self.result.compaction_failures += 1
             return False
+        finally:
+            self.summary_call(summarizer)
         self.result.compactions += done
         return done
+
+    def summary_call(self, summarizer: Summarizer | None) -> None:
+        """Feed a summarizer's model call, if it made one, to the caches; record it."""
+        body = getattr(summarizer, "last_body", None)
+        if not body:
+            return
+        lines = serialize(body)
+        packed = [self.tokens(s) for s in lines]
+        data = b"".join(packed)
+        prompt = len(data) // 4
+        stable_end = (len(packed[0]) + len(packed[1])) // 4
+        new = sum(len(p) for s, p in zip(lines[2:], packed[2:], strict=True) if s not in self.seen)
+        hits = {name: sim.serve(data, [stable_end, prompt]) for name, sim in self.sims.items()}
+        exact = self.exact.serve(data)
+        self.result.summary_calls.append(
+            SummaryCallRecord(
+                before=len(self.result.records),
+                prompt_tokens=prompt,
+                ideal=max(prompt - new // 4, exact),
+                hits=hits,
+            )
+        )
 
     def message(self, message: Message) -> dict[str, Any]:
         """Return the builder's OpenAI form of a message, converted once per message."""
@@ -321,6 +378,7 @@ def replay(
     session_name: str = "session",
     workdir: Path | None = None,
     on_request: Callable[[RequestRecord], None] | None = None,
+    summarizer: SummarizerFor | None = None,
 ) -> ReplayResult:
     """Replay a session's payloads under a strategy; return one record per model call.
 
@@ -333,6 +391,8 @@ def replay(
         session_name: names the session in the result.
         workdir: folder for the replay's log (default: a temporary folder, removed after).
         on_request: called with each record as it is made (progress bars).
+        summarizer: makes each compaction's summarizer from the current request (default: the
+            compactor's extractive summarizer); its model calls land in `summary_calls`.
     """
     tok = tokenizer or get_tokenizer()
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
@@ -348,6 +408,7 @@ def replay(
             tokens=SegmentTokens(tok),
             sims={m.name: m.simulator() for m in models},
             result=ReplayResult(strategy=strategy.name, session=session_name),
+            summarizer_for=summarizer,
         )
         with session:
             last: EventData | None = None
