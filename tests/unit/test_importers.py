@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import compaction
-from compaction import CompactionPolicy, Session, TodoItem, check_log, importers
+from compaction import CompactionPolicy, Session, TodoItem, check_log, compact, importers
 from compaction.checkpoint import encode_item, parse_checkpoint
 from compaction.errors import ConfigError, TranscriptError
 from compaction.events import CheckpointRecorded, Event, MessageAdded, TodoWritten
@@ -631,6 +631,25 @@ class TestRealTranscripts:
             assert with_tasks >= WITH_TASKS[name]
             check_log(session.events())
             assert session.todos.todos == fold(TodosProjection(), events).todos
+
+    @pytest.mark.parametrize("name", sorted(EXPECTED))
+    def test_compact_once_after_import(self, transcripts, tmp_path, name):
+        """Import to a log, then compact it once: the open todos at the end are the checkpoint's."""
+        out = tmp_path / "s.jsonl"
+        import_transcript(transcripts / name, out)
+        with Session(out) as session:
+            latest = session.latest_todos
+            result = compact(session, CompactionPolicy(window_tokens=8192), force=True)
+        parsed = parse_checkpoint(result.data.text)
+        pending = tuple(t.content for t in latest if t.status == "pending")
+        current = tuple(t.content for t in latest if t.status == "in_progress")
+        assert (parsed.pending_jobs, parsed.current_work) == (pending, current)
+        assert result.tokens_after < result.tokens_before
+        if name == PENDING:
+            assert (pending, current) == (
+                ("Test the changes",),
+                ("Consider showing merge status in session list",),
+            )
 
 
 class TestPublicApi:
