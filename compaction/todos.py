@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
-from compaction.errors import ToolInputError, render_violations
+from compaction.errors import ToolInputError
 from compaction.events import TODO_STATUSES, TodoItem, TodoStatus, TodoWriteData
 
 if TYPE_CHECKING:
@@ -257,7 +257,7 @@ def todo_write(
     Never raises for bad arguments: a rejected call returns an error result and appends nothing.
     """
     if refuse is not None:
-        return ToolResult(render_violations(TOOL_NAME, [refuse]), is_error=True)
+        return ToolResult(refuse, is_error=True)
     try:
         todos = parse_todo_write(arguments, allow_parallel=allow_parallel_in_progress)
     except ToolInputError as exc:

@@ -215,9 +215,9 @@ def run_todo_write(
     Otherwise the call is validated with the mode's in-progress rule and, when accepted, appends
     one `todo/write` event (see `compaction.todo_write`).
     """
-    text = refusal(mode)
-    if text is not None:
-        return ToolResult(text, is_error=True)
     return todo_write(
-        session, arguments, allow_parallel_in_progress=mode.todo.allow_parallel_in_progress
+        session,
+        arguments,
+        allow_parallel_in_progress=mode.todo.allow_parallel_in_progress,
+        refuse=refusal(mode),
     )

@@ -67,10 +67,17 @@ HELPER = textwrap.dedent(
     if mode == "kill":
         for line in sys.stdin:
             seed = int(line)
+            # The writer waits until its pid is printed, so "pid" always comes before "seq".
+            go_r, go_w = os.pipe()
             pid = os.fork()
             if pid == 0:
+                os.close(go_w)
+                os.read(go_r, 1)
                 writer(path, seed)
+            os.close(go_r)
             say(f"pid {pid}")
+            os.write(go_w, b"x")
+            os.close(go_w)
             os.waitpid(pid, 0)
             say("end")
     else:

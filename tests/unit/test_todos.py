@@ -222,7 +222,7 @@ class TestRejections:
         """A refused call (Plan mode) returns the given text as an error and appends nothing."""
         with Session(log_path) as session:
             result = session.todo_write(todos(("a", "pending")), refuse="plan mode forbids it")
-            assert result == ToolResult(HEAD + "- plan mode forbids it", is_error=True)
+            assert result == ToolResult("plan mode forbids it", is_error=True)
         assert not log_path.exists()
 
 
