@@ -26,7 +26,7 @@ the client's canonical JSON, plus one final user message; every answered call le
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any, Final
 
@@ -142,32 +142,49 @@ def kept_after_span(params: Sequence[Mapping[str, Any]], span: Sequence[Message]
 # --- the summarizer ---------------------------------------------------------------------------
 
 
+RequestSource = Mapping[str, Any] | Callable[[], Mapping[str, Any]]
+"""The conversation's last request, or a function that builds it when a compaction runs."""
+
+
+def check_request(request: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Return `request` if it is a chat-completions request with a list of messages.
+
+    Raises:
+        ConfigError: naming what is missing.
+    """
+    messages = request.get("messages")
+    if not isinstance(messages, list) or not all(isinstance(m, Mapping) for m in messages):
+        raise ConfigError(
+            "OpenAISummarizer: request must be a chat-completions request whose 'messages' "
+            "is a list of message objects (e.g. prompts.requests.openai_request(...))"
+        )
+    return request
+
+
 class OpenAISummarizer:
     """Writes the narrative sections with a model behind an OpenAI-compatible API.
 
     Args:
         client: the chat-completions client (endpoint, model, retries, output cap).
         request: the conversation's last request as plain JSON data: ``messages`` (system
-            prompt first) and optional ``tools``; replayed unchanged.
+            prompt first) and optional ``tools``, replayed unchanged; or a function returning
+            it, called at each compaction (for an agent loop that keeps one summarizer, e.g.
+            ``lambda: openai_request(builder, mode, session)``).
         tokenizer: counts the span and the answer for the size check (default `o200k_base`).
 
     Raises:
-        ConfigError: when `request` has no ``messages`` list.
+        ConfigError: when `request` (given as data) has no ``messages`` list.
     """
 
     def __init__(
         self,
         client: ChatClient,
-        request: Mapping[str, Any],
+        request: RequestSource,
         *,
         tokenizer: Tokenizer | None = None,
     ) -> None:
-        messages = request.get("messages")
-        if not isinstance(messages, list) or not all(isinstance(m, Mapping) for m in messages):
-            raise ConfigError(
-                "OpenAISummarizer: request must be a chat-completions request whose 'messages' "
-                "is a list of message objects (e.g. prompts.requests.openai_request(...))"
-            )
+        if not callable(request):
+            check_request(request)
         self.client = client
         self.request = request
         self.tokenizer = tokenizer or get_tokenizer()
@@ -197,11 +214,12 @@ class OpenAISummarizer:
             CompactionError: ``summarizer_failed``: the answer is empty, cut short, has none of
                 the headings, or is larger than the span; or the request lacks the span.
         """
-        kept = kept_after_span(self.request["messages"], span.messages)
+        request = check_request(self.request() if callable(self.request) else self.request)
+        kept = kept_after_span(request["messages"], span.messages)
         replaced = self.span_tokens(span)
         budget = max(1, min(span.budget_tokens, self.client.config.max_output_tokens))
         text = instruction(kept=kept, previous=span.previous is not None, budget=budget)
-        self.last_body = summary_body(self.request, text)
+        self.last_body = summary_body(request, text)
         answer = self.client.complete(self.last_body)
         self._record(answer)
         return self.read_answer(answer, replaced)

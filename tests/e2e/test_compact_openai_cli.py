@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from contracts.sdk_shapes import problems
+from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
 from benchmarks.stub_model import Reply, StubModel
 from compaction import Session, check_log, read_events
@@ -101,6 +103,7 @@ class TestCompactOpenAI:
         assert canonical_json(body["tools"]) == canonical_json(before["tools"])
         assert (canonical_json(before["messages"])[:-1] + ",").encode() in sent.body
         assert body["tool_choice"] == "none"
+        assert problems(CompletionCreateParamsNonStreaming, body) == []
         assert "authorization" not in sent.headers
         assert out["summary_usage"] == [
             {

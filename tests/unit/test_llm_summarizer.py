@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from contracts.sdk_shapes import problems
+from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
 from benchmarks.stub_model import Reply, StubModel
 from compaction import (
@@ -185,6 +187,7 @@ class TestSummaryRequest:
         assert body["model"] == "stub-model"
         assert body["max_tokens"] == 4096
         assert body["messages"][-1] == {"role": "user", "content": body["messages"][-1]["content"]}
+        assert problems(CompletionCreateParamsNonStreaming, body) == []
 
     def test_instruction_lists_sections_in_order(self, session: Session) -> None:
         """The appended message names the eight headings in order and the messages kept after."""
