@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -231,6 +232,29 @@ class TestBadLines:
         """Reading a log that does not exist raises LogError naming it."""
         with pytest.raises(LogError, match=r"none\.jsonl: cannot read the log"):
             read_all(tmp_path / "none.jsonl")
+
+
+class TestStreaming:
+    def test_read_memory_does_not_grow_with_the_file(self, tmp_path: Path) -> None:
+        """Peak memory while reading 20,000 events is about that of reading 1,000."""
+
+        def peak_reading(n: int) -> int:
+            path = tmp_path / f"{n}.jsonl"
+            with SessionLog(path, sync="batch") as log, log.batch():
+                for i in range(n):
+                    log.append(Message(role="user", content=f"message {i} " + "x" * 200))
+            tracemalloc.start()
+            try:
+                count = sum(1 for _ in read_events(path))
+                return tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+                assert count == n
+
+        small, large = peak_reading(1_000), peak_reading(20_000)
+        assert (tmp_path / "20000.jsonl").stat().st_size > 4_000_000
+        assert large < small * 1.5 + 64_000
+        assert large < 1_000_000
 
 
 class TestFsync:
