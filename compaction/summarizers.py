@@ -218,6 +218,8 @@ class _Facts:
     def add(self, message: Message) -> None:
         text = message.text()
         if message.role == "user":
+            # A new request makes what the agent meant to do before it stale.
+            self.intent = ""
             self.requests.append(text)
             self._constraints(text)
             self._concepts(text)
@@ -334,7 +336,9 @@ class ExtractiveSummarizer:
             if name == "Next Step":
                 intent = _last_paragraph(facts.intent)
                 text = _entry("intent", text=_clip(intent, REQUEST_CHARS)) if intent else ""
-                out[name] = self._fit([text or previous[name]], budget, pin_first=True)
+                stale = bool(facts.requests)  # the previous Next Step predates a new request
+                fallback = "" if stale else previous[name]
+                out[name] = self._fit([text or fallback], budget, pin_first=True)
                 continue
             merged = _merge(split_entries(previous[name]), new[name], keep_first=name in _CHRONO)
             out[name] = self._fit(merged, budget, pin_first=name == "Primary Request and Intent")

@@ -13,9 +13,12 @@ from compaction.views import STATUS_MARKS, TodoPanel
 _STYLES = {"completed": "green", "in_progress": "bold yellow", "pending": "dim"}
 
 
-def console() -> Console:
-    """Return a console on stdout; plain text when stdout is not a terminal."""
-    return Console(file=sys.stdout, highlight=False, soft_wrap=True)
+def console(*, wrap: bool = False) -> Console:
+    """Return a console on stdout; plain text when stdout is not a terminal.
+
+    Long lines are left whole (copyable) unless `wrap` is set, for panels and tables.
+    """
+    return Console(file=sys.stdout, highlight=False, soft_wrap=not wrap)
 
 
 def print_json(obj: object) -> None:

@@ -6,8 +6,10 @@ import argparse
 from collections.abc import Callable
 
 from harness.commands import (
+    bench_cmd,
     compact_cmd,
     context_cmd,
+    demo_cmd,
     import_cmd,
     log_cmd,
     modes_cmd,
@@ -19,6 +21,7 @@ from harness.commands import (
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
 COMMANDS: tuple[Register, ...] = (
+    demo_cmd.register,
     todo_write_cmd.register,
     todos_cmd.register,
     log_cmd.register,
@@ -27,6 +30,7 @@ COMMANDS: tuple[Register, ...] = (
     prompt_cmd.register,
     context_cmd.register,
     modes_cmd.register,
+    bench_cmd.register,
 )
 
 __all__ = ["COMMANDS", "Register"]

@@ -185,11 +185,23 @@ class TestExtractiveSummarizer:
         assert out["Critical Context"].startswith("- Keep the API stable")
 
     def test_keeps_previous_intent_when_span_has_none(self) -> None:
-        """A span without assistant text keeps the previous Next Step."""
-        out = ExtractiveSummarizer().summarize(
-            span([Message(role="user", content="hi")], Checkpoint(next_step="Old plan"))
-        )
+        """A span with no request and no assistant text keeps the previous Next Step."""
+        tool_only = [
+            call("c1", "bash", '{"command": "ls"}'),
+            Message(role="tool", tool_call_id="c1", content="ok"),
+        ]
+        out = ExtractiveSummarizer().summarize(span(tool_only, Checkpoint(next_step="Old plan")))
         assert out["Next Step"] == "Old plan"
+
+    def test_new_request_makes_earlier_intent_stale(self) -> None:
+        """Intent stated before the span's latest request is not the Next Step."""
+        messages = [
+            Message(role="user", content="Fix the parser"),
+            Message(role="assistant", content="Done: the parser is fixed."),
+            Message(role="user", content="Now add a --json flag"),
+        ]
+        out = ExtractiveSummarizer().summarize(span(messages, Checkpoint(next_step="Old plan")))
+        assert out["Next Step"] == ""
 
     def test_budget_drops_oldest_but_keeps_first_request(self) -> None:
         """Over budget, the oldest entries go first; the session's first request stays."""

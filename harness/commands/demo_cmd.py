@@ -1,0 +1,136 @@
+"""`harness demo`: a long generated session through prompts, views and compaction."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from rich.console import Group
+from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+from rich.text import Text
+
+from benchmarks.demo import DEFAULT_SEED, DEFAULT_TURNS, DEFAULT_WINDOW, DemoResult, run_demo
+from harness.output import console, panel_text
+
+_STAGES = {
+    "session": "writing the session, compacting as the policy says",
+    "replay": "replaying it request by request (this toolkit)",
+    "baseline": "replaying it without compaction (baseline)",
+}
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `demo` command."""
+    p = sub.add_parser(
+        "demo",
+        help="run a generated long session through prompts, views and compaction",
+        description=(
+            "Generate a seeded synthetic coding session (user requests, tool calls with large "
+            "outputs, todo rewrites, a Plan-mode phase), write it into a session log with "
+            "compaction, then show the task panel, one compaction's before and after, and the "
+            "token savings and cache-hit figures."
+        ),
+    )
+    p.add_argument("--turns", type=int, default=DEFAULT_TURNS, help="user requests to generate")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the generator")
+    p.add_argument("--window", type=int, default=DEFAULT_WINDOW, help="context window in tokens")
+    p.add_argument("--log", type=Path, help="keep the session log here (default: a temp file)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the demo with a progress bar, then print what it showed."""
+    out = console()
+    with tempfile.TemporaryDirectory() as tmp:
+        log = args.log or Path(tmp) / "demo.jsonl"
+        if log.exists():
+            log.unlink()
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+        with Progress(*columns, console=out, transient=True) as bar:
+            tasks = {k: bar.add_task(v, total=None) for k, v in _STAGES.items()}
+
+            def progress(stage: str, done: int, total: int) -> None:
+                bar.update(tasks[stage], completed=done, total=total)
+
+            result = run_demo(
+                turns=args.turns, seed=args.seed, window=args.window, log=log, progress=progress
+            )
+        show(result, args, kept=args.log is not None)
+    return 0
+
+
+def show(result: DemoResult, args: argparse.Namespace, *, kept: bool) -> None:
+    """Print the panel, one compaction's before and after, and the figures."""
+    out = console(wrap=True)
+    out.print(
+        f"[bold]Session[/bold]: {args.turns} requests (seed {args.seed}), {result.events} events, "
+        f"a {args.window:,}-token window, {len(result.compactions)} compactions."
+    )
+    out.print(Panel(panel_text(result.panel), title="Task panel (harness todos)", expand=False))
+    if result.plan_refusal:
+        out.print(Panel(result.plan_refusal, title="todo_write in Plan mode", expand=False))
+    if result.compactions:
+        out.print(_compaction_panel(result))
+    out.print(_figures(result))
+    if kept:
+        console().print(f"Log kept at {result.log}: try `harness todos {result.log}`.")
+
+
+def _compaction_panel(result: DemoResult) -> Panel:
+    last = result.compactions[-1]
+    checkpoint = last.checkpoint
+    lines = Text()
+    lines.append(
+        f"Context {last.tokens_before:,} -> {last.tokens_after:,} tokens "
+        f"({last.reduction:.0%} removed): {last.replaced_messages} messages replaced by a "
+        f"Checkpoint, {last.kept_messages} kept verbatim.\n",
+        style="bold",
+    )
+    lines.append("Pending Jobs (copied by code):\n")
+    for item in checkpoint.pending_jobs or ("(none)",):
+        lines.append(f"  ○ {item}\n")
+    lines.append("Current Work (copied by code):\n")
+    for item in checkpoint.current_work or ("(none)",):
+        lines.append(f"  ◉ {item}\n")
+    next_step = (checkpoint.next_step or "(none)").splitlines()[0]
+    lines.append(f"Next Step (summarizer): {next_step}", style="dim")
+    return Panel(
+        lines, title=f"Compaction {len(result.compactions)}: before and after", expand=False
+    )
+
+
+def _figures(result: DemoResult) -> Group:
+    assert result.ours is not None  # run_demo always replays both
+    assert result.baseline is not None
+    ours, base = result.ours, result.baseline
+    table = Table(
+        title="Input tokens and prompt-cache hits, request by request", title_justify="left"
+    )
+    table.add_column("")
+    table.add_column("this toolkit", justify="right")
+    table.add_column("no compaction", justify="right")
+    table.add_row("model calls", f"{len(ours.records):,}", f"{len(base.records):,}")
+    table.add_row(
+        "summed input tokens", f"{ours.total_prompt_tokens:,}", f"{base.total_prompt_tokens:,}"
+    )
+    table.add_row(
+        "last request", f"{ours.records[-1].prompt_tokens:,}", f"{base.records[-1].prompt_tokens:,}"
+    )
+    ours_rates, base_rates = result.hit_rates(ours), result.hit_rates(base)
+    for model, rate in ours_rates.items():
+        table.add_row(f"cache hits, {model}", f"{rate:.1%}", f"{base_rates[model]:.1%}")
+    ideal = ours.total_ideal / (ours.total_prompt_tokens or 1)
+    table.add_row("cache hits, ideal", f"{ideal:.1%}", "")
+    table.add_row("unfinished todos kept", f"{ours.retention:.0%}", f"{base.retention:.0%}")
+    return Group(
+        table,
+        Text(
+            f"Savings: {result.savings:.1%} of input tokens against no compaction; "
+            f"{len(result.unfinished)} unfinished todos at the end, all carried by every "
+            "checkpoint.",
+            style="bold green",
+        ),
+    )

@@ -1,0 +1,71 @@
+"""`harness demo`: the README's first command, end to end."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from benchmarks.demo import run_demo
+from compaction import CheckpointRecorded, TodoWritten, read_events
+from compaction.checkpoint import parse_checkpoint
+
+
+class TestRunDemo:
+    def test_compacts_keeps_every_unfinished_todo_and_saves_tokens(self, tmp_path: Path) -> None:
+        """Each checkpoint carries the unfinished items of the list current when it was written."""
+        log = tmp_path / "demo.jsonl"
+        result = run_demo(turns=6, seed=3, window=16_000, log=log)
+        assert result.compactions, "the demo must compact at least once"
+        latest: tuple[str, ...] = ()
+        checked = 0
+        for event in read_events(log):
+            if isinstance(event, TodoWritten):
+                latest = tuple(t.content for t in event.data.todos if t.status != "completed")
+            if isinstance(event, CheckpointRecorded):
+                cp = parse_checkpoint(event.data.text)
+                assert sorted(cp.pending_jobs + cp.current_work) == sorted(latest)
+                checked += 1
+        assert checked == len(result.compactions)
+        assert result.plan_refusal is not None
+        assert "Plan mode" in result.plan_refusal
+        assert result.ours is not None
+        assert result.baseline is not None
+        assert result.ours.retention == 1.0
+        assert 0 < result.savings < 1
+        assert result.ours.total_prompt_tokens < result.baseline.total_prompt_tokens
+        rates = result.hit_rates(result.ours)
+        assert set(rates) == {"deepseek", "openai", "anthropic", "vllm"}
+        assert all(0 <= r <= 1 for r in rates.values())
+
+    def test_same_seed_same_figures(self, tmp_path: Path) -> None:
+        """The demo is deterministic: same inputs, same log bytes and figures."""
+        a = run_demo(turns=3, seed=1, window=16_000, log=tmp_path / "a.jsonl")
+        b = run_demo(turns=3, seed=1, window=16_000, log=tmp_path / "b.jsonl")
+        assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+        assert a.savings == b.savings
+        assert a.panel == b.panel
+
+
+class TestDemoCommand:
+    def test_shows_panel_compaction_and_figures(self, tmp_path: Path) -> None:
+        """The command prints the task panel, a compaction's before and after, and the figures."""
+        log = tmp_path / "kept.jsonl"
+        args = ["demo", "--turns", "5", "--window", "16000", "--log", str(log)]
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", *args], capture_output=True, text=True, check=True
+        )
+        out = done.stdout
+        for expected in (
+            "Task panel",
+            "in progress",
+            "todo_write in Plan mode",
+            "before and after",
+            "Pending Jobs (copied by code)",
+            "summed input tokens",
+            "cache hits, deepseek",
+            "Savings:",
+            f"Log kept at {log}",
+        ):
+            assert expected in out, expected
+        assert log.exists()
