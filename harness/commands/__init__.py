@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 
 from harness.commands import (
+    bench_cmd,
     compact_cmd,
     context_cmd,
     demo_cmd,
@@ -29,6 +30,7 @@ COMMANDS: tuple[Register, ...] = (
     prompt_cmd.register,
     context_cmd.register,
     modes_cmd.register,
+    bench_cmd.register,
 )
 
 __all__ = ["COMMANDS", "Register"]

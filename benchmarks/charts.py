@@ -1,0 +1,178 @@
+"""PNG charts of a benchmark run, drawn with matplotlib (the ``charts`` extra).
+
+Each function takes the ``matplotlib.pyplot`` module (imported lazily by `benchmarks.report`,
+so the package works without matplotlib), the results of `benchmarks.report.run_bench` and a
+path; it writes one PNG and returns its file name.
+
+Invariants: charts only read the results; the same results draw the same picture.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from benchmarks.cache_models import PROVIDER_MODELS
+from benchmarks.strategies import BASELINE, STRATEGIES, SWITCH_VARIANTS
+
+_COLORS = {
+    "A": "tab:orange",
+    "B": "tab:blue",
+    "C": "tab:red",
+    "switch:rebuild+filtered": "tab:purple",
+    "switch:message": "tab:green",
+    BASELINE: "tab:gray",
+}
+_PEER_STYLES = ("--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)))
+_TITLES = {"deepseek": "DeepSeek", "openai": "OpenAI", "anthropic": "Anthropic", "vllm": "vLLM"}
+
+
+def _runs(results: Mapping[str, Any], session: str) -> dict[str, Mapping[str, Any]]:
+    return {r["strategy"]: r for r in results["runs"] if r["session"] == session}
+
+
+def _peer_series(results: Mapping[str, Any], session: str) -> list[tuple[str, list[int]]]:
+    peers = results.get("peers") or {}
+    if not peers.get("available"):
+        return []
+    out = []
+    for rec in peers["records"]:
+        m = rec.get("metrics")
+        if rec.get("session") == session and rec.get("status") == "ok" and m:
+            label = f"{rec['peer']}/{rec['variant']} ({rec['summarizer']})"
+            out.append((label, list(m["prompt_tokens"])))
+    return out
+
+
+def context_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> str:
+    """Draw input tokens per request over the long session: the sawtooth of compactions."""
+    session = results["config"]["chart_session"]
+    runs = _runs(results, session)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 8.5), sharex=True)
+    for name in ("A", "B", "C"):
+        series = runs[name]["per_request"]["prompt_tokens"]
+        top.plot(series, color=_COLORS[name], lw=1.3, label=f"{name}: {STRATEGIES[name].title}")
+    b = runs["B"]["per_request"]
+    marks = b["compacted"]
+    top.plot(
+        marks,
+        [b["prompt_tokens"][i] for i in marks],
+        "v",
+        color=_COLORS["B"],
+        ms=6,
+        label="B: compaction",
+    )
+    for style, (label, series) in zip(_PEER_STYLES, _peer_series(results, session), strict=False):
+        top.plot(series, ls=style, lw=1.1, color="black", alpha=0.7, label=f"peer {label}")
+    top.axhline(
+        results["config"]["window_tokens"] * results["config"]["threshold"],
+        color="k",
+        lw=0.6,
+        ls=":",
+        label="compaction trigger (policy: conversation tokens only)",
+    )
+    top.set_ylabel("input tokens per request")
+    top.set_title(f"Context size per model call, {session}")
+    top.legend(fontsize=7.5, loc="upper left", ncol=2)
+    top.grid(alpha=0.3)
+    for name in ("B", BASELINE):
+        bottom.plot(
+            runs[name]["per_request"]["prompt_tokens"],
+            color=_COLORS[name],
+            lw=1.3,
+            label=f"{name}: {STRATEGIES[name].title}",
+        )
+    bottom.set_yscale("log")
+    bottom.set_xlabel("model call")
+    bottom.set_ylabel("input tokens (log scale)")
+    bottom.set_title("Against no compaction")
+    bottom.legend(fontsize=8, loc="upper left")
+    bottom.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+def _rate(hits: Sequence[int], prompts: Sequence[int]) -> list[float]:
+    return [h / p if p else 0.0 for h, p in zip(hits, prompts, strict=True)]
+
+
+def hit_rate_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> str:
+    """Draw the cache-hit rate per request under each provider model, for A, B and C."""
+    session = results["config"]["chart_session"]
+    runs = _runs(results, session)
+    fig, axes = plt.subplots(len(PROVIDER_MODELS), 1, figsize=(11, 10), sharex=True)
+    for ax, model in zip(axes, PROVIDER_MODELS, strict=True):
+        for name in ("C", "A", "B"):
+            per = runs[name]["per_request"]
+            ax.plot(
+                _rate(per["hits"][model.name], per["prompt_tokens"]),
+                color=_COLORS[name],
+                lw=1.0,
+                label=name,
+            )
+        per = runs["B"]["per_request"]
+        ax.plot(
+            _rate(per["ideal"], per["prompt_tokens"]),
+            color="black",
+            lw=0.8,
+            ls=":",
+            label="ideal (B)",
+        )
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_ylabel("hit rate")
+        ax.set_title(f"{_TITLES.get(model.name, model.name)} cache model", fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7.5, loc="lower right", ncol=4)
+    axes[-1].set_xlabel(f"model call ({session})")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+def hit_bars_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> str:
+    """Draw the pooled cache-hit rate per strategy and provider model, next to the ideal."""
+    pooled = results["summary"]["strategies"]
+    names = ["A", "B", "C", *(n for n in SWITCH_VARIANTS.values() if n != "B")]
+    labels = {
+        "A": "A: list as message",
+        "B": "B: toolkit",
+        "C": "C: list in system",
+        "switch:rebuild+filtered": "B, rebuild+filtered",
+        "switch:message": "B, mode message",
+    }
+    models = [m.name for m in PROVIDER_MODELS]
+    width = 0.8 / (len(models) + 1)
+    fig, ax = plt.subplots(figsize=(11, 5))
+    for j, model in enumerate(models):
+        xs = [i + j * width for i in range(len(names))]
+        ax.bar(
+            xs,
+            [100 * pooled[n]["cache_hit_rate"][model] for n in names],
+            width,
+            label=_TITLES.get(model, model),
+        )
+    xs = [i + len(models) * width for i in range(len(names))]
+    ax.bar(
+        xs,
+        [100 * pooled[n]["ideal_hit_rate"] for n in names],
+        width,
+        color="black",
+        alpha=0.35,
+        label="ideal",
+    )
+    ax.set_xticks([i + width * len(models) / 2 for i in range(len(names))])
+    ax.set_xticklabels([labels[n] for n in names], fontsize=9)
+    ax.set_ylabel("cache-hit tokens / input tokens (%)")
+    ax.set_ylim(0, 118)
+    ax.set_title("Prefix-cache hit rate, all sessions pooled")
+    ax.legend(fontsize=8, ncol=5, loc="upper center")
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name

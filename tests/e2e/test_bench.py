@@ -1,0 +1,120 @@
+"""`harness bench --quick` end to end: the report and the JSON exist and agree."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+MODELS = ("deepseek", "openai", "anthropic", "vllm")
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("bench") / "tmp"
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "bench", "--quick", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def results(bench: Path) -> dict:
+    return json.loads((bench / "results.json").read_text(encoding="utf-8"))
+
+
+class TestBenchQuick:
+    def test_writes_report_and_json(self, bench):
+        """The run writes results.json and report.md with every section."""
+        report = (bench / "report.md").read_text(encoding="utf-8")
+        for heading in (
+            "## Token savings",
+            "## Unfinished-todo retention",
+            "## Prefix-cache hit rate",
+            "## Throughput and scaling",
+        ):
+            assert heading in report
+
+    def test_every_strategy_on_every_session(self, results):
+        """Each strategy ran on each session, with at least one model call."""
+        sessions = {r["session"] for r in results["runs"]}
+        strategies = set(results["strategies"])
+        assert {(r["strategy"], r["session"]) for r in results["runs"]} == {
+            (s, n) for s in strategies for n in sessions
+        }
+        assert all(r["requests"] > 0 for r in results["runs"])
+
+    def test_b_keeps_every_unfinished_todo(self, results):
+        """B compacted and kept 100% of unfinished todos at every check."""
+        for r in results["runs"]:
+            if r["strategy"] == "B":
+                assert r["compactions"] >= 1
+                assert r["retention"]["expected"] > 0
+                assert r["retention"]["kept"] == r["retention"]["expected"]
+                assert r["request_retention"] == 1.0
+
+    def test_hits_bounded(self, results):
+        """Per request, every model's hit is at most the ideal, itself at most the prompt."""
+        for r in results["runs"]:
+            per = r["per_request"]
+            for i, prompt in enumerate(per["prompt_tokens"]):
+                assert 0 <= per["ideal"][i] <= prompt
+                for m in MODELS:
+                    assert 0 <= per["hits"][m][i] <= per["ideal"][i]
+
+    def test_totals_match_series(self, results):
+        """Summed figures equal the sums of the per-request series."""
+        for r in results["runs"]:
+            per = r["per_request"]
+            assert r["summed_input_tokens"] == sum(per["prompt_tokens"])
+            assert r["ideal_hit_tokens"] == sum(per["ideal"])
+            for m in MODELS:
+                assert r["cache_hit_tokens"][m] == sum(per["hits"][m])
+            assert r["compactions"] == len(per["compacted"])
+
+    def test_compaction_saves_against_baseline(self, results):
+        """Every compacting strategy saves tokens; the summary agrees with the runs."""
+        pooled = results["summary"]["strategies"]
+        assert pooled["none"]["savings_vs_baseline"] == 0
+        for name in ("A", "B", "C"):
+            assert pooled[name]["savings_vs_baseline"] > 0
+
+    def test_report_quotes_the_json(self, bench, results):
+        """The headline's retention for B is the JSON's figure."""
+        b = results["summary"]["strategies"]["B"]
+        kept, expected = b["retention_counts"]
+        report = (bench / "report.md").read_text(encoding="utf-8")
+        assert f"B 100.0% ({kept}/{expected})" in report
+
+    def test_charts_or_a_reason(self, bench, results):
+        """With matplotlib the PNGs exist; without, the report says why they are missing."""
+        report = (bench / "report.md").read_text(encoding="utf-8")
+        if importlib.util.find_spec("matplotlib") is None:
+            assert "Charts skipped" in report
+            return
+        for name in ("context_tokens.png", "cache_hit_rate.png", "cache_hit_bars.png"):
+            png = bench / name
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+            assert f"]({name})" in report
+
+    def test_report_only_rewrites_from_json(self, bench):
+        """--report-only re-renders the report from results.json without running anything."""
+        (bench / "report.md").unlink()
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", "bench", "--report-only", "--out", str(bench)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "## Token savings" in (bench / "report.md").read_text(encoding="utf-8")
