@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         "context_tokens": usage.context_tokens,
         "torn_line": report.torn_line,
         "bad_lines": [{"line": b.line, "reason": b.reason} for b in report.bad_lines],
+        "provider_usage": {k: v.model_dump() for k, v in usage.provider_by_purpose.items()},
     }
     if args.json:
         print_json(summary)
@@ -76,6 +77,12 @@ def run(args: argparse.Namespace) -> int:
         f"tokens ({usage.tokenizer}): {usage.total_tokens} in all messages, "
         f"{usage.context_tokens} in the context now"
     )
+    for purpose, t in usage.provider_by_purpose.items():
+        share = f" ({t.cache_hit_share:.1%})" if t.cache_hit_share is not None else ""
+        out.print(
+            f"provider usage, {purpose}: {t.requests} calls, {t.prompt_tokens} prompt tokens, "
+            f"{t.cached_tokens} cached{share}, {t.completion_tokens} completion tokens"
+        )
     if report.torn_line is not None:
         out.print(f"torn last line {report.torn_line} (a crash mid-append): skipped")
     for bad in report.bad_lines:

@@ -116,6 +116,9 @@ class TestCompactOpenAI:
         ]
         assert_tasks_and_log(log, out)
         assert [e.type for e in read_events(log)][-2:] == ["compaction/checkpoint", "usage/report"]
+        summary = json.loads(harness("log", str(log), "--json").stdout)
+        assert summary["provider_usage"]["summary"]["cached_tokens"] == 1920
+        assert "provider usage, summary: 1 calls" in harness("log", str(log)).stdout
 
     @pytest.mark.parametrize(
         ("script", "reason"),
