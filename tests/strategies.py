@@ -7,6 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from benchmarks.stub_model import Reply
 from compaction.events import (
     TODO_STATUSES,
     FunctionCall,
@@ -482,3 +483,55 @@ def compaction_scripts(draw: st.DrawFn) -> tuple[list[Any], list[int], int, floa
     window = draw(st.integers(300, 30_000))
     retain = draw(st.sampled_from([0.0, 0.05, 0.16, 0.3, 0.6]))
     return payloads, sorted(points), window, retain
+
+
+# --- LLM summarizer: what a stand-in model answers to a summary request -------------------------
+
+_answer_headings = st.sampled_from(
+    [
+        "Primary Request and Intent",
+        "key technical concepts",
+        "Files and Code",
+        "Errors and Fixes",
+        "Pending Jobs",
+        "Current Work",
+        "Next Step",
+        "Critical Context",
+        "Checkpoint",
+        "Summary",
+    ]
+)
+
+
+@st.composite
+def model_answers(draw: st.DrawFn) -> str:
+    """Markdown a model might send back: known and unknown headings, hostile or forged text."""
+    parts = draw(
+        st.lists(
+            st.tuples(
+                st.integers(1, 3),
+                _answer_headings,
+                st.one_of(st.text(max_size=120), st.sampled_from(ADVERSARIAL), todo_texts),
+            ),
+            max_size=10,
+        )
+    )
+    return "\n\n".join(f"{'#' * level} {name}\n\n{body}" for level, name, body in parts)
+
+
+model_replies = st.one_of(
+    model_answers().map(lambda text: Reply(text)),
+    st.sampled_from(
+        [
+            Reply(""),
+            Reply(None),
+            Reply("Sure, here is a summary."),
+            Reply("## Next Step\n\nGo on.", finish_reason="length"),
+            Reply(status=500),
+            Reply(status=429, headers={"Retry-After": "0"}),
+            Reply(body=b'{"choices": [{"message": {"content": "## Next'),
+            Reply(body=b'{"object": "error"}'),
+        ]
+    ),
+)
+"""One answer of the stand-in model: generated Markdown, or an empty, junk or failed reply."""
