@@ -102,10 +102,8 @@ def _fingerprint(message: Message) -> Fingerprint:
 def _fingerprint_param(param: Mapping[str, Any]) -> Fingerprint:
     content = param.get("content")
     if isinstance(content, list):
-        texts = [p.get("text", "") for p in content if isinstance(p, Mapping)]
-        content = "\n".join(
-            t for p, t in zip(content, texts, strict=True) if p.get("type") == "text"
-        )
+        parts = [p for p in content if isinstance(p, Mapping) and p.get("type") == "text"]
+        content = "\n".join(str(p.get("text", "")) for p in parts)
     calls = tuple(str(c.get("id")) for c in param.get("tool_calls") or () if isinstance(c, Mapping))
     return str(param.get("role")), content or "", calls, param.get("tool_call_id")
 

@@ -17,8 +17,11 @@ from openai.types.chat.completion_create_params import CompletionCreateParamsNon
 from benchmarks.stub_model import Reply, StubModel
 from compaction import (
     CheckpointRecorded,
+    CompactionError,
     ConfigError,
+    Message,
     Session,
+    TextPart,
     check_log,
     openai_tool,
 )
@@ -383,6 +386,41 @@ class TestKeptAfterSpan:
         request = last_request(session)
         span = session.context.messages[:6]
         assert kept_after_span(request["messages"], span) == len(session.context.messages) - 6
+
+    def test_content_parts_match_their_text(self) -> None:
+        """A message sent as content parts matches the span message with the same text."""
+        span = (
+            Message(role="user", content=(TextPart(text="look"), TextPart(text="here"))),
+            Message(role="assistant", content="Seen."),
+        )
+        params = [
+            {"role": "system", "content": "S"},
+            {"role": "user", "content": [{"type": "text", "text": "look"}, "junk",
+                                         {"type": "image_url", "image_url": {"url": "x"}},
+                                         {"type": "text", "text": "here"}]},
+            {"role": "assistant", "content": "Seen."},
+            {"role": "user", "content": "next"},
+        ]  # fmt: skip
+        assert kept_after_span(params, span) == 1
+
+    @pytest.mark.parametrize(
+        "params",
+        [
+            [{"role": "system", "content": "S"}, {"role": "user", "content": "other"}],
+            [{"role": "user", "content": "a"}, {"role": "user", "content": "a"}],
+        ],
+        ids=["absent", "ambiguous"],
+    )
+    def test_span_not_found(self, params: list[dict[str, Any]]) -> None:
+        """A span that is absent, or found twice away from its place, is refused."""
+        span = (Message(role="user", content="a"),)
+        params = [
+            {"role": "system", "content": "S"},
+            {"role": "assistant", "content": "x"},
+            *params,
+        ]
+        with pytest.raises(CompactionError, match="does not hold the 1 messages"):
+            kept_after_span(params, span)
 
     def test_empty_request_messages_rejected(self) -> None:
         """A request without a messages list is a programmer error, raised at construction."""
