@@ -83,7 +83,6 @@ def assert_tasks_and_log(log: Path, out: dict[str, Any]) -> None:
     assert parsed.pending_jobs == ("Document it in README.md", "Release 1.2")
     assert "Release 1.3" not in out["checkpoint"]
     check_log(list(read_events(log)))
-    assert harness("log", str(log)).returncode == 0
 
 
 class TestCompactOpenAI:
@@ -126,17 +125,30 @@ class TestCompactOpenAI:
             ([Reply(status=500)], "HTTP 500"),
             ([Reply(body=b"not json")], "body is not JSON"),
             ([Reply("")], "empty answer"),
+            ([Reply(hang=True)], "timeout: "),
         ],
-        ids=["500", "malformed", "empty"],
+        ids=["500", "malformed", "empty", "timeout"],
     )
     def test_failure_falls_back(self, log: Path, script: list[Reply], reason: str) -> None:
         """A failing endpoint leaves an extractive checkpoint that says why, every task kept."""
-        with StubModel(script) as stub:
-            done = compact(log, stub, "--max-retries", "0")
+        with StubModel(script, hang_limit=10.0) as stub:
+            done = compact(log, stub, "--max-retries", "0", "--timeout", "0.5")
         assert done.returncode == 0, done.stderr
         out = json.loads(done.stdout)
         assert out["summarizer"] == "extractive"
         assert reason in out["fallback_reason"]
+        assert_tasks_and_log(log, out)
+
+    def test_429_retry_after_then_answer(self, log: Path) -> None:
+        """A 429 with Retry-After is retried, and the model's answer is then used."""
+        script = [Reply(status=429, headers={"Retry-After": "0"}), Reply(ANSWER, usage=USAGE)]
+        with StubModel(script) as stub:
+            done = compact(log, stub, "--max-retries", "2")
+        assert done.returncode == 0, done.stderr
+        out = json.loads(done.stdout)
+        assert (out["summarizer"], out["fallback_reason"]) == ("openai", None)
+        assert len(stub.requests) == 2
+        assert stub.requests[0].body == stub.requests[1].body
         assert_tasks_and_log(log, out)
 
     def test_dry_run_appends_nothing(self, log: Path) -> None:
