@@ -277,6 +277,42 @@ def markdown_table(records: Sequence[dict[str, Any]]) -> str:
     return head + "\n".join(rows) + "\n"
 
 
+def summary_table(records: Sequence[dict[str, Any]]) -> str:
+    """Return a Markdown table with one row per (peer, variant, summarizer), sessions pooled.
+
+    Token sums and hit rates pool every session; `final` is the mean over sessions, `peak` the
+    largest, todo retention the worst session's. Records that are not ``ok`` are left out.
+    """
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in records:
+        if r["status"] == "ok":
+            groups.setdefault((r["peer"], r["variant"], r["summarizer"]), []).append(r["metrics"])
+    lines = [
+        "| peer | variant | summarizer | sessions | summed input | final (mean) | peak "
+        "| unfinished todos at end | todo retention (worst) | first request kept "
+        "| prefix reuse | cache hit (DeepSeek/OpenAI/Anthropic/vLLM) |",
+        "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+    ]
+    for (peer, variant, summarizer), ms in groups.items():
+        summed = sum(m["summed_input_tokens"] for m in ms)
+        later = sum(sum(m["prompt_tokens"][1:]) for m in ms)
+        reuse = sum(sum(m["reused_prefix_tokens"]) for m in ms) / later if later else 0.0
+        hits = "/".join(
+            f"{sum(sum(m['cache_hit_tokens'][c.name]) for m in ms) / summed:.1%}"
+            for c in PROVIDER_MODELS
+        )
+        kept = sum(m["unfinished_at_latest_status"] for m in ms)
+        total = sum(m["unfinished_total"] for m in ms)
+        lines.append(
+            f"| {peer} | {variant} | {summarizer} | {len(ms)} | {summed:,} "
+            f"| {sum(m['final_input_tokens'] for m in ms) / len(ms):,.0f} "
+            f"| {max(m['peak_input_tokens'] for m in ms):,} | {kept}/{total} "
+            f"| {min(m['todo_retention_rate'] for m in ms):.1%} "
+            f"| {sum(m['first_request_kept'] for m in ms)}/{len(ms)} | {reuse:.1%} | {hits} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def write_results(records: Sequence[dict[str, Any]], path: Path, *, budget: int) -> Path:
     """Write the records with what they were measured with (sorted keys, UTF-8)."""
     doc = {
@@ -312,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             workers=args.workers,
             progress=print,
         )
-    print(markdown_table(records))
+    print(summary_table(records))
     print(f"wrote {args.out / 'peers.json'} ({len(records)} records)")
     return 1 if any(r["status"] == "failed" for r in records) else 0
 

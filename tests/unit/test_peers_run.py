@@ -14,6 +14,7 @@ from benchmarks.peers.run import (
     markdown_table,
     plan,
     run_peers,
+    summary_table,
     write_results,
 )
 from benchmarks.peers.venvs import MARKER, PeerEnv, ensure_venv, find_python, is_ready
@@ -113,6 +114,32 @@ class TestMarkdownTable:
         assert "| 1,200 | 3,000 | 1,500 | 2/3 | 50.0% | kept | 25.0% |" in lines[2]
         assert "10.0%/20.0%/30.0%/40.0%" in lines[2]
         assert "skipped: no Python" in lines[3]
+
+    def test_summary_pools_sessions(self):
+        """The summary pools sessions per peer configuration and leaves out skipped records."""
+        metrics = {
+            "summed_input_tokens": 100,
+            "prompt_tokens": [40, 60],
+            "reused_prefix_tokens": [0, 30],
+            "cache_hit_tokens": {"deepseek": [0, 10], "openai": [0, 0], "anthropic": [0, 20]}
+            | {"vllm": [0, 30]},
+            "final_input_tokens": 60,
+            "peak_input_tokens": 60,
+            "unfinished_at_latest_status": 1,
+            "unfinished_total": 2,
+            "todo_retention_rate": 0.5,
+            "first_request_kept": False,
+        }
+        base = {"peer": "p", "variant": "v", "summarizer": "s", "status": "ok"}
+        records = [
+            {**base, "session": "a", "metrics": metrics},
+            {**base, "session": "b", "metrics": {**metrics, "todo_retention_rate": 0.25}},
+            {**base, "session": "c", "status": "skipped", "reason": "r"},
+        ]
+        [row] = summary_table(records).splitlines()[2:]
+        assert row == (
+            "| p | v | s | 2 | 200 | 60 | 60 | 2/4 | 25.0% | 0/2 | 50.0% | 10.0%/0.0%/20.0%/30.0% |"
+        )
 
 
 class TestVenvs:
