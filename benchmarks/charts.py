@@ -46,11 +46,25 @@ def _peer_series(results: Mapping[str, Any], session: str) -> list[tuple[str, li
     return out
 
 
+def _chart_peers(results: Mapping[str, Any], session: str) -> list[tuple[str, list[int]]]:
+    """One series per peer and variant: the copy-todos summarizer where there is a choice."""
+    chosen: dict[str, tuple[str, list[int]]] = {}
+    for label, series in _peer_series(results, session):
+        key = label.split(" (")[0]
+        if key not in chosen or "copy-todos" in label:
+            chosen[key] = (label, series)
+    return list(chosen.values())
+
+
 def context_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> str:
     """Draw input tokens per request over the long session: the sawtooth of compactions."""
     session = results["config"]["chart_session"]
     runs = _runs(results, session)
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 8.5), sharex=True)
+    peers = _chart_peers(results, session)
+    rows = 3 if peers else 2
+    fig, axes = plt.subplots(rows, 1, figsize=(11, 4.2 * rows), sharex=True)
+    top, bottom = axes[0], axes[-1]
+    trigger = results["config"]["window_tokens"] * results["config"]["threshold"]
     for name in ("A", "B", "C"):
         series = runs[name]["per_request"]["prompt_tokens"]
         top.plot(series, color=_COLORS[name], lw=1.3, label=f"{name}: {STRATEGIES[name].title}")
@@ -64,19 +78,31 @@ def context_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> st
         ms=6,
         label="B: compaction",
     )
-    for style, (label, series) in zip(_PEER_STYLES, _peer_series(results, session), strict=False):
-        top.plot(series, ls=style, lw=1.1, color="black", alpha=0.7, label=f"peer {label}")
-    top.axhline(
-        results["config"]["window_tokens"] * results["config"]["threshold"],
-        color="k",
-        lw=0.6,
-        ls=":",
-        label="compaction trigger (policy: conversation tokens only)",
-    )
-    top.set_ylabel("input tokens per request")
-    top.set_title(f"Context size per model call, {session}")
-    top.legend(fontsize=7.5, loc="upper left", ncol=2)
-    top.grid(alpha=0.3)
+    top.set_title(f"Input tokens per model call, {session}")
+    if peers:
+        mid = axes[1]
+        mid.plot(b["prompt_tokens"], color=_COLORS["B"], lw=1.6, label="B: this toolkit")
+        cmap = plt.get_cmap("tab10")
+        for i, (label, series) in enumerate(peers):
+            mid.plot(
+                series,
+                lw=1.0,
+                color=cmap((i + 3) % 10),
+                ls=_PEER_STYLES[i % 5],
+                label=f"peer {label}",
+            )
+        mid.set_title("Against the peers (same session, budget, tokenizer and serialization)")
+    for ax in axes[:-1]:
+        ax.axhline(
+            trigger,
+            color="k",
+            lw=0.6,
+            ls=":",
+            label="compaction trigger (policy: conversation tokens only)",
+        )
+        ax.set_ylabel("input tokens per call")
+        ax.legend(fontsize=7.5, loc="upper left", ncol=2)
+        ax.grid(alpha=0.3)
     for name in ("B", BASELINE):
         bottom.plot(
             runs[name]["per_request"]["prompt_tokens"],

@@ -215,6 +215,24 @@ def peer_rows(peers: Mapping[str, Any], sessions: Sequence[str]) -> list[dict[st
     return [r for r in peers["records"] if r.get("session") in sessions]
 
 
+def pooled_peer_rates(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """Pool each peer configuration's cache-hit rates over sessions, weighted by input tokens."""
+    sums: dict[str, dict[str, float]] = {}
+    for r in records:
+        m = r.get("metrics")
+        if r.get("status") != "ok" or not m or not m.get("cache_hit_rate"):
+            continue
+        acc = sums.setdefault(peer_label(r), {"_tokens": 0.0})
+        acc["_tokens"] += m["summed_input_tokens"]
+        for model in MODEL_NAMES:
+            rate = m["cache_hit_rate"].get(model, 0.0)
+            acc[model] = acc.get(model, 0.0) + rate * m["summed_input_tokens"]
+    return {
+        label: {m: acc.get(m, 0.0) / acc["_tokens"] if acc["_tokens"] else 0.0 for m in MODEL_NAMES}
+        for label, acc in sums.items()
+    }
+
+
 def peer_label(record: Mapping[str, Any]) -> str:
     """Return ``peer/variant (summarizer)``."""
     return f"{record.get('peer')}/{record.get('variant')} ({record.get('summarizer')})"
@@ -390,21 +408,13 @@ def cache_section(results: Mapping[str, Any]) -> list[str]:
         for label, n in SWITCH_VARIANTS.items()
     ]
     out += ["### Mode switch (Plan mode and back)", "", *_table(head, rows)]
-    peers = [
-        r
-        for r in peer_rows(results["peers"], _sessions(results))
-        if r.get("status") == "ok" and r.get("metrics", {}).get("cache_hit_rate")
-    ]
-    if peers:
+    pooled_peers = pooled_peer_rates(peer_rows(results["peers"], _sessions(results)))
+    if pooled_peers:
         rows = [
-            [
-                f"{peer_label(r)} {r['session']}",
-                *(_pct(r["metrics"]["cache_hit_rate"].get(m, 0.0)) for m in MODEL_NAMES),
-                "-",
-            ]
-            for r in peers
+            [label, *(_pct(rates[m]) for m in MODEL_NAMES), "-"]
+            for label, rates in pooled_peers.items()
         ]
-        out += ["### Peers (per session)", "", *_table(head, rows)]
+        out += ["### Peers (their sessions pooled)", "", *_table(head, rows)]
     return out
 
 
@@ -454,6 +464,32 @@ def throughput_section(results: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def peer_headline(results: Mapping[str, Any]) -> list[str]:
+    """One line per peer configuration: B's summed input tokens against it, same sessions."""
+    b_by_session = {
+        r["session"]: r["summed_input_tokens"] for r in results["runs"] if r["strategy"] == "B"
+    }
+    totals: dict[str, list[int]] = {}
+    for r in peer_rows(results["peers"], _sessions(results)):
+        m = r.get("metrics")
+        if r.get("status") == "ok" and m:
+            acc = totals.setdefault(peer_label(r), [0, 0])
+            acc[0] += m["summed_input_tokens"]
+            acc[1] += b_by_session[r["session"]]
+    if not totals:
+        return []
+    out = [
+        "Against the peers (summed input tokens over the sessions each ran; positive: B sends "
+        "fewer):",
+        "",
+    ]
+    out += [
+        f"- {label}: B {_pct(1 - b / peer):>6} ({b:,} vs {peer:,})"
+        for label, (peer, b) in totals.items()
+    ]
+    return [*out, ""]
+
+
 def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
     """Return the Markdown report."""
     cfg = results["config"]
@@ -488,6 +524,7 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
         + ".",
         "",
     ]
+    lines += peer_headline(results)
     lines += savings_section(results)
     lines += retention_section(results)
     lines += cache_section(results)

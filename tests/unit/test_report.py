@@ -85,6 +85,8 @@ class TestReport:
         assert "| 50.0% |" in text  # B saves half against a peer that sends twice as much
         assert "skipped: no Python 3.12" in text
         assert "1/3 (end)" in text
+        assert "### Peers (their sessions pooled)" in text
+        assert "- langchain/summarization (copy): B  50.0%" in text
 
     def test_charts_skipped_without_matplotlib(self, tmp_path, results, monkeypatch):
         """Without matplotlib the report is written and says why there are no charts."""
