@@ -53,7 +53,9 @@ def test_quick_run_through_real_loops(tmp_path: Path):
         assert m["summed_input_tokens"] == sum(m["prompt_tokens"])
         assert m["final_input_tokens"] <= m["peak_input_tokens"]
         assert m["unfinished_total"] > 0
-        assert m["rewrites"] >= 1, f"{record['peer']} never compacted or trimmed"
+    # OpenHands' default variant only condenses past 240 events, more than the quick session.
+    compacted = {r["peer"] for r in ok if r["metrics"]["rewrites"] >= 1}
+    assert compacted == {r["peer"] for r in ok}, "some peer never compacted or trimmed"
     for record in doc["records"]:
         assert record["status"] in {"ok", "skipped"}
         if record["status"] == "skipped":
