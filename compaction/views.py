@@ -110,16 +110,18 @@ class TodosProjection:
 
     name: ClassVar[str] = "todos"
     state_version: ClassVar[int] = 1
+    empties_on_turn_start: ClassVar[bool] = True
+    """A new user request clears the panel, so an old list never lingers under a new question."""
 
     def init(self) -> TodoPanel:
         """Return an empty panel."""
         return TodoPanel()
 
     def apply(self, state: TodoPanel, event: Event) -> TodoPanel:
-        """Replace the list on `todo/write`; empty it on `turn/start`."""
+        """Replace the list on `todo/write`; empty it on `turn/start` (when the view does)."""
         if isinstance(event, TodoWritten):
             return TodoPanel(todos=event.data.todos, seq=event.seq)
-        if isinstance(event, TurnStarted):
+        if self.empties_on_turn_start and isinstance(event, TurnStarted):
             return TodoPanel()
         return state
 
@@ -128,25 +130,11 @@ class TodosProjection:
         return state
 
 
-class LatestTodosProjection:
+class LatestTodosProjection(TodosProjection):
     """The latest recorded todo list, across turns: what the compactor copies from."""
 
     name: ClassVar[str] = "latest_todos"
-    state_version: ClassVar[int] = 1
-
-    def init(self) -> TodoPanel:
-        """Return an empty list."""
-        return TodoPanel()
-
-    def apply(self, state: TodoPanel, event: Event) -> TodoPanel:
-        """Replace the list on `todo/write`; nothing else changes it."""
-        if isinstance(event, TodoWritten):
-            return TodoPanel(todos=event.data.todos, seq=event.seq)
-        return state
-
-    def view(self, state: TodoPanel) -> TodoPanel:
-        """Return the list."""
-        return state
+    empties_on_turn_start: ClassVar[bool] = False
 
 
 # --- context: what the model sees --------------------------------------------------------------

@@ -355,3 +355,13 @@ class EventBuilder:
 
 def _tool_call(call: RecordedCall) -> ToolCall:
     return ToolCall(id=call.id, function=FunctionCall(name=call.name, arguments=call.arguments))
+
+
+@dataclass
+class RecordReader:
+    """What every format's reader holds: the event builder, the report, the file, strictness."""
+
+    builder: EventBuilder
+    report: ImportReport
+    path: Path
+    strict: bool

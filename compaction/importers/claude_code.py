@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from compaction.importers.base import (
     Content,
     EventBuilder,
     RecordedCall,
+    RecordReader,
     call_from,
     todo_items,
     unknown,
@@ -117,18 +119,12 @@ class TaskBoard:
         return self.items()
 
 
-class _Reader:
+@dataclass
+class _Reader(RecordReader):
     """The state of one Claude Code import: the builder, the task board, a pending boundary."""
 
-    def __init__(
-        self, builder: EventBuilder, report: ImportReport, path: Path, *, strict: bool
-    ) -> None:
-        self.builder = builder
-        self.report = report
-        self.path = path
-        self.strict = strict
-        self.board = TaskBoard()
-        self.boundary_line: int | None = None
+    board: TaskBoard = field(default_factory=TaskBoard)
+    boundary_line: int | None = None
 
     def todo_hook(self, call: RecordedCall) -> tuple[TodoItem, ...] | None:
         if call.name == "TodoWrite":

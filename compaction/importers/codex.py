@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from compaction.importers.base import (
     Content,
     EventBuilder,
     RecordedCall,
+    RecordReader,
     call_from,
     todo_items,
     unknown,
@@ -81,16 +83,10 @@ def todo_hook(call: RecordedCall) -> tuple[TodoItem, ...] | None:
     return todo_items(args.get("plan"), text_key="step")
 
 
-class _Reader:
-    def __init__(
-        self, builder: EventBuilder, report: ImportReport, path: Path, strict: bool
-    ) -> None:
-        self.builder = builder
-        self.report = report
-        self.path = path
-        self.strict = strict
-        self.answer = 0
-        """Bumped at every non-assistant item, so the items of one model answer merge."""
+@dataclass
+class _Reader(RecordReader):
+    answer: int = 0
+    """Bumped at every non-assistant item, so the items of one model answer merge."""
 
     def record(self, lineno: int, rec: object) -> None:
         if not isinstance(rec, Mapping):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from compaction.importers.base import (
     Content,
     EventBuilder,
     RecordedCall,
+    RecordReader,
     call_from,
     todo_items,
     unknown,
@@ -70,15 +72,9 @@ def content_of(content: object) -> Content | None:
     return tuple(parts)
 
 
-class _Reader:
-    def __init__(
-        self, builder: EventBuilder, report: ImportReport, path: Path, strict: bool
-    ) -> None:
-        self.builder = builder
-        self.report = report
-        self.path = path
-        self.strict = strict
-        self.legacy_calls = 0
+@dataclass
+class _Reader(RecordReader):
+    legacy_calls: int = 0
 
     def record(self, lineno: int, msg: object) -> None:
         if not isinstance(msg, Mapping):

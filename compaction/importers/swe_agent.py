@@ -19,12 +19,19 @@ observation), with no request. SWE-agent has no todo tool, so no `todo/write` is
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from compaction.errors import TranscriptError
 from compaction.events import Event, Message, TodoItem
-from compaction.importers.base import EventBuilder, RecordedCall, call_from, unknown
+from compaction.importers.base import (
+    EventBuilder,
+    RecordedCall,
+    RecordReader,
+    call_from,
+    unknown,
+)
 from compaction.importers.openai_messages import content_of
 from compaction.importers.records import load_document
 from compaction.importers.report import ImportReport
@@ -38,14 +45,9 @@ def _no_todos(call: RecordedCall) -> tuple[TodoItem, ...] | None:
     return None
 
 
-class _Reader:
-    def __init__(
-        self, builder: EventBuilder, report: ImportReport, path: Path, strict: bool
-    ) -> None:
-        self.builder = builder
-        self.report = report
-        self.path = path
-        self.strict = strict
+@dataclass
+class _Reader(RecordReader):
+    """The state of one SWE-agent import."""
 
     def message(self, index: int, msg: object) -> None:
         if not isinstance(msg, Mapping):
