@@ -1,9 +1,9 @@
 """Peer metrics, computed in our process from a driver's recorded prompts.
 
 A driver writes every model call's prompt (OpenAI chat messages plus tool specs). Here each prompt
-is rebuilt as `compaction.Message` objects, serialized canonically (`serialize`: the tools, then
-one sorted-key JSON line per message; the same bytes for the same request, whoever built it),
-tokenized with the benchmark's tokenizer, and scored: prompt tokens per request, the prefix each
+is rebuilt as `compaction.Message` objects, serialized exactly as the replayer serializes our
+strategies (`request_lines`: the tools, then one sorted-key JSON line per message), tokenized
+line by line with the benchmark's tokenizer, and scored: prompt tokens per request, the prefix each
 request shares with the one before, the final and summed input tokens, whether every unfinished
 todo of the session is in the prompt at its latest status (at the end, and at every request),
 and whether the user's first request is still there.
@@ -14,18 +14,23 @@ Invariants: scoring is a pure function of the record, the session and the tokeni
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from benchmarks.cache_models import PROVIDER_MODELS, CacheModel, pack
+from benchmarks.cache_models import PROVIDER_MODELS, CacheModel, common_prefix
 from benchmarks.peers.drivers._common import extract_todo_lists
+from benchmarks.replay import SegmentTokens
+from benchmarks.replay import serialize as replay_serialize
 from compaction import Message, Tokenizer
 from compaction.tokens import message_text
+from prompts.requests import openai_message
 
 _MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+_WIDTH = 4
+"""Bytes per packed token id (`benchmarks.cache_models.pack`)."""
 
 
 class DriverRecord(BaseModel):
@@ -121,30 +126,20 @@ def prompts(record: DriverRecord) -> list[tuple[list[Message], list[dict[str, An
     ]
 
 
-def serialize(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]) -> str:
-    """Serialize a request canonically: the tool specs, then one JSON line per message.
+def request_lines(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Return a request's canonical lines, exactly as `benchmarks.replay` writes our strategies'.
 
-    Tools come first, as providers lay them out (before the system prompt), so appending a
-    message leaves everything before it byte-identical, down to the tokens: every line ends with
-    a newline, so the last token of one request is never re-tokenized by the next. Each line is
-    compact JSON with sorted keys; a message is its OpenAI chat fields, unset ones left out.
+    The tool specs, then one sorted-key JSON line per message in `prompts.openai_message` form,
+    every line ending in a newline (`benchmarks.replay.serialize`).
     """
-    lines = [_dumps(list(tools))]
-    lines += [_dumps(m.model_dump(mode="json", exclude_none=True)) for m in messages]
-    return "".join(f"{line}\n" for line in lines)
+    return replay_serialize(
+        {"tools": list(tools), "messages": [openai_message(m) for m in messages]}
+    )
 
 
-def _dumps(value: object) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """Return the length of the longest common prefix of two token sequences."""
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+def serialize(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]) -> str:
+    """Return a request's canonical text: its `request_lines` joined."""
+    return "".join(request_lines(messages, tools))
 
 
 def todos_at_latest_status(
@@ -182,16 +177,11 @@ def todo_truth(exchange: Mapping[str, Any]) -> list[list[dict[str, str]]]:
     return out
 
 
-Serializer = Callable[[Sequence[Message], Sequence[Mapping[str, Any]]], str]
-"""Turns a request (messages, tool specs) into the text that is tokenized."""
-
-
 def score(
     record: DriverRecord,
     exchange: Mapping[str, Any],
     tokenizer: Tokenizer,
     *,
-    serializer: Serializer = serialize,
     cache_models: Sequence[CacheModel] = PROVIDER_MODELS,
 ) -> PeerMetrics:
     """Score one driver record against its session (an exchange-format dict).
@@ -200,15 +190,16 @@ def score(
         record: the driver's output.
         exchange: the session it replayed (its turns, ``first_request`` and ``unfinished``).
         tokenizer: the benchmark's tokenizer.
-        serializer: how a request becomes text (the same for every strategy and peer).
-        cache_models: provider cache models fed every request in order.
+        cache_models: provider cache models fed every request in order, with Anthropic's
+            breakpoints where the replayer puts ours: after the system line and at the end.
     """
+    segments = SegmentTokens(tokenizer)
     sims = {model.name: model.simulator() for model in cache_models}
     hits: dict[str, list[int]] = {name: [] for name in sims}
     sizes: list[int] = []
     reused: list[int] = []
     rewrites = 0
-    previous: list[int] = []
+    previous = b""
     built = prompts(record)
     truths = todo_truth(exchange)
     checked = held = 0
@@ -219,16 +210,20 @@ def score(
         if truth:
             checked += 1
             held += todos_at_latest_status(messages, truth)[0] == len(truth)
-        ids = tokenizer.encode(serializer(messages, tools))
-        shared = common_prefix(previous, ids) if previous else 0
-        if previous and shared < len(previous):
+        packed = [segments(line) for line in request_lines(messages, tools)]
+        data = b"".join(packed)
+        size = len(data) // _WIDTH
+        shared = common_prefix(previous, data) if previous else 0
+        if previous and shared < len(previous) // _WIDTH:
             rewrites += 1
-        sizes.append(len(ids))
+        sizes.append(size)
         reused.append(shared)
-        packed = pack(ids)
+        stable = len(packed[0]) + (
+            len(packed[1]) if messages and messages[0].role == "system" else 0
+        )
         for name, sim in sims.items():
-            hits[name].append(sim.serve(packed))
-        previous = ids
+            hits[name].append(sim.serve(data, [stable // _WIDTH, size]))
+        previous = data
     # The last call, scripted or not, shows the context the session ends with.
     final = built[-1][0] if built else []
     unfinished = list(exchange.get("unfinished") or ())

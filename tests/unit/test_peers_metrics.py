@@ -18,16 +18,18 @@ from benchmarks.peers.drivers._common import (
 )
 from benchmarks.peers.metrics import (
     DriverRecord,
-    common_prefix,
     load_record,
+    request_lines,
     score,
     serialize,
     to_message,
     todo_truth,
     todos_at_latest_status,
 )
+from benchmarks.replay import serialize as replay_serialize
 from benchmarks.sessions import dump_exchange, generate, to_exchange
 from compaction import Message, get_tokenizer
+from prompts.requests import openai_message
 
 TODOS = [
     {"content": "Read the parser", "status": "completed"},
@@ -217,12 +219,16 @@ class TestSerialize:
         tools = [{"type": "function", "function": {"name": "t"}}]
         assert serialize(b, tools).startswith(serialize(a, tools))
 
-    @pytest.mark.parametrize(
-        ("a", "b", "n"), [([], [1], 0), ([1, 2, 3], [1, 2, 4], 2), ([1, 2], [1, 2, 3], 2)]
-    )
-    def test_common_prefix(self, a, b, n):
-        """The common prefix stops at the first difference or the shorter sequence."""
-        assert common_prefix(a, b) == n
+    def test_same_bytes_as_the_replayer(self):
+        """Peers and strategies share one serialization: the replayer's lines, joined."""
+        messages = [
+            Message(role="system", content="sys"),
+            Message(role="tool", tool_call_id="c1", content="out", name="read_file"),
+        ]
+        tools = [{"type": "function", "function": {"name": "t"}}]
+        request = {"tools": tools, "messages": [openai_message(m) for m in messages]}
+        assert request_lines(messages, tools) == replay_serialize(request)
+        assert serialize(messages, tools) == "".join(replay_serialize(request))
 
 
 UNFINISHED = [t for t in TODOS if t["status"] != "completed"]
