@@ -57,7 +57,7 @@ from compaction.events import (
     event_json_schema,
     parse_event,
 )
-from compaction.invariants import check_log
+from compaction.invariants import LogChecker, check_log
 from compaction.log import BadLine, ReadReport, SessionLog, read_events
 from compaction.session import Session
 from compaction.summarizers import (
@@ -122,6 +122,7 @@ __all__ = [
     "HarnessError",
     "ImagePart",
     "LatestTodosProjection",
+    "LogChecker",
     "LogError",
     "LogFormatError",
     "LogIntegrityError",

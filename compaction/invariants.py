@@ -16,95 +16,126 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable
+from typing import Final
 
 from compaction.errors import LogIntegrityError
 from compaction.events import CheckpointRecorded, Event, MessageAdded
 
+RULES: Final = ("seq_contiguous", "tool_result_paired", "checkpoint_span", "checkpoint_cut")
+"""Every durable rule, in the order they are checked."""
+
+
+class LogChecker:
+    """Checks the durable rules in one streaming pass, keeping only seqs and call ids.
+
+    Feed events in log order with `feed`, then call `finish`. Memory grows with the number of
+    tool calls and checkpoints, never with the text of the log.
+
+    Args:
+        rules: the rules to check (default: all of `RULES`).
+    """
+
+    def __init__(self, rules: Iterable[str] = RULES) -> None:
+        self.rules = frozenset(rules)
+        self._expected = 1
+        self._calls: dict[str, int] = {}
+        """Seq of every tool call made so far, by call id."""
+        self._pairs: list[tuple[int, int, str]] = []
+        """(call seq, result seq, call id) of every answered call."""
+        self._ends: list[tuple[int, int]] = []
+        """(last replaced seq, checkpoint seq) of every checkpoint, in log order."""
+
+    def feed(self, e: Event) -> None:
+        """Check one event against the rules that can be decided now."""
+        if "seq_contiguous" in self.rules:
+            if e.seq != self._expected:
+                raise LogIntegrityError(
+                    "seq_contiguous", f"expected seq {self._expected}, found {e.seq}", seq=e.seq
+                )
+            self._expected += 1
+        if isinstance(e, MessageAdded):
+            self._message(e)
+        elif isinstance(e, CheckpointRecorded):
+            self._checkpoint(e)
+
+    def _message(self, e: MessageAdded) -> None:
+        for call in e.data.tool_calls or ():
+            self._calls[call.id] = e.seq
+        answered = e.data.tool_call_id
+        if e.data.role != "tool" or answered is None:
+            return
+        if answered in self._calls:
+            self._pairs.append((self._calls[answered], e.seq, answered))
+        elif "tool_result_paired" in self.rules:
+            raise LogIntegrityError(
+                "tool_result_paired", f"tool result for unknown call id {answered!r}", seq=e.seq
+            )
+
+    def _checkpoint(self, e: CheckpointRecorded) -> None:
+        first, last = e.data.first_seq, e.data.last_seq
+        previous_last = self._ends[-1][0] if self._ends else 0
+        if "checkpoint_span" in self.rules:
+            if not (first <= last < e.seq):
+                raise LogIntegrityError(
+                    "checkpoint_span",
+                    f"span {first}..{last} is not before the checkpoint",
+                    seq=e.seq,
+                )
+            if last <= previous_last:
+                raise LogIntegrityError(
+                    "checkpoint_span",
+                    f"span ends at {last}, not after the previous checkpoint's ({previous_last})",
+                    seq=e.seq,
+                )
+        self._ends.append((last, e.seq))
+
+    def finish(self) -> None:
+        """Check the rules that need the whole log (a cut between a call and its result)."""
+        if "checkpoint_cut" not in self.rules:
+            return
+        last_seqs = sorted(last for last, _ in self._ends)
+        where = dict(self._ends)
+        for call, result, call_id in self._pairs:
+            i = bisect.bisect_left(last_seqs, call)
+            if i < len(last_seqs) and last_seqs[i] < result:
+                raise LogIntegrityError(
+                    "checkpoint_cut",
+                    f"the span ending at seq {last_seqs[i]} separates tool call {call_id!r} "
+                    f"(seq {call}) from its result (seq {result})",
+                    seq=where[last_seqs[i]],
+                )
+
+    def run(self, events: Iterable[Event]) -> None:
+        """Feed every event, then finish."""
+        for e in events:
+            self.feed(e)
+        self.finish()
+
 
 def check_seq_contiguous(events: Iterable[Event]) -> None:
     """Raise unless seqs run 1, 2, 3... with no gap or repeat."""
-    expected = 1
-    for e in events:
-        if e.seq != expected:
-            raise LogIntegrityError(
-                "seq_contiguous", f"expected seq {expected}, found {e.seq}", seq=e.seq
-            )
-        expected += 1
+    LogChecker(["seq_contiguous"]).run(events)
 
 
 def check_tool_result_paired(events: Iterable[Event]) -> None:
     """Raise if a `tool` message answers a call id no earlier assistant message made."""
-    calls: set[str] = set()
-    for e in events:
-        if not isinstance(e, MessageAdded):
-            continue
-        for call in e.data.tool_calls or ():
-            calls.add(call.id)
-        if e.data.role == "tool" and e.data.tool_call_id not in calls:
-            raise LogIntegrityError(
-                "tool_result_paired",
-                f"tool result for unknown call id {e.data.tool_call_id!r}",
-                seq=e.seq,
-            )
+    LogChecker(["tool_result_paired"]).run(events)
 
 
 def check_checkpoint_span(events: Iterable[Event]) -> None:
     """Raise if a checkpoint's span is not before it, or overlaps the previous checkpoint's."""
-    previous_last = 0
-    for e in events:
-        if not isinstance(e, CheckpointRecorded):
-            continue
-        first, last = e.data.first_seq, e.data.last_seq
-        if not (first <= last < e.seq):
-            raise LogIntegrityError(
-                "checkpoint_span", f"span {first}..{last} is not before the checkpoint", seq=e.seq
-            )
-        if last <= previous_last:
-            raise LogIntegrityError(
-                "checkpoint_span",
-                f"span ends at {last}, not after the previous checkpoint's ({previous_last})",
-                seq=e.seq,
-            )
-        previous_last = last
+    LogChecker(["checkpoint_span"]).run(events)
 
 
 def check_checkpoint_cut(events: Iterable[Event]) -> None:
     """Raise if a checkpoint's span ends between a tool call and its result."""
-    call_seq: dict[str, int] = {}
-    pairs: list[tuple[int, int, str]] = []
-    ends: list[tuple[int, int]] = []
-    for e in events:
-        if isinstance(e, CheckpointRecorded):
-            ends.append((e.data.last_seq, e.seq))
-        elif isinstance(e, MessageAdded):
-            for tool_call in e.data.tool_calls or ():
-                call_seq[tool_call.id] = e.seq
-            answered = e.data.tool_call_id
-            if e.data.role == "tool" and answered is not None and answered in call_seq:
-                pairs.append((call_seq[answered], e.seq, answered))
-    last_seqs = sorted(last for last, _ in ends)
-    where = dict(ends)
-    for call, result, call_id in pairs:
-        i = bisect.bisect_left(last_seqs, call)
-        if i < len(last_seqs) and last_seqs[i] < result:
-            raise LogIntegrityError(
-                "checkpoint_cut",
-                f"the span ending at seq {last_seqs[i]} separates tool call {call_id!r} "
-                f"(seq {call}) from its result (seq {result})",
-                seq=where[last_seqs[i]],
-            )
-
-
-CHECKS = (
-    check_seq_contiguous,
-    check_tool_result_paired,
-    check_checkpoint_span,
-    check_checkpoint_cut,
-)
+    LogChecker(["checkpoint_cut"]).run(events)
 
 
 def check_log(events: Iterable[Event]) -> None:
-    """Run every durable check over a log's events; raise `LogIntegrityError` on the first break."""
-    materialized = list(events)
-    for check in CHECKS:
-        check(materialized)
+    """Run every durable check over a log's events in one streaming pass.
+
+    Raises:
+        LogIntegrityError: on the first rule that breaks, naming the rule and the seq.
+    """
+    LogChecker().run(events)

@@ -8,10 +8,10 @@ from rich.table import Table
 
 from compaction.errors import ConfigError
 from compaction.events import event_json_schema
-from compaction.invariants import check_log
+from compaction.invariants import RULES, LogChecker
 from compaction.log import ReadReport, read_events
 from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
-from compaction.views import UsageProjection, fold
+from compaction.views import UsageProjection
 from harness.output import console, print_json
 
 
@@ -45,10 +45,15 @@ def run(args: argparse.Namespace) -> int:
     if args.log is None:
         raise ConfigError("give a LOG to summarise, or --schema")
     report = ReadReport(path=args.log)
-    events = list(read_events(args.log, skip_bad_lines=args.skip_bad, report=report))
-    if not args.skip_bad:
-        check_log(events)
-    usage = fold(UsageProjection(get_tokenizer(args.tokenizer)), events)
+    # One streaming pass: the checks and the usage fold keep counts and ids, never the events.
+    checker = LogChecker(RULES if not args.skip_bad else ())
+    projection = UsageProjection(get_tokenizer(args.tokenizer))
+    state = projection.init()
+    for event in read_events(args.log, skip_bad_lines=args.skip_bad, report=report):
+        checker.feed(event)
+        state = projection.apply(state, event)
+    checker.finish()
+    usage = projection.view(state)
     summary = {
         "path": args.log,
         "lines": report.lines,

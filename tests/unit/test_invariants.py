@@ -1,0 +1,150 @@
+"""The durable rules of a log's history: tables of logs they reject, and generated valid logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from strategies import compaction_scripts, event_payload_sequences
+
+from compaction import (
+    CheckpointData,
+    CheckpointRecorded,
+    CompactionError,
+    CompactionPolicy,
+    Event,
+    EventData,
+    FunctionCall,
+    LogChecker,
+    LogIntegrityError,
+    Message,
+    MessageAdded,
+    Session,
+    ToolCall,
+    TurnStartData,
+    TurnStarted,
+    check_log,
+    compact,
+)
+from compaction.events import make_event
+from compaction.invariants import (
+    RULES,
+    check_checkpoint_span,
+    check_seq_contiguous,
+    check_tool_result_paired,
+)
+
+
+def user(text: str = "do it") -> Message:
+    return Message(role="user", content=text)
+
+
+def call(call_id: str) -> Message:
+    fn = FunctionCall(name="bash", arguments="{}")
+    return Message(role="assistant", tool_calls=(ToolCall(id=call_id, function=fn),))
+
+
+def result(call_id: str) -> Message:
+    return Message(role="tool", tool_call_id=call_id, content="ok")
+
+
+def cp(first: int, last: int) -> CheckpointData:
+    return CheckpointData(
+        text="x", first_seq=first, last_seq=last, tokens_before=0, tokens_after=0, summarizer="t"
+    )
+
+
+def events(*payloads: EventData) -> list[Event]:
+    return [make_event(i, p) for i, p in enumerate(payloads, start=1)]
+
+
+def reseq(evs: list[Event], *seqs: int) -> list[Event]:
+    """Return the events with their seqs replaced."""
+    return [e.model_copy(update={"seq": s}) for e, s in zip(evs, seqs, strict=True)]
+
+
+class TestRejects:
+    @pytest.mark.parametrize(
+        ("log", "rule", "match"),
+        [
+            (reseq(events(user(), user()), 1, 3), "seq_contiguous", "expected seq 2, found 3"),
+            (reseq(events(user(), user()), 2, 3), "seq_contiguous", "expected seq 1, found 2"),
+            (reseq(events(user(), user()), 1, 1), "seq_contiguous", "expected seq 2, found 1"),
+            (events(user(), result("x")), "tool_result_paired", "unknown call id 'x'"),
+            (events(result("a"), call("a")), "tool_result_paired", "unknown call id 'a'"),
+            (events(user(), cp(1, 2)), "checkpoint_span", r"span 1\.\.2 is not before"),
+            (events(user(), user(), cp(2, 1)), "checkpoint_span", r"span 2\.\.1 is not before"),
+            (
+                events(user(), cp(1, 1), user(), cp(1, 1)),
+                "checkpoint_span",
+                "not after the previous checkpoint's",
+            ),
+            (events(user(), call("a"), cp(1, 2), result("a")), "checkpoint_cut", "'a'"),
+        ],
+    )
+    def test_table(self, log: list[Event], rule: str, match: str) -> None:
+        """Each broken history raises LogIntegrityError naming its rule."""
+        with pytest.raises(LogIntegrityError, match=match) as info:
+            check_log(log)
+        assert info.value.rule == rule
+        assert info.value.seq is not None
+
+    @pytest.mark.parametrize(
+        ("check", "log"),
+        [
+            (check_seq_contiguous, reseq(events(user(), user()), 1, 3)),
+            (check_tool_result_paired, events(result("x"))),
+            (check_checkpoint_span, events(user(), cp(1, 2))),
+        ],
+    )
+    def test_single_rule_checks(self, check: object, log: list[Event]) -> None:
+        """Each check_<rule> function raises for its own rule."""
+        assert callable(check)
+        with pytest.raises(LogIntegrityError):
+            check(log)
+
+    def test_a_checker_checks_only_its_rules(self) -> None:
+        """A checker limited to one rule lets the others pass."""
+        LogChecker(["seq_contiguous"]).run(events(result("x")))
+        with pytest.raises(LogIntegrityError, match="tool_result_paired"):
+            LogChecker(RULES).run(events(result("x")))
+
+
+class TestAccepts:
+    def test_safe_history(self) -> None:
+        """Calls answered, a checkpoint after a complete turn, a turn start: all pass."""
+        log = events(TurnStartData(), user(), call("a"), result("a"), cp(2, 4), user())
+        check_log(log)
+        assert isinstance(log[0], TurnStarted)
+        assert isinstance(log[4], CheckpointRecorded)
+        assert isinstance(log[5], MessageAdded)
+
+    @given(payloads=event_payload_sequences)
+    def test_generated_logs_pass(self, payloads: list[EventData]) -> None:
+        """Generated sessions, as an agent writes them, break no durable rule."""
+        check_log(events(*payloads))
+
+    @given(script=compaction_scripts())
+    def test_generated_compacted_logs_pass(
+        self, tmp_path_factory: pytest.TempPathFactory, script: tuple[list, list, int, float]
+    ) -> None:
+        """Sessions compacted at generated points by the compactor break no durable rule."""
+        payloads, points, window, retain = script
+        path: Path = tmp_path_factory.mktemp("inv") / "s.jsonl"
+        policy = CompactionPolicy(window_tokens=window, retain=retain, threshold=0.99)
+        with Session(path, sync="batch") as session:
+            done, compactions = 0, 0
+            refusals: list[str] = []
+            for point in points:
+                session.append_many(payloads[done:point])
+                done = point
+                try:
+                    compact(session, policy, force=True)
+                    compactions += 1
+                except CompactionError as exc:
+                    refusals.append(exc.code)
+            session.append_many(payloads[done:])
+            check_log(session.events())
+        assert compactions >= 1, "the first point always has a safe cut"
+        assert set(refusals) <= {"nothing_to_compact", "no_safe_cut"}
