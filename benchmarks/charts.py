@@ -65,7 +65,7 @@ def context_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> st
     fig, axes = plt.subplots(rows, 1, figsize=(11, 4.2 * rows), sharex=True)
     top, bottom = axes[0], axes[-1]
     trigger = results["config"]["window_tokens"] * results["config"]["threshold"]
-    for name in ("A", "B", "C"):
+    for name in ("A", "C", "B"):  # B last, on top: C follows it closely
         series = runs[name]["per_request"]["prompt_tokens"]
         top.plot(series, color=_COLORS[name], lw=1.3, label=f"{name}: {STRATEGIES[name].title}")
     b = runs["B"]["per_request"]
@@ -93,6 +93,7 @@ def context_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> st
             )
         mid.set_title("Against the peers (same session, budget, tokenizer and serialization)")
     for ax in axes[:-1]:
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.3)  # room for the legend
         ax.axhline(
             trigger,
             color="k",
@@ -126,34 +127,57 @@ def _rate(hits: Sequence[int], prompts: Sequence[int]) -> list[float]:
     return [h / p if p else 0.0 for h, p in zip(hits, prompts, strict=True)]
 
 
+def _cumulative(hits: Sequence[int], prompts: Sequence[int]) -> list[float]:
+    out, h, p = [], 0, 0
+    for hit, prompt in zip(hits, prompts, strict=True):
+        h, p = h + hit, p + prompt
+        out.append(h / p if p else 0.0)
+    return out
+
+
 def hit_rate_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> str:
-    """Draw the cache-hit rate per request under each provider model, for A, B and C."""
+    """Draw the cache-hit rate per request (dots) and running (lines), per provider model."""
     session = results["config"]["chart_session"]
     runs = _runs(results, session)
-    fig, axes = plt.subplots(len(PROVIDER_MODELS), 1, figsize=(11, 10), sharex=True)
-    for ax, model in zip(axes, PROVIDER_MODELS, strict=True):
-        for name in ("C", "A", "B"):
+    fig, grid = plt.subplots(2, 2, figsize=(12, 8), sharex=True, sharey=True)
+    for ax, model in zip(grid.flat, PROVIDER_MODELS, strict=True):
+        for name, marker in (("C", "o"), ("A", "s"), ("B", "^")):
             per = runs[name]["per_request"]
-            ax.plot(
-                _rate(per["hits"][model.name], per["prompt_tokens"]),
+            hits, prompts = per["hits"][model.name], per["prompt_tokens"]
+            ax.scatter(
+                range(len(prompts)),
+                _rate(hits, prompts),
+                s=5,
+                marker=marker,
                 color=_COLORS[name],
-                lw=1.0,
-                label=name,
+                alpha=0.45,
+                linewidths=0,
+            )
+            ax.plot(
+                _cumulative(hits, prompts),
+                color=_COLORS[name],
+                lw=1.8,
+                label=f"{name}: running rate (dots: each call)",
             )
         per = runs["B"]["per_request"]
         ax.plot(
-            _rate(per["ideal"], per["prompt_tokens"]),
+            _cumulative(per["ideal"], per["prompt_tokens"]),
             color="black",
-            lw=0.8,
+            lw=1.0,
             ls=":",
-            label="ideal (B)",
+            label="ideal, running (B)",
         )
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_ylabel("hit rate")
+        ax.set_ylim(-0.02, 1.05)
         ax.set_title(f"{_TITLES.get(model.name, model.name)} cache model", fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7.5, loc="lower right", ncol=4)
-    axes[-1].set_xlabel(f"model call ({session})")
+    for ax in grid[:, 0]:
+        ax.set_ylabel("cache-hit tokens / input tokens")
+    for ax in grid[-1, :]:
+        ax.set_xlabel(f"model call ({session})")
+    grid[0, 0].legend(fontsize=7.5, loc="lower left")
+    fig.suptitle(
+        "Cache-hit rate per model call: A (list as message), B (toolkit), C (list in system)"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
