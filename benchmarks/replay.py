@@ -83,6 +83,7 @@ from prompts import (
     get_mode,
     openai_message,
     openai_request,
+    switch_mode,
 )
 
 ENVIRONMENT = Environment(date="2026-01-15", cwd="/home/dev/shop")
@@ -244,10 +245,14 @@ class _Loop:
             self.prompt_mode = self.run_mode = new
             return
         if new != self.run_mode:
-            if self.strategy.switch == "rebuild":
-                self.prompt_mode = new
-            else:
-                self.session.add_message(self.builder.mode_message(new))
+            self.prompt_mode = switch_mode(
+                self.session,
+                self.builder,
+                self.prompt_mode,
+                new,
+                how=self.strategy.switch,
+                current=self.run_mode,
+            )
         self.run_mode = new
 
     def observe(self, message: Message) -> None:

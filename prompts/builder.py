@@ -172,16 +172,21 @@ def switch_mode(
     new_mode: Mode,
     *,
     how: SwitchStrategy = "rebuild",
+    current: Mode | None = None,
 ) -> Mode:
     """Switch a session to `new_mode`; return the mode to build the system prompt for from now on.
 
     ``rebuild``: nothing is appended; the next request's system prompt (and catalog) is
     `new_mode`'s. ``message``: the system prompt stays `prompt_mode`'s and a mode message is
     appended to the session, so the earlier request stays a byte prefix of the next one.
+    `current` is the mode the agent works in now (default `prompt_mode`): with ``message``, a
+    switch back to the prompt's own mode after an earlier mode message is announced too.
     Either way, run tools under `new_mode` (e.g. `run_todo_write`).
     """
-    if how == "rebuild" or new_mode == prompt_mode:
+    if how == "rebuild":
         return new_mode
+    if new_mode == (current or prompt_mode):
+        return prompt_mode
     session.add_message(builder.mode_message(new_mode))
     return prompt_mode
 

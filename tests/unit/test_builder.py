@@ -142,6 +142,21 @@ class TestModeSwitch:
         assert "The mode is now Plan" in added[0]["content"]
         assert "Do not call `todo_write`" in added[0]["content"]
 
+    def test_message_switch_back_is_announced(self, log_path: Path) -> None:
+        """Switching back to the prompt's own mode by message appends a message for it too."""
+        b = builder()
+        with Session(log_path) as session:
+            session.start_turn("Plan first")
+            prompt_mode = switch_mode(session, b, AGENT, PLAN, how="message")
+            prompt_mode = switch_mode(session, b, prompt_mode, AGENT, how="message", current=PLAN)
+            unchanged = switch_mode(session, b, prompt_mode, AGENT, how="message", current=AGENT)
+            messages = session.context.messages
+        assert prompt_mode == unchanged == AGENT
+        switches = [m.text() for m in messages if m.text().startswith("<mode-switch>")]
+        assert len(switches) == 2
+        assert "The mode is now Plan" in switches[0]
+        assert "The mode is now Agent" in switches[1]
+
     def test_rebuild_switch_changes_the_system_prompt(self, log_path: Path) -> None:
         """A switch by rebuild appends nothing and builds the new mode's system prompt."""
         b = builder()
