@@ -59,13 +59,16 @@ from benchmarks.cache_models import (
 from benchmarks.sessions import user_tools
 from benchmarks.strategies import TODO_TOOL, Strategy, retained, visible_todos
 from compaction import (
+    CheckpointRecorded,
     CompactionError,
     CompactionPolicy,
+    Event,
     EventData,
     Message,
     Session,
     Summarizer,
     TodoItem,
+    TodoWriteData,
     Tokenizer,
     ToolInputError,
     TurnStartData,
@@ -256,7 +259,7 @@ class _Loop:
         self.run_mode = new
 
     def observe(self, message: Message) -> None:
-        """Track the latest accepted todo list (the truth retention is checked against)."""
+        """Track the latest todo list from the calls (A records no todo/write events)."""
         if message.role == "user" and self.first_request is None:
             self.first_request = message.text()
         for call in message.tool_calls or ():
@@ -373,6 +376,15 @@ class _Loop:
         self.seen = frozenset(lines[2:])
 
 
+def log_payloads(events: Iterable[Event]) -> list[EventData]:
+    """Return the payloads of a recorded or imported session, for `replay`.
+
+    Checkpoints are dropped: the replay compacts by its own policy. Pass the events of a log
+    (`compaction.read_events`) or of a transcript import (`compaction.importers.load`).
+    """
+    return [e.data for e in events if not isinstance(e, CheckpointRecorded)]
+
+
 def replay(
     payloads: Sequence[EventData],
     strategy: Strategy,
@@ -421,6 +433,8 @@ def replay(
                 if isinstance(p, TurnStartData):
                     loop.start_turn(p)
                     continue
+                if isinstance(p, TodoWriteData):
+                    loop.truth = p.todos  # the log's own record wins over a call's arguments
                 if isinstance(p, Message):
                     if p.role == "assistant":
                         loop.call()

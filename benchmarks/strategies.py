@@ -51,6 +51,9 @@ TodoPlacement = Literal["message", "event", "system"]
 """Where the todo list reaches the model: A, B or C."""
 
 TODO_TOOL = "todo_write"
+TODO_TOOL_NAMES: frozenset[str] = frozenset({TODO_TOOL, "TodoWrite", "write_todos"})
+"""Full-overwrite todo tools whose arguments are read as the visible list: ours, Claude
+Code's (in imported sessions) and LangChain's."""
 _SYSTEM_HEADING = "# Current todo list"
 _ITEM_PREFIX = "- ["
 
@@ -213,7 +216,7 @@ def visible_todos(messages: Sequence[Mapping[str, Any]]) -> dict[str, TodoStatus
         elif m["role"] == "user" and text.startswith(preamble):
             state = _from_checkpoint(text[len(preamble) :]) or state
         for call in m.get("tool_calls") or ():
-            if call["function"]["name"] == TODO_TOOL:
+            if call["function"]["name"] in TODO_TOOL_NAMES:
                 state = _from_call(call["function"]["arguments"]) or state
     return dict(system if system is not None else state)
 

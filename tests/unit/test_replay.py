@@ -5,7 +5,7 @@ import itertools
 import pytest
 
 from benchmarks.peers.metrics import serialize as peers_serialize
-from benchmarks.replay import ENVIRONMENT, replay, serialize
+from benchmarks.replay import ENVIRONMENT, log_payloads, replay, serialize
 from benchmarks.sessions import generate, user_tools, write_session
 from benchmarks.strategies import STRATEGIES, Strategy
 from compaction import CompactionPolicy, Message
@@ -88,3 +88,38 @@ class TestReplay:
         """The same session and strategy give the same records."""
         again = replay(payloads, STRATEGIES["B"], policy=POLICY)
         assert again.records == runs["B"].records
+
+
+@pytest.mark.transcripts
+class TestImportedSession:
+    def test_real_claude_code_session(self, transcripts):
+        """A real Claude Code session, imported, replays under B with every todo kept."""
+        from compaction.importers import load
+
+        path = transcripts / "claude-code_entire-cli_f839a29c35ef_ends-with-pending.jsonl"
+        payloads = log_payloads(load(path))
+        result = replay(payloads, STRATEGIES["B"], policy=CompactionPolicy(window_tokens=30_000))
+        assert result.compactions >= 1
+        assert result.expected > 0
+        assert result.retention == 1.0
+        assert result.request_retention == 1.0
+        for r in result.records:
+            assert all(0 <= hit <= r.ideal <= r.prompt_tokens for hit in r.hits.values())
+
+    def test_log_payloads_drop_checkpoints(self, log_path):
+        """Payloads read back from a log leave its checkpoints out and keep everything else."""
+        from compaction import CheckpointData, read_events
+
+        with write_session(log_path, 2, 0) as session:
+            session.append(
+                CheckpointData(
+                    text="x",
+                    first_seq=1,
+                    last_seq=2,
+                    tokens_before=1,
+                    tokens_after=1,
+                    summarizer="t",
+                )
+            )
+        payloads = log_payloads(read_events(log_path))
+        assert payloads == generate(2, 0)
