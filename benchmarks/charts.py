@@ -46,6 +46,22 @@ def _peer_series(results: Mapping[str, Any], session: str) -> list[tuple[str, li
     return out
 
 
+def _peer_hits(
+    results: Mapping[str, Any], session: str, model: str
+) -> list[tuple[str, list[float]]]:
+    """Running cache-hit rate of each charted peer under one model (empty when absent)."""
+    peers = results.get("peers") or {}
+    chosen = {label for label, _ in _chart_peers(results, session)}
+    out = []
+    for rec in peers.get("records") or ():
+        m = rec.get("metrics") or {}
+        label = f"{rec.get('peer')}/{rec.get('variant')} ({rec.get('summarizer')})"
+        hits = (m.get("cache_hit_tokens") or {}).get(model)
+        if rec.get("session") == session and label in chosen and hits:
+            out.append((label, _cumulative(hits, m["prompt_tokens"])))
+    return out
+
+
 def _chart_peers(results: Mapping[str, Any], session: str) -> list[tuple[str, list[int]]]:
     """One series per peer and variant: the copy-todos summarizer where there is a choice."""
     chosen: dict[str, tuple[str, list[int]]] = {}
@@ -139,8 +155,10 @@ def hit_rate_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> s
     """Draw the cache-hit rate per request (dots) and running (lines), per provider model."""
     session = results["config"]["chart_session"]
     runs = _runs(results, session)
-    fig, grid = plt.subplots(2, 2, figsize=(12, 8), sharex=True, sharey=True)
+    fig, grid = plt.subplots(2, 2, figsize=(12, 9.5), sharex=True, sharey=True)
     for ax, model in zip(grid.flat, PROVIDER_MODELS, strict=True):
+        for n, (label, running) in enumerate(_peer_hits(results, session, model.name)):
+            ax.plot(running, color="0.45", lw=0.9, ls=_PEER_STYLES[n % 5], label=f"peer {label}")
         for name, marker in (("C", "o"), ("A", "s"), ("B", "^")):
             per = runs[name]["per_request"]
             hits, prompts = per["hits"][model.name], per["prompt_tokens"]
@@ -174,11 +192,12 @@ def hit_rate_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> s
         ax.set_ylabel("cache-hit tokens / input tokens")
     for ax in grid[-1, :]:
         ax.set_xlabel(f"model call ({session})")
-    grid[0, 0].legend(fontsize=7.5, loc="lower left")
+    handles, labels = grid[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=3)
     fig.suptitle(
         "Cache-hit rate per model call: A (list as message), B (toolkit), C (list in system)"
     )
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 0.97))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path.name
