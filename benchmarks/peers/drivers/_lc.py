@@ -10,11 +10,19 @@ tool execution cannot reorder them.
 
 from __future__ import annotations
 
+import argparse
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, convert_to_openai_messages
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+    convert_to_openai_messages,
+)
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -28,6 +36,8 @@ from benchmarks.peers.drivers._common import (
     count_text,
     message_text,
     summarize,
+    versions,
+    write_record,
 )
 
 if TYPE_CHECKING:
@@ -66,7 +76,8 @@ class ScriptedTool(BaseTool):
         return ToolMessage(content=content, tool_call_id=call_id, name=self.name)
 
     def _run(self, *args: object, **kwargs: object) -> str:
-        raise NotImplementedError("scripted tools answer through invoke()")
+        # BaseTool requires _run; the agent loop only ever calls invoke() with a tool call.
+        raise TypeError(f"{self.name}: scripted tools answer tool calls through invoke()")
 
 
 def make_tools(script: Script, rename: Callable[[str], str]) -> list[BaseTool]:
@@ -138,3 +149,30 @@ class ScriptedChatModel(BaseChatModel):
             for call in step.tool_calls
         ]
         return AIMessage(content=step.content, tool_calls=calls)
+
+
+def run_turns(
+    agent: Runnable[Any, Any],
+    args: argparse.Namespace,
+    script: Script,
+    queue: StepQueue,
+    recorder: Recorder,
+    *,
+    peer: str,
+    dists: Sequence[str],
+) -> None:
+    """Send each of the session's user requests through the agent's loop, then write the record."""
+    config = {"configurable": {"thread_id": script.name}, "recursion_limit": 100_000}
+    started = time.perf_counter()
+    for index, turn in enumerate(script.turns):
+        queue.start_turn(index)
+        agent.invoke({"messages": [HumanMessage(turn.user)]}, config)
+    wall = time.perf_counter() - started
+    write_record(
+        args,
+        recorder,
+        peer=peer,
+        wall_time_s=wall,
+        versions=versions(*dists),
+        extra={"overruns": queue.overruns},
+    )

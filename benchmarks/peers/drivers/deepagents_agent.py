@@ -12,11 +12,8 @@ with deepagents' built-in tools get a ``session_`` prefix.
 
 from __future__ import annotations
 
-import time
-
 from deepagents import create_deep_agent
 from langchain.agents.middleware import TodoListMiddleware
-from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from benchmarks.peers.drivers._common import (
@@ -24,10 +21,8 @@ from benchmarks.peers.drivers._common import (
     StepQueue,
     load_script,
     parse_args,
-    versions,
-    write_record,
 )
-from benchmarks.peers.drivers._lc import ScriptedChatModel, make_tools
+from benchmarks.peers.drivers._lc import ScriptedChatModel, make_tools, run_turns
 
 BUILTIN_TOOLS = frozenset(
     {
@@ -72,19 +67,14 @@ def main() -> None:
         middleware=[TodoListMiddleware()],
         checkpointer=InMemorySaver(),
     )
-    config = {"configurable": {"thread_id": script.name}, "recursion_limit": 100_000}
-    started = time.perf_counter()
-    for index, turn in enumerate(script.turns):
-        queue.start_turn(index)
-        agent.invoke({"messages": [HumanMessage(turn.user)]}, config)
-    wall = time.perf_counter() - started
-    write_record(
+    run_turns(
+        agent,
         args,
+        script,
+        queue,
         recorder,
         peer="deepagents",
-        wall_time_s=wall,
-        versions=versions("deepagents", "langchain", "langchain-core", "langgraph"),
-        extra={"overruns": queue.overruns},
+        dists=("deepagents", "langchain", "langchain-core", "langgraph"),
     )
 
 

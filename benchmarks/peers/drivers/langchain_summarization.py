@@ -8,12 +8,10 @@ so the budget means what it means for our strategies.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware, TodoListMiddleware
-from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from benchmarks.peers.drivers._common import (
@@ -21,10 +19,8 @@ from benchmarks.peers.drivers._common import (
     StepQueue,
     load_script,
     parse_args,
-    versions,
-    write_record,
 )
-from benchmarks.peers.drivers._lc import ScriptedChatModel, count_tokens, make_tools
+from benchmarks.peers.drivers._lc import ScriptedChatModel, count_tokens, make_tools, run_turns
 
 VARIANTS: tuple[str, ...] = ("defaults", "untrimmed")
 
@@ -54,19 +50,14 @@ def main() -> None:
         middleware=[TodoListMiddleware(), summarization],
         checkpointer=InMemorySaver(),
     )
-    config = {"configurable": {"thread_id": script.name}, "recursion_limit": 100_000}
-    started = time.perf_counter()
-    for index, turn in enumerate(script.turns):
-        queue.start_turn(index)
-        agent.invoke({"messages": [HumanMessage(turn.user)]}, config)
-    wall = time.perf_counter() - started
-    write_record(
+    run_turns(
+        agent,
         args,
+        script,
+        queue,
         recorder,
         peer="langchain-summarization",
-        wall_time_s=wall,
-        versions=versions("langchain", "langchain-core", "langgraph"),
-        extra={"overruns": queue.overruns},
+        dists=("langchain", "langchain-core", "langgraph"),
     )
 
 

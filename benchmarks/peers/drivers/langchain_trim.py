@@ -12,7 +12,6 @@ same todo tool as the other LangChain peers. There is no summarizer, so the reco
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from langchain.agents import create_agent
@@ -22,7 +21,7 @@ from langchain.agents.middleware import (
     ModelResponse,
     TodoListMiddleware,
 )
-from langchain_core.messages import HumanMessage, trim_messages
+from langchain_core.messages import trim_messages
 from langgraph.checkpoint.memory import InMemorySaver
 
 from benchmarks.peers.drivers._common import (
@@ -30,10 +29,8 @@ from benchmarks.peers.drivers._common import (
     StepQueue,
     load_script,
     parse_args,
-    versions,
-    write_record,
 )
-from benchmarks.peers.drivers._lc import ScriptedChatModel, count_tokens, make_tools
+from benchmarks.peers.drivers._lc import ScriptedChatModel, count_tokens, make_tools, run_turns
 
 
 class TrimMiddleware(AgentMiddleware):
@@ -75,19 +72,14 @@ def main() -> None:
         middleware=[TodoListMiddleware(), TrimMiddleware(args.budget)],
         checkpointer=InMemorySaver(),
     )
-    config = {"configurable": {"thread_id": script.name}, "recursion_limit": 100_000}
-    started = time.perf_counter()
-    for index, turn in enumerate(script.turns):
-        queue.start_turn(index)
-        agent.invoke({"messages": [HumanMessage(turn.user)]}, config)
-    wall = time.perf_counter() - started
-    write_record(
+    run_turns(
+        agent,
         args,
+        script,
+        queue,
         recorder,
         peer="langchain-trim",
-        wall_time_s=wall,
-        versions=versions("langchain", "langchain-core", "langgraph"),
-        extra={"overruns": queue.overruns},
+        dists=("langchain", "langchain-core", "langgraph"),
     )
 
 
