@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
@@ -233,9 +233,6 @@ def count_statuses(todos: Sequence[TodoItem]) -> dict[TodoStatus, int]:
     for t in todos:
         counts[t.status] += 1
     return counts
-
-
-RefusalReason = Literal["plan_mode"]
 
 
 def todo_write(

@@ -24,7 +24,6 @@ from typing import ClassVar, Generic, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from compaction.events import (
-    TODO_STATUSES,
     CheckpointData,
     CheckpointRecorded,
     Event,
@@ -36,6 +35,7 @@ from compaction.events import (
     TurnStarted,
     UsageReported,
 )
+from compaction.todos import count_statuses
 from compaction.tokens import Tokenizer, count_message, get_tokenizer
 
 S = TypeVar("S")
@@ -88,10 +88,7 @@ class TodoPanel(BaseModel):
 
     def counts(self) -> dict[TodoStatus, int]:
         """Count items by status, every status present."""
-        counts: dict[TodoStatus, int] = dict.fromkeys(TODO_STATUSES, 0)
-        for t in self.todos:
-            counts[t.status] += 1
-        return counts
+        return count_statuses(self.todos)
 
     def counts_line(self) -> str:
         """Return e.g. ``2 completed, 1 in progress, 3 pending``."""
