@@ -365,3 +365,11 @@ class RecordReader:
     report: ImportReport
     path: Path
     strict: bool
+
+    def as_object(self, lineno: int, value: object, what: str) -> Mapping[str, Any] | None:
+        """Return `value` if it is a JSON object; otherwise report it as unreadable (None)."""
+        if isinstance(value, Mapping):
+            return value
+        reason = f"a JSON {type(value).__name__} where a {what} (object) was expected"
+        unknown(self.report, self.path, lineno, reason, strict=self.strict)
+        return None

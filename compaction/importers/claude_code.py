@@ -136,10 +136,9 @@ class _Reader(RecordReader):
             return self.board.update(call)
         return None
 
-    def record(self, lineno: int, rec: object) -> None:
-        if not isinstance(rec, Mapping):
-            reason = f"a JSON {type(rec).__name__} where a record (object) was expected"
-            unknown(self.report, self.path, lineno, reason, strict=self.strict)
+    def record(self, lineno: int, raw: object) -> None:
+        rec = self.as_object(lineno, raw, "record")
+        if rec is None:
             return
         kind = rec.get("type")
         boundary = self.boundary_line is not None and not rec.get("isCompactSummary")

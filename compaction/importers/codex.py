@@ -88,10 +88,9 @@ class _Reader(RecordReader):
     answer: int = 0
     """Bumped at every non-assistant item, so the items of one model answer merge."""
 
-    def record(self, lineno: int, rec: object) -> None:
-        if not isinstance(rec, Mapping):
-            reason = f"a JSON {type(rec).__name__} where a record (object) was expected"
-            unknown(self.report, self.path, lineno, reason, strict=self.strict)
+    def record(self, lineno: int, raw: object) -> None:
+        rec = self.as_object(lineno, raw, "record")
+        if rec is None:
             return
         kind = rec.get("type")
         payload = rec.get("payload")

@@ -76,10 +76,9 @@ def content_of(content: object) -> Content | None:
 class _Reader(RecordReader):
     legacy_calls: int = 0
 
-    def record(self, lineno: int, msg: object) -> None:
-        if not isinstance(msg, Mapping):
-            reason = f"a JSON {type(msg).__name__} where a message (object) was expected"
-            unknown(self.report, self.path, lineno, reason, strict=self.strict)
+    def record(self, lineno: int, raw: object) -> None:
+        msg = self.as_object(lineno, raw, "message")
+        if msg is None:
             return
         role = msg.get("role")
         content = content_of(msg.get("content"))
