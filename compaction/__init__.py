@@ -27,6 +27,7 @@ from compaction.errors import (
     LogFormatError,
     LogIntegrityError,
     ProviderError,
+    SeqConflictError,
     TokenizerError,
     ToolInputError,
     TranscriptError,
@@ -57,8 +58,16 @@ from compaction.events import (
     event_json_schema,
     parse_event,
 )
-from compaction.invariants import LogChecker, check_log
-from compaction.log import BadLine, ReadReport, SessionLog, read_events
+from compaction.invariants import LogChecker, check_log, check_next_seq
+from compaction.log import (
+    MAX_EVENT_BYTES,
+    BadLine,
+    LogReader,
+    ReadReport,
+    SessionLog,
+    TailRepair,
+    read_events,
+)
 from compaction.session import Session
 from compaction.summarizers import (
     ExtractiveSummarizer,
@@ -100,6 +109,7 @@ from compaction.views import (
 
 __all__ = [
     "CODE_OWNED_SECTIONS",
+    "MAX_EVENT_BYTES",
     "NARRATIVE_SECTIONS",
     "SCHEMA_VERSION",
     "SECTION_NAMES",
@@ -126,16 +136,19 @@ __all__ = [
     "LogError",
     "LogFormatError",
     "LogIntegrityError",
+    "LogReader",
     "Message",
     "MessageAdded",
     "Projection",
     "ProviderError",
     "ProviderTotals",
     "ReadReport",
+    "SeqConflictError",
     "Session",
     "SessionLog",
     "Summarizer",
     "SummaryInput",
+    "TailRepair",
     "TextPart",
     "TiktokenTokenizer",
     "TodoItem",
@@ -161,6 +174,7 @@ __all__ = [
     "UsageReported",
     "anthropic_tool",
     "check_log",
+    "check_next_seq",
     "check_output",
     "compact",
     "count_message",
