@@ -80,7 +80,11 @@ class Session:
         self._context: ContextState = self._context_p.init()
         self._usage: UsageState = self._usage_p.init()
         self.applied_seq = 0
-        self.refresh()
+        try:
+            self.refresh()
+        except BaseException:
+            self._source.close()
+            raise
 
     def _open_source(
         self,
@@ -90,6 +94,8 @@ class Session:
         sync: SyncPolicy,
     ) -> EventSource:
         owns = store is None and path is not None and is_store_url(path)
+        if owns and session is None:
+            raise ConfigError(f"{path}: name the session (session=..., CLI --session)")
         if owns:
             store = open_store(str(path), sync=sync)
         where = str(path) if store is None else f"{store.url}#{session}"

@@ -15,6 +15,7 @@ from typing import Final
 
 from compaction.errors import ConfigError
 from compaction.log import SyncPolicy
+from compaction.stores.copy import copy_session, write_new_session
 from compaction.stores.jsonl import JsonlStore
 from compaction.stores.postgres import PostgresStore
 from compaction.stores.protocol import EventStore, SessionInfo, check_session_id
@@ -72,6 +73,8 @@ __all__ = [
     "SessionInfo",
     "SqliteStore",
     "check_session_id",
+    "copy_session",
     "is_store_url",
     "open_store",
+    "write_new_session",
 ]

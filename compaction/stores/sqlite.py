@@ -145,6 +145,7 @@ class SqliteStore:
                 after = seq
             if len(rows) < PAGE:
                 return
+            rows = []  # let the page go before the next one is fetched
 
     def last_seq(self, session: str) -> int:
         """Return the session's last seq (0 when it holds none)."""

@@ -9,9 +9,10 @@ from rich.table import Table
 from compaction.errors import ConfigError
 from compaction.events import event_json_schema
 from compaction.invariants import RULES, LogChecker
-from compaction.log import ReadReport, read_events
+from compaction.log import ReadReport
 from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
 from compaction.views import UsageProjection
+from harness.commands.stores import LOG_HELP, add_session_option, read_log
 from harness.output import console, print_json
 
 
@@ -27,7 +28,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "compaction/schemas/event.schema.json is this output)."
         ),
     )
-    p.add_argument("log", metavar="LOG", nargs="?", help="session log (JSONL)")
+    p.add_argument("log", metavar="LOG", nargs="?", help=LOG_HELP)
+    add_session_option(p)
     p.add_argument(
         "--schema", action="store_true", help="print the JSON Schema of a log line and exit"
     )
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     checker = LogChecker(RULES if not args.skip_bad else ())
     projection = UsageProjection(get_tokenizer(args.tokenizer))
     state = projection.init()
-    for event in read_events(args.log, skip_bad_lines=args.skip_bad, report=report):
+    for event in read_log(args, report):
         checker.feed(event)
         state = projection.apply(state, event)
     checker.finish()
