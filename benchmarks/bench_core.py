@@ -160,7 +160,7 @@ def bench_tokens(texts: Sequence[str], runs: int = 7) -> dict[str, Any]:
 
 def session_texts(turns: int) -> list[str]:
     """Return the message texts of a generated session, as the usage view counts them."""
-    from benchmarks.sessions import generate
+    from harness.simulation import generate
 
     return [message_text(p) for p in generate(turns, 0) if isinstance(p, Message)]
 
