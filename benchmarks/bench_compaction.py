@@ -32,9 +32,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from compaction import CompactionPolicy, EventData, Message, Session, compact, get_tokenizer
-from compaction.compactor import checkpoint_message_for
-from compaction.tokens import count_message, message_text
+from compaction import (
+    CompactionPolicy,
+    EventData,
+    Message,
+    Session,
+    checkpoint_message_for,
+    compact,
+    count_message,
+    get_tokenizer,
+    message_text,
+)
 from harness.simulation import generate
 
 DEFAULT_SIZES = (10_000, 30_000, 100_000, 300_000, 1_000_000)

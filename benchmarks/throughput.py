@@ -41,8 +41,8 @@ from compaction import (
     Tokenizer,
     compact,
     get_tokenizer,
+    message_text,
 )
-from compaction.tokens import message_text
 from harness.simulation import ENVIRONMENT, generate, user_tools
 from prompts import PromptBuilder, ToolCatalog, get_mode, openai_request
 

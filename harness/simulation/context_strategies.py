@@ -42,9 +42,9 @@ from compaction import (
     TodoItem,
     TodoStatus,
     TodoWriteData,
+    checkpoint_preamble,
     parse_checkpoint,
 )
-from compaction.views import checkpoint_preamble
 from prompts import SwitchStrategy, ToolStrategy
 
 TodoPlacement = Literal["message", "event", "system"]
