@@ -14,6 +14,7 @@ from compaction.checkpoint import (
     split_sections,
 )
 from compaction.compactor import (
+    CompactionPlan,
     CompactionPolicy,
     CompactionResult,
     compact,
@@ -111,6 +112,7 @@ __all__ = [
     "CheckpointData",
     "CheckpointRecorded",
     "CompactionError",
+    "CompactionPlan",
     "CompactionPolicy",
     "CompactionResult",
     "ConfigError",
