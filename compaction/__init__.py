@@ -15,6 +15,7 @@ from compaction.checkpoint import (
 )
 from compaction.compactor import (
     DEFAULT_WINDOW,
+    CompactionPlan,
     CompactionPolicy,
     CompactionResult,
     checkpoint_message_for,
@@ -121,6 +122,7 @@ __all__ = [
     "CheckpointData",
     "CheckpointRecorded",
     "CompactionError",
+    "CompactionPlan",
     "CompactionPolicy",
     "CompactionResult",
     "ConfigError",
