@@ -31,6 +31,7 @@ from compaction.errors import (
     LogFormatError,
     LogIntegrityError,
     ProviderError,
+    SeqConflictError,
     TokenizerError,
     ToolInputError,
     TranscriptError,
@@ -62,8 +63,17 @@ from compaction.events import (
     event_json_schema,
     parse_event,
 )
-from compaction.invariants import RULES, LogChecker, check_log
-from compaction.log import BadLine, ReadReport, SessionLog, SyncPolicy, read_events
+from compaction.invariants import RULES, LogChecker, check_log, check_next_seq
+from compaction.log import (
+    MAX_EVENT_BYTES,
+    BadLine,
+    LogReader,
+    ReadReport,
+    SessionLog,
+    SyncPolicy,
+    TailRepair,
+    read_events,
+)
 from compaction.session import Session
 from compaction.summarizers import (
     ExtractiveSummarizer,
@@ -110,6 +120,7 @@ from compaction.views import (
 __all__ = [
     "CODE_OWNED_SECTIONS",
     "DEFAULT_WINDOW",
+    "MAX_EVENT_BYTES",
     "NARRATIVE_SECTIONS",
     "RULES",
     "SCHEMA_VERSION",
@@ -140,6 +151,7 @@ __all__ = [
     "LogError",
     "LogFormatError",
     "LogIntegrityError",
+    "LogReader",
     "Message",
     "MessageAdded",
     "Origin",
@@ -148,11 +160,13 @@ __all__ = [
     "ProviderTotals",
     "ReadReport",
     "Section",
+    "SeqConflictError",
     "Session",
     "SessionLog",
     "Summarizer",
     "SummaryInput",
     "SyncPolicy",
+    "TailRepair",
     "TextPart",
     "TiktokenTokenizer",
     "TodoItem",
@@ -178,6 +192,7 @@ __all__ = [
     "UsageReported",
     "anthropic_tool",
     "check_log",
+    "check_next_seq",
     "check_output",
     "checkpoint_message_for",
     "checkpoint_preamble",
