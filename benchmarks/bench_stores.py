@@ -38,8 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import pgserver
-from compaction.events import (
+from compaction import (
     EventData,
+    EventStore,
     FunctionCall,
     Message,
     TodoItem,
@@ -47,8 +48,8 @@ from compaction.events import (
     ToolCall,
     TurnEndData,
     TurnStartData,
+    open_store,
 )
-from compaction.stores import EventStore, open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "stores.json"
@@ -91,13 +92,7 @@ def backend_url(name: str, workdir: Path, pg_url: str | None) -> Iterator[str]:
     elif name == "sqlite":
         yield f"sqlite:///{workdir / f'sqlite-{time.monotonic_ns()}.db'}"
     else:
-        assert pg_url is not None
-        import psycopg
-
-        from compaction.stores.postgres import TABLE
-
-        with psycopg.connect(pg_url, autocommit=True) as db:
-            db.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        assert pg_url is not None, "the run starts one new server, used by this backend only"
         yield pg_url
 
 

@@ -124,6 +124,7 @@ CompactionCode = Literal[
     "no_safe_cut",
     "summarizer_failed",
     "bad_checkpoint",
+    "vetoed",
     "conflict",
 ]
 

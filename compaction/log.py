@@ -15,8 +15,9 @@ Invariants:
   - anything else (a file that is not a log) is refused with `LogFormatError`, untouched.
 - An append that returned is on disk: it was written and fsynced, unless the log was opened
   with `sync="batch"`, which fsyncs once when a `batch()` block closes (for imports).
-- Several processes may append at once: each append holds an exclusive `flock` on the file while
-  it reads the last seq and writes its lines, so lines never interleave and seqs never repeat.
+- Several processes may append at once: each append holds an exclusive file lock
+  (`compaction.locking`: `flock`, or `msvcrt.locking` on Windows) while it reads the last seq
+  and writes its lines, so lines never interleave and seqs never repeat.
   An append may name the last seq it expects (`expected_seq`); if another writer moved the log
   on, nothing is written and `SeqConflictError` says so (optimistic concurrency).
 - Reading streams line by line (`LogReader`, the one reader); memory does not grow with the file.
@@ -25,7 +26,6 @@ Invariants:
 from __future__ import annotations
 
 import codecs
-import fcntl
 import json
 import logging
 import os
@@ -48,6 +48,7 @@ from compaction.events import (
     parse_event,
 )
 from compaction.invariants import check_next_seq
+from compaction.locking import lock_exclusive, unlock
 
 SyncPolicy = Literal["always", "batch"]
 
@@ -362,13 +363,13 @@ class SessionLog:
         """
         fd = self._file()
         if self._batch_depth == 0:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            lock_exclusive(fd)
             try:
                 # Another process may have appended since our last look: read the tail once
                 # now; while we hold the lock nobody else can append.
                 self._sync_tail(fd)
             except BaseException:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+                unlock(fd)
                 raise
         self._batch_depth += 1
         try:
@@ -379,18 +380,18 @@ class SessionLog:
                 try:
                     os.fsync(fd)
                 finally:
-                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    unlock(fd)
 
     def last_seq(self) -> int:
         """Return the seq of the log's last event (0 for an empty log), under the lock."""
         if self._batch_depth:
             return self._next_seq - 1
         fd = self._file()
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        lock_exclusive(fd)
         try:
             return self._sync_tail(fd) - 1
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            unlock(fd)
 
     def append(self, data: EventData, *, expected_seq: int | None = None) -> Event:
         """Append one event recording `data`; return it with its seq. Durable on return."""
@@ -416,7 +417,7 @@ class SessionLog:
         fd = self._file()
         in_batch = self._batch_depth > 0
         if not in_batch:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            lock_exclusive(fd)
         try:
             seq = self._next_seq if in_batch else self._sync_tail(fd)
             if expected_seq is not None and expected_seq != seq - 1:
@@ -440,7 +441,7 @@ class SessionLog:
             return events
         finally:
             if not in_batch:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+                unlock(fd)
 
     def _write(self, fd: int, payload: bytes, *, fsync: bool) -> None:
         """Write all of `payload` at the end; on any failure, cut the file back and raise."""

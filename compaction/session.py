@@ -1,5 +1,8 @@
 """A live session: the log on disk plus its views, updated as events are appended.
 
+The usage view (token counts) is folded on first use: a session that only writes or reads todos
+never loads a tokenizer. Until then its events wait, in order, to be counted once.
+
 Invariants: the views always equal a fold of the log up to `applied_seq`; a view is never updated
 for an event that did not reach the log.
 """
@@ -25,6 +28,7 @@ from compaction.sources import EventSource, FileSource, StoreSource
 from compaction.stores import EventStore, is_store_url, open_store
 from compaction.todos import ToolResult, todo_write
 from compaction.tokens import Tokenizer, get_tokenizer
+from compaction.turn_modes import TurnModes, TurnModesProjection
 from compaction.views import (
     ContextProjection,
     ContextState,
@@ -49,7 +53,7 @@ class Session:
             (then `session` is required).
         store: an `EventStore` to use instead of a path (the caller closes it).
         session: the session id within the store.
-        tokenizer: counts tokens for the usage view (default `o200k_base`).
+        tokenizer: counts tokens for the usage view (default `o200k_base`, loaded on first use).
         sync: fsync every append (``"always"``) or once per `batch()` (``"batch"``).
         skip_bad_lines: skip and count malformed lines instead of raising on them (JSONL).
 
@@ -67,18 +71,21 @@ class Session:
         sync: SyncPolicy = "always",
         skip_bad_lines: bool = False,
     ) -> None:
-        self.tokenizer = tokenizer or get_tokenizer()
+        self._tokenizer = tokenizer
         self.skip_bad_lines = skip_bad_lines
         self._source = self._open_source(path, store, session, sync)
         self.report = self._report
         self._todos_p = TodosProjection()
         self._latest_p = LatestTodosProjection()
         self._context_p = ContextProjection()
-        self._usage_p = UsageProjection(self.tokenizer)
+        self._usage_p: UsageProjection | None = None
+        self._modes_p = TurnModesProjection()
+        self._modes: TurnModes = self._modes_p.init()
         self._todos: TodoPanel = self._todos_p.init()
         self._latest: TodoPanel = self._latest_p.init()
         self._context: ContextState = self._context_p.init()
-        self._usage: UsageState = self._usage_p.init()
+        self._usage: UsageState = UsageState()
+        self._uncounted: list[Event] = []
         self.applied_seq = 0
         try:
             self.refresh()
@@ -149,6 +156,13 @@ class Session:
         return self._source.log
 
     @property
+    def tokenizer(self) -> Tokenizer:
+        """The tokenizer of the usage view, loaded on first use."""
+        if self._tokenizer is None:
+            self._tokenizer = get_tokenizer()
+        return self._tokenizer
+
+    @property
     def path(self) -> Path:
         """The log file (a session on a file only; see `log`)."""
         return self.log.path
@@ -168,14 +182,29 @@ class Session:
 
         Keyed by seq, not position: a log read with bad lines skipped has gaps.
         """
-        return self._usage_p.tokens_of(self._usage, seq)
+        projection, state = self._counted()
+        return projection.tokens_of(state, seq)
 
     def _apply(self, event: Event) -> None:
         self._todos = self._todos_p.apply(self._todos, event)
         self._latest = self._latest_p.apply(self._latest, event)
         self._context = self._context_p.apply(self._context, event)
-        self._usage = self._usage_p.apply(self._usage, event)
+        self._modes = self._modes_p.apply(self._modes, event)
+        if self._usage_p is None:
+            self._uncounted.append(event)
+        else:
+            self._usage = self._usage_p.apply(self._usage, event)
         self.applied_seq = event.seq
+
+    def _counted(self) -> tuple[UsageProjection, UsageState]:
+        """Return the usage projection and state, counting the waiting events on first use."""
+        if self._usage_p is None:
+            self._usage_p = UsageProjection(self.tokenizer)
+            self._usage = self._usage_p.init()
+            for event in self._uncounted:
+                self._usage = self._usage_p.apply(self._usage, event)
+            self._uncounted = []
+        return self._usage_p, self._usage
 
     def refresh(self) -> list[Event]:
         """Apply events appended since the last read (by any writer); return them.
@@ -270,12 +299,19 @@ class Session:
     @property
     def usage(self) -> Usage:
         """Token figures."""
-        return self._usage_p.view(self._usage)
+        projection, state = self._counted()
+        return projection.view(state)
+
+    @property
+    def turn_modes(self) -> TurnModes:
+        """The mode each stretch of the log ran in."""
+        return self._modes_p.view(self._modes)
 
     @property
     def context_tokens(self) -> int:
-        """Tokens of the model's context now, in O(1): the budget check."""
-        return self._usage_p.context_tokens(self._usage)
+        """Tokens of the model's context now, in O(1) once counted: the budget check."""
+        projection, state = self._counted()
+        return projection.context_tokens(state)
 
     def events(self) -> Iterable[Event]:
         """Stream this session's events from disk."""

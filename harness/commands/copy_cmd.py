@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from compaction.errors import ConfigError
-from compaction.stores import copy_session, is_store_url, open_store
+from compaction import ConfigError, copy_session, is_store_url, open_store
 from harness.commands.stores import store_and_session
 
 

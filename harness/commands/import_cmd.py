@@ -6,15 +6,13 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
-from compaction.errors import ConfigError
+from compaction import TOKENIZER_NAMES, ConfigError, get_tokenizer, is_store_url
 from compaction.importers import (
     FORMAT_CHOICES,
     ImportReport,
     import_to_store,
     import_transcript,
 )
-from compaction.stores import is_store_url
-from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
 from harness.commands.stores import add_session_option, store_and_session
 from harness.output import console, print_json
 

@@ -6,12 +6,16 @@ import argparse
 
 from rich.table import Table
 
-from compaction.errors import ConfigError
-from compaction.events import event_json_schema
-from compaction.invariants import RULES, LogChecker
-from compaction.log import ReadReport
-from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
-from compaction.views import UsageProjection
+from compaction import (
+    RULES,
+    TOKENIZER_NAMES,
+    ConfigError,
+    LogChecker,
+    ReadReport,
+    UsageProjection,
+    event_json_schema,
+    get_tokenizer,
+)
 from harness.commands.stores import LOG_HELP, add_session_option, read_log
 from harness.output import console, print_json
 

@@ -7,8 +7,7 @@ from datetime import UTC, datetime
 
 from rich.table import Table
 
-from compaction.stores import EventStore, open_store
-from compaction.views import LatestTodosProjection, fold
+from compaction import EventStore, LatestTodosProjection, fold, open_store
 from harness.output import console, print_json
 
 

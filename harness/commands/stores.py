@@ -7,12 +7,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from compaction.errors import ConfigError
-from compaction.events import Event
-from compaction.log import ReadReport, SyncPolicy, read_events
-from compaction.session import Session
-from compaction.stores import EventStore, JsonlStore, is_store_url, open_store
-from compaction.tokens import Tokenizer
+from compaction import (
+    ConfigError,
+    Event,
+    EventStore,
+    JsonlStore,
+    ReadReport,
+    Session,
+    SyncPolicy,
+    Tokenizer,
+    is_store_url,
+    open_store,
+    read_events,
+)
 
 LOG_HELP = (
     "session log (JSONL file), or a store URL (jsonl:///folder, sqlite:///file.db, "
