@@ -17,7 +17,8 @@ The PostgreSQL server is a throwaway one started from the operating system's bin
 (`benchmarks.pgserver`), on 127.0.0.1, with fsync on.
 
 Run: ``python -m benchmarks.bench_stores`` (full: 10^3..10^6; writes
-``benchmarks/results/stores.json``); ``--quick`` stops at 10^5 with smaller windows.
+``benchmarks/results/stores.json`` and ``stores.md``); ``--quick`` stops at 10^5 with smaller
+windows.
 """
 
 from __future__ import annotations
@@ -272,6 +273,49 @@ def run(
     }
 
 
+def markdown(doc: dict[str, Any]) -> str:
+    """Render the results as a Markdown report (`stores.md`)."""
+    names = list(doc["backends"])
+    lines = [
+        "# Session stores benchmark",
+        "",
+        f"Command: `{doc['command']}` (Python {doc['machine']['python']}, "
+        f"{doc['machine']['cpus']} CPUs). Durable single-event appends timed over "
+        f"{doc['durable_append_window']} appends on top of a session of N events; reopen = "
+        "stream and parse every event; memory = tracemalloc peak while streaming.",
+        "",
+        "| backend | events | durable appends/s | bulk events/s | reopen s | µs/event | "
+        "read peak KiB |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name in names:
+        for r in doc["backends"][name]["per_size"]:
+            lines.append(
+                f"| {name} | {r['events']:,} | {r['appends_per_s']} | {r['bulk_events_per_s']} | "
+                f"{r['reopen_s']} | {r['reopen_us_per_event']} | {r['read_peak_kib']} |"
+            )
+    lines += [
+        "",
+        f"Concurrent single-event appends to one session, total appends/s "
+        f"({doc['concurrent_appends_per_process']} per process):",
+        "",
+        "| backend | 1 process | 4 processes | 16 processes |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for name in names:
+        c = doc["backends"][name]["concurrent_appends_per_s"]
+        lines.append(f"| {name} | {c['1']} | {c['4']} | {c['16']} |")
+    lines += ["", "Ratios to JSONL from the same run (above 1: faster appends, slower reopen):", ""]
+    for key, r in doc["ratios"].items():
+        lines.append(
+            f"- {key}: durable appends/s {r['appends_per_s']}; reopen time {r['reopen_s']}; "
+            f"concurrent appends/s {r['concurrent_appends_per_s']}"
+        )
+    for name, why in doc.get("skipped", {}).items():
+        lines.append(f"- {name} skipped: {why}")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: Sequence[str] | None = None, *, say: Callable[[str], None] = print) -> int:
     """Parse arguments, run, write the JSON."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_stores", description=__doc__)
@@ -279,7 +323,15 @@ def main(argv: Sequence[str] | None = None, *, say: Callable[[str], None] = prin
     parser.add_argument("--sizes", type=int, nargs="+", help="session sizes (events)")
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS))
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results file")
+    parser.add_argument(
+        "--report-only", action="store_true", help="rewrite the .md from an earlier --out JSON"
+    )
     args = parser.parse_args(argv)
+    if args.report_only:
+        doc = json.loads(args.out.read_text())
+        args.out.with_suffix(".md").write_text(markdown(doc))
+        say(f"stores: {args.out.with_suffix('.md')}")
+        return 0
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
     window, per_proc = (100, 50) if args.quick else (300, 150)
     command = "python -m benchmarks.bench_stores" + (" --quick" if args.quick else "")
@@ -289,7 +341,8 @@ def main(argv: Sequence[str] | None = None, *, say: Callable[[str], None] = prin
               backends=args.backends, command=command)  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-    say(f"stores: {args.out}")
+    args.out.with_suffix(".md").write_text(markdown(doc))
+    say(f"stores: {args.out} and {args.out.with_suffix('.md')}")
     return 0
 
 

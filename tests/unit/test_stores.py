@@ -156,3 +156,6 @@ class TestBenchmark:
             3,
         )
         assert ratio["appends_per_s"][0] == expected
+        report = out.with_suffix(".md").read_text()
+        assert "| sqlite | 80 |" in report
+        assert "sqlite_vs_jsonl" in report
