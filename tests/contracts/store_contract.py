@@ -121,6 +121,21 @@ class StoreContract:
             store.append("s", bad)
         assert [e.seq for e in store.read("s")] == [1]
 
+    def test_exception_inside_a_transaction(self, store: EventStore) -> None:
+        """An error inside transaction() rolls its appends back (SQL) or keeps them (JSONL)."""
+        store.append("r", [msg("kept")])
+
+        def fail_inside() -> None:
+            with store.transaction("r"):
+                store.append("r", [msg("inside")])
+                raise RuntimeError("boom")
+
+        with pytest.raises(RuntimeError, match="boom"):
+            fail_inside()
+        texts = [e.data.content for e in store.read("r")]  # type: ignore[union-attr]
+        assert texts == (["kept"] if self.transactional else ["kept", "inside"])
+        assert store.append("r", [msg("after")])[0].seq == len(texts) + 1
+
     def test_sessions_are_listed_and_independent(self, store: EventStore) -> None:
         """Each session numbers its own seqs; sessions() lists ids, counts and activity."""
         store.append("b", [msg("1"), msg("2"), msg("3")])
