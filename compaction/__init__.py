@@ -61,6 +61,7 @@ from compaction.events import (
     UsageReported,
     dump_event,
     event_json_schema,
+    make_event,
     parse_event,
 )
 from compaction.invariants import RULES, LogChecker, check_log, check_next_seq
@@ -203,6 +204,7 @@ __all__ = [
     "fold",
     "get_tokenizer",
     "install_bundled_encodings",
+    "make_event",
     "maybe_compact",
     "message_text",
     "openai_tool",
