@@ -61,6 +61,7 @@ from compaction.events import (
     UsageReported,
     dump_event,
     event_json_schema,
+    make_event,
     parse_event,
 )
 from compaction.invariants import RULES, LogChecker, check_log, check_next_seq
@@ -221,6 +222,7 @@ __all__ = [
     "get_tokenizer",
     "install_bundled_encodings",
     "is_store_url",
+    "make_event",
     "maybe_compact",
     "message_text",
     "open_store",
