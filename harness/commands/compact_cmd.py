@@ -19,6 +19,7 @@ from compaction.session import Session
 from compaction.summarizers import ExtractiveSummarizer, Summarizer
 from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
 from harness.commands import llm_options
+from harness.files import check_file
 from harness.output import console, print_json
 
 SUMMARIZERS: tuple[str, ...] = ("extractive", "openai")
@@ -104,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
         retain=args.retain,
         output_reserve=args.reserve,
     )
-    with Session(args.log, tokenizer=get_tokenizer(args.tokenizer)) as session:
+    log = check_file(args.log, what="session log")
+    with Session(log, tokenizer=get_tokenizer(args.tokenizer)) as session:
         summarizer = make_summarizer(args.summarizer, session, args)
         try:
             result = compact(

@@ -8,6 +8,7 @@ import sys
 from compaction import Message, TurnStarted
 from compaction.session import Session
 from harness.commands.prompt_cmd import FORMATS, add_prompt_options, builder_from_args
+from harness.files import check_file
 from prompts import anthropic_request, available_modes, dumps, get_mode, openai_request
 
 
@@ -43,7 +44,8 @@ def _last_mode(session: Session) -> str | None:
 def run(args: argparse.Namespace) -> int:
     """Print the request."""
     builder = builder_from_args(args)
-    session = Session(args.log, sync="batch", skip_bad_lines=args.skip_bad)
+    log = check_file(args.log, what="session log")
+    session = Session(log, sync="batch", skip_bad_lines=args.skip_bad)
     modes = available_modes(args.modes_file)
     mode = get_mode(args.mode or _last_mode(session) or "agent", modes)
     if args.format == "openai":

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from compaction.importers import FORMAT_CHOICES, ImportReport, import_transcript
 from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
+from harness.files import check_file
 from harness.output import console, print_json
 
 _EVENT_KINDS = frozenset({"user request", "assistant message", "tool result", "compact_boundary"})
@@ -49,6 +50,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import the transcript and print the summary."""
+    check_file(args.file, what="transcript")
+    check_file(args.output, must_exist=False, what="session log")
     report = import_transcript(
         args.file,
         args.output,

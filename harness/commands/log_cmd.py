@@ -6,12 +6,13 @@ import argparse
 
 from rich.table import Table
 
-from compaction.errors import ConfigError
+from compaction.errors import ConfigError, LogError, LogFormatError
 from compaction.events import event_json_schema
 from compaction.invariants import RULES, LogChecker
 from compaction.log import ReadReport, read_events
 from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
 from compaction.views import UsageProjection
+from harness.files import check_file
 from harness.output import console, print_json
 
 
@@ -44,15 +45,28 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.log is None:
         raise ConfigError("give a LOG to summarise, or --schema")
+    check_file(args.log, what="session log")
     report = ReadReport(path=args.log)
     # One streaming pass: the checks and the usage fold keep counts and ids, never the events.
     checker = LogChecker(RULES if not args.skip_bad else ())
     projection = UsageProjection(get_tokenizer(args.tokenizer))
     state = projection.init()
-    for event in read_events(args.log, skip_bad_lines=args.skip_bad, report=report):
-        checker.feed(event)
-        state = projection.apply(state, event)
+    try:
+        for event in read_events(args.log, skip_bad_lines=args.skip_bad, report=report):
+            checker.feed(event)
+            state = projection.apply(state, event)
+    except LogFormatError as exc:
+        if report.events:
+            raise
+        raise LogError(
+            f"{args.log} is not a session log: line {exc.line}: {exc.reason} (a session log "
+            "holds one JSON event a line; see harness log --schema)"
+        ) from None
     checker.finish()
+    if report.lines and not report.events:
+        raise LogError(
+            f"{args.log} is not a session log: none of its {report.lines} lines is an event"
+        )
     usage = projection.view(state)
     summary = {
         "path": args.log,

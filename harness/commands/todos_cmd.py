@@ -8,6 +8,7 @@ import time
 from rich.live import Live
 
 from compaction.session import Session
+from harness.files import check_file
 from harness.output import console, panel_text, print_json
 
 
@@ -36,7 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the panel, or follow the log until interrupted."""
-    session = Session(args.log, sync="batch")
+    session = Session(check_file(args.log, what="session log"), sync="batch")
     if args.json:
         print_json({"counts": session.todos.counts(), **session.todos.model_dump(mode="json")})
         return 0
