@@ -59,6 +59,7 @@ from compaction.events import (
 )
 from compaction.invariants import LogChecker, check_log
 from compaction.log import BadLine, ReadReport, SessionLog, read_events
+from compaction.secrets import REDACTED, redact
 from compaction.session import Session
 from compaction.summarizers import (
     ExtractiveSummarizer,
@@ -67,10 +68,12 @@ from compaction.summarizers import (
     check_output,
 )
 from compaction.todos import (
+    MAX_ARGUMENT_BYTES,
     TOOL_NAME,
     TodoWriteArgs,
     ToolResult,
     anthropic_tool,
+    is_blank,
     openai_tool,
     parameters_schema,
     parse_todo_write,
@@ -100,7 +103,9 @@ from compaction.views import (
 
 __all__ = [
     "CODE_OWNED_SECTIONS",
+    "MAX_ARGUMENT_BYTES",
     "NARRATIVE_SECTIONS",
+    "REDACTED",
     "SCHEMA_VERSION",
     "SECTION_NAMES",
     "TOOL_NAME",
@@ -169,6 +174,7 @@ __all__ = [
     "fold",
     "get_tokenizer",
     "install_bundled_encodings",
+    "is_blank",
     "maybe_compact",
     "openai_tool",
     "parameters_schema",
@@ -176,6 +182,7 @@ __all__ = [
     "parse_event",
     "parse_todo_write",
     "read_events",
+    "redact",
     "render_checkpoint",
     "select_cut",
     "split_sections",
