@@ -8,7 +8,7 @@ byte-identical and an accepted one must append exactly the list it was given.
 
 Templates: random templates assembled from hostile fragments (attribute escapes, bombs, loops,
 includes of themselves and of files outside the folder, arithmetic errors) rendered through
-`prompts.rendering.render`. A crash is anything but a `ConfigError`, a render slower than its
+`prompts.render`. A crash is anything but a `ConfigError`, a render slower than its
 limit, or a file written by a template.
 
 Run it: ``python -m benchmarks.fuzz_safety --cases N [--seed S] [--out FILE]``; it writes the
@@ -29,10 +29,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from compaction import ConfigError, Session, read_events
-from compaction.events import TodoWritten
-from prompts.rendering import render
-from prompts.sandbox import LIMITS
+from compaction import ConfigError, Session, TodoWritten, read_events
+from prompts import LIMITS, render
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "fuzz.json"
 

@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from compaction.errors import HarnessError, LogError
+from compaction import HarnessError, LogError
 from harness.commands import COMMANDS
 
 EXIT_CODES: dict[int, str] = {

@@ -37,6 +37,7 @@ from prompts.modes import (
     get_mode,
     load_modes,
 )
+from prompts.rendering import render
 from prompts.requests import (
     CACHE_CONTROL,
     anthropic_messages,
@@ -90,6 +91,7 @@ __all__ = [
     "openai_message",
     "openai_request",
     "refusal",
+    "render",
     "run_todo_write",
     "shared_prefix_tokens",
     "switch_mode",

@@ -31,6 +31,7 @@ from compaction.importers.base import (
     todo_items,
     unknown,
 )
+from compaction.importers.import_report import ImportReport
 from compaction.importers.records import (
     MAX_DOCUMENT_BYTES,
     iter_json_array,
@@ -39,7 +40,6 @@ from compaction.importers.records import (
     repair_surrogates,
     too_deep,
 )
-from compaction.importers.report import ImportReport
 from compaction.todos import TOOL_NAME
 from compaction.tokens import Tokenizer
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from compaction.errors import TranscriptError
-from compaction.importers.report import ImportReport
+from compaction.importers.import_report import ImportReport
 from compaction.log import BadLine
 
 MAX_LINE_BYTES = 16 * 1024 * 1024

@@ -6,8 +6,7 @@ import argparse
 import errno
 import sys
 
-from compaction.session import Session
-from compaction.todos import MAX_ARGUMENT_BYTES
+from compaction import MAX_ARGUMENT_BYTES, Session
 from harness.files import check_file
 from prompts import available_modes, get_mode, run_todo_write
 

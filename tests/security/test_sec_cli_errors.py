@@ -127,7 +127,9 @@ def test_file_size_limit_on_append(tmp_path: Path) -> None:
     before = log.read_bytes()
     result = _harness("todo-write", str(log), "--json", TODOS, preexec=_fsize_limit(len(before)))
     assert result.returncode == 3
-    assert result.stderr == f"harness todo-write: {log}: File too large\n"
+    assert result.stderr.startswith(f"harness todo-write: {log}: ")
+    assert "File too large" in result.stderr
+    assert result.stderr.count("\n") == 1
     assert log.read_bytes() == before
 
 
