@@ -75,6 +75,7 @@ from compaction.log import (
     TailRepair,
     read_events,
 )
+from compaction.secrets import REDACTED, redact
 from compaction.session import Session
 from compaction.stores import (
     EventStore,
@@ -94,10 +95,12 @@ from compaction.summarizers import (
     check_output,
 )
 from compaction.todos import (
+    MAX_ARGUMENT_BYTES,
     TOOL_NAME,
     TodoWriteArgs,
     ToolResult,
     anthropic_tool,
+    is_blank,
     openai_tool,
     parameters_schema,
     parse_todo_write,
@@ -132,8 +135,10 @@ from compaction.views import (
 __all__ = [
     "CODE_OWNED_SECTIONS",
     "DEFAULT_WINDOW",
+    "MAX_ARGUMENT_BYTES",
     "MAX_EVENT_BYTES",
     "NARRATIVE_SECTIONS",
+    "REDACTED",
     "RULES",
     "SCHEMA_VERSION",
     "SECTION_NAMES",
@@ -221,6 +226,7 @@ __all__ = [
     "fold",
     "get_tokenizer",
     "install_bundled_encodings",
+    "is_blank",
     "is_store_url",
     "make_event",
     "maybe_compact",
@@ -232,6 +238,7 @@ __all__ = [
     "parse_event",
     "parse_todo_write",
     "read_events",
+    "redact",
     "render_checkpoint",
     "select_cut",
     "split_sections",

@@ -11,6 +11,8 @@ from compaction import (
     TOKENIZER_NAMES,
     ConfigError,
     LogChecker,
+    LogError,
+    LogFormatError,
     ReadReport,
     UsageProjection,
     event_json_schema,
@@ -55,10 +57,22 @@ def run(args: argparse.Namespace) -> int:
     checker = LogChecker(RULES if not args.skip_bad else ())
     projection = UsageProjection(get_tokenizer(args.tokenizer))
     state = projection.init()
-    for event in read_log(args, report):
-        checker.feed(event)
-        state = projection.apply(state, event)
+    try:
+        for event in read_log(args, report):
+            checker.feed(event)
+            state = projection.apply(state, event)
+    except LogFormatError as exc:
+        if report.events:
+            raise
+        raise LogError(
+            f"{args.log} is not a session log: line {exc.line}: {exc.reason} (a session log "
+            "holds one JSON event a line; see harness log --schema)"
+        ) from None
     checker.finish()
+    if report.lines and not report.events:
+        raise LogError(
+            f"{args.log} is not a session log: none of its {report.lines} lines is an event"
+        )
     usage = projection.view(state)
     summary = {
         "path": args.log,
