@@ -39,10 +39,15 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
+def current_profile() -> settings:
+    """The loaded Hypothesis profile."""
+    return settings.get_profile(settings.get_current_profile_name())
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Pick this run's Hypothesis seed (unless given or derandomized) before Hypothesis reads it."""
-    if settings.default.derandomize:
+    if current_profile().derandomize:
         return
     if config.getoption("hypothesis_seed", None) is None:
         seed = os.environ.get("HYPOTHESIS_SEED") or str(random.randrange(2**32))
@@ -51,7 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def seed_line(config: pytest.Config) -> str:
     """Say how to replay this run's examples."""
-    if settings.default.derandomize:
+    if current_profile().derandomize:
         return f"hypothesis: derandomized profile {settings.get_current_profile_name()!r}"
     seed = config.getoption("hypothesis_seed", None)
     return f"hypothesis seed {seed}: replay with --hypothesis-seed={seed} (or HYPOTHESIS_SEED)"

@@ -233,7 +233,9 @@ def token_request_lists(draw: st.DrawFn) -> list[list[int]]:
     """
     requests: list[list[int]] = []
     for _ in range(draw(st.integers(1, 8))):
-        base = draw(st.sampled_from(requests)) if requests and draw(st.booleans()) else []
+        base: list[int] = []
+        if draw(st.booleans()) and requests:
+            base = draw(st.sampled_from(requests))
         keep = draw(st.integers(0, len(base)))
         tail = draw(st.lists(st.integers(0, 5), max_size=80))
         requests.append(base[:keep] + tail)

@@ -7,8 +7,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+pytestmark = pytest.mark.slow  # `harness bench --quick` runs the whole benchmark once
 
 MODELS = ("deepseek", "openai", "anthropic", "vllm")
 
@@ -28,8 +31,9 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def results(bench: Path) -> dict:
-    return json.loads((bench / "results.json").read_text(encoding="utf-8"))
+def results(bench: Path) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((bench / "results.json").read_text(encoding="utf-8"))
+    return loaded
 
 
 class TestBenchQuick:

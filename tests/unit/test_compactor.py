@@ -15,6 +15,7 @@ from compaction import (
     CompactionPolicy,
     ConfigError,
     Event,
+    EventData,
     FunctionCall,
     LogIntegrityError,
     Message,
@@ -341,8 +342,8 @@ class TestCompact:
         assert r.data.last_seq == session.applied_seq - 1
 
 
-def _events(*payloads: object) -> list[Event]:
-    return [make_event(i, p) for i, p in enumerate(payloads, start=1)]  # type: ignore[arg-type]
+def _events(*payloads: EventData) -> list[Event]:
+    return [make_event(i, p) for i, p in enumerate(payloads, start=1)]
 
 
 def _cp(first: int, last: int) -> CheckpointData:

@@ -393,7 +393,7 @@ class TestKeptAfterSpan:
             Message(role="user", content=(TextPart(text="look"), TextPart(text="here"))),
             Message(role="assistant", content="Seen."),
         )
-        params = [
+        params: list[dict[str, Any]] = [
             {"role": "system", "content": "S"},
             {"role": "user", "content": [{"type": "text", "text": "look"}, "junk",
                                          {"type": "image_url", "image_url": {"url": "x"}},

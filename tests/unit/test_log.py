@@ -11,6 +11,7 @@ import pytest
 
 from compaction import (
     ConfigError,
+    EventData,
     LogError,
     LogFormatError,
     LogIntegrityError,
@@ -74,7 +75,7 @@ class TestAppend:
 
     def test_bytes_are_canonical(self, log_path: Path) -> None:
         """The same history always gives the same bytes."""
-        data = [
+        data: list[EventData] = [
             TurnStartData(mode="plan"),
             USER,
             TodoWriteData(todos=(TodoItem(content="é", status="pending"),)),
