@@ -124,7 +124,7 @@ class TestBenchQuick:
         assert "## Token savings" in (bench / "report.md").read_text(encoding="utf-8")
 
 
-def test_checkpoint_probes_in_results_and_report(bench: Path, results: dict) -> None:
+def test_checkpoint_probes_in_results_and_report(bench: Path, results: dict[str, Any]) -> None:
     """The quick run probes every compaction; the report's table quotes the JSON's scores."""
     quality = results["checkpoint_quality"]
     report = (bench / "report.md").read_text(encoding="utf-8")

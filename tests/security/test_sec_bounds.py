@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hostile_server import HostileServer
+from security.hostile_server import HostileServer
 
 from compaction import Session
 from harness.cli import main
