@@ -110,6 +110,7 @@ class TestPolicy:
     def test_rejects_bad_values(self, kwargs: dict[str, object], match: str) -> None:
         """Bad values raise ConfigError naming them."""
         with pytest.raises(ConfigError, match=match):
+            # A value of the wrong type on purpose: the runtime check is under test.
             CompactionPolicy(**kwargs)  # type: ignore[arg-type]
 
 

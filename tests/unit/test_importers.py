@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,10 +48,10 @@ def checkpoint_of(event: Event) -> CheckpointData:
     return event.data
 
 
-def imported(name: str | Path, **kwargs: object) -> tuple[list[Event], ImportReport]:
+def imported(name: str | Path, **kwargs: Any) -> tuple[list[Event], ImportReport]:
     path = name if isinstance(name, Path) else FIXTURES / name
     report = ImportReport(path=str(path))
-    events = list(load(path, report=report, **kwargs))  # type: ignore[arg-type]
+    events = list(load(path, report=report, **kwargs))
     return events, report
 
 
@@ -495,6 +496,7 @@ class TestStrict:
     def test_bad_format_name(self):
         """An unknown format name is a ConfigError listing the choices."""
         with pytest.raises(ConfigError, match="format must be one of auto"):
+            # A value of the wrong type on purpose: the runtime check is under test.
             load(FIXTURES / "codex_small.jsonl", "gemini")  # type: ignore[arg-type]
 
     def test_missing_file(self, tmp_path):

@@ -70,6 +70,7 @@ class TestCheckOutput:
 
     def test_non_text_values_become_json(self) -> None:
         """A value that is not a string is written as its JSON, never dropped silently."""
+        # A value of the wrong type on purpose: the runtime check is under test.
         checked = check_output({"Files and Code": ["a.py", "b.py"]})  # type: ignore[dict-item]
         assert checked[Section.FILES_AND_CODE] == '["a.py", "b.py"]'
 
