@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from compaction import split_sections
+from compaction import Section, split_sections
 
 
 class TestLineEndings:
@@ -27,8 +27,8 @@ class TestBodyTrimming:
         """Leading spaces of the first line (indented code) survive; blank lines around go."""
         text = "## Files and Code\n\n    x = 1\n    y = 2\n\n## Next Step\n\nGo.\n"
         sections = split_sections(text)
-        assert sections["Files and Code"] == "    x = 1\n    y = 2"
-        assert sections["Next Step"] == "Go."
+        assert sections[Section.FILES_AND_CODE] == "    x = 1\n    y = 2"
+        assert sections[Section.NEXT_STEP] == "Go."
 
     def test_letters_at_the_edges_are_kept(self) -> None:
         """Trimming removes newlines only, never letters at the start or end of a body."""
