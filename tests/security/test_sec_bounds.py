@@ -12,7 +12,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from hostile_server import HostileServer
+from security.hostile_server import HostileServer
 
 from compaction import Session, TranscriptError
 from compaction.importers import ImportReport, load

@@ -10,6 +10,7 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -100,7 +101,9 @@ def test_log_on_a_file_that_is_not_a_log(
 
 
 def _harness(
-    *args: str, preexec: object = None, stdin: int | None = subprocess.DEVNULL
+    *args: str,
+    preexec: Callable[[], object] | None = None,
+    stdin: int | None = subprocess.DEVNULL,
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "harness", *args],
@@ -108,12 +111,12 @@ def _harness(
         stdin=stdin,
         text=True,
         timeout=120,
-        preexec_fn=preexec,  # type: ignore[arg-type]
+        preexec_fn=preexec,
         check=False,
     )
 
 
-def _fsize_limit(size: int) -> object:
+def _fsize_limit(size: int) -> Callable[[], None]:
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
@@ -137,7 +140,7 @@ def test_file_size_limit_on_append(tmp_path: Path) -> None:
 def test_import_output_unwritable(where: str, tmp_path: Path) -> None:
     """`import -o` into a directory, under a file, or past a size limit: one line, exit 3."""
     source = Path(__file__).parents[1] / "fixtures" / "transcripts" / "codex_small.jsonl"
-    preexec = None
+    preexec: Callable[[], None] | None = None
     if where == "size-limit":
         out, preexec = tmp_path / "new.jsonl", _fsize_limit(100)
     else:

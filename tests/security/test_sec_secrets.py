@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hostile_server import HostileServer
+from security.hostile_server import HostileServer
 
 from compaction import ProviderError, Session
 from compaction.llm import ChatClient, ChatConfig
