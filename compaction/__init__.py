@@ -34,6 +34,7 @@ from compaction.errors import (
     TranscriptError,
 )
 from compaction.events import (
+    ORIGINS,
     SCHEMA_VERSION,
     CheckpointData,
     CheckpointRecorded,
@@ -104,6 +105,7 @@ from compaction.views import (
 __all__ = [
     "CODE_OWNED_SECTIONS",
     "NARRATIVE_SECTIONS",
+    "ORIGINS",
     "SCHEMA_VERSION",
     "SECTION_NAMES",
     "TOOL_NAME",
