@@ -71,8 +71,10 @@ _CODE_LINE = re.compile(
 _PASSED = re.compile(r"\b(?:passed|PASS|ok)\b|^\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 CONSTRAINT_WORD: Final = re.compile(
-    r"\b(?:must|never|always|do not|don't|make sure|important)\b", re.IGNORECASE
+    r"\b(?:must|never|do not|don't|make sure|important:)|^(?:please\s+)?(?:always|only|avoid)\b",
+    re.IGNORECASE,
 )
+"""A constraint: must, never, do not, make sure anywhere; always, only, avoid as an order."""
 _INLINE_CODE = re.compile(r"`([^`\n]{2,60})`")
 _IDENTIFIER = re.compile(
     r"(?<![\w./-])(?:[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*"
@@ -262,8 +264,6 @@ def _identifiers(text: str) -> set[str]:
 def constraint_sentences(text: str) -> Iterator[str]:
     """Yield the sentences of `text` that state a constraint (must, never, do not, ...)."""
     for line in text.split("\n"):
-        if not CONSTRAINT_WORD.search(line):
-            continue
         for sentence in _SENTENCE_END.split(line.strip()):
             if CONSTRAINT_WORD.search(sentence) and not sentence.rstrip().endswith("?"):
                 yield sentence[:LINE_CHARS]
