@@ -17,7 +17,7 @@ summarizers' own code (their oracle is the log, read the plain way):
 - ``no_ended_constraint``: no constraint typed in Plan mode is in Critical Context once Plan
   mode is over.
 
-Corpora: generated sessions (`benchmarks.sessions.generate`) and the real transcripts in
+Corpora: generated sessions (`harness.simulation.generate`) and the real transcripts in
 ``../shared/transcripts`` (imported with `compaction.importers.load`, their own recorded
 compactions appended as they happened). Summarizers: ``extractive`` and ``openai``, the LLM
 summarizer talking over HTTP to the local stand-in model (`benchmarks.stub_model`, answers of
@@ -46,7 +46,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from benchmarks.sessions import generate
 from benchmarks.stub_model import StubModel
 from benchmarks.summary_cache import stand_in_answer
 from compaction import (
@@ -55,6 +54,7 @@ from compaction import (
     CompactionPolicy,
     CompactionResult,
     Event,
+    EventData,
     Message,
     MessageAdded,
     Session,
@@ -64,8 +64,8 @@ from compaction import (
     get_tokenizer,
     maybe_compact,
 )
-from compaction.events import make_event
 from compaction.importers import load
+from harness.simulation import generate
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
@@ -272,15 +272,14 @@ SummarizerMaker = Callable[[Session], Summarizer | None]
 
 
 def replay_probes(
-    events: Iterable[Event], policy: CompactionPolicy, make: SummarizerMaker, workdir: Path
+    payloads: Iterable[EventData], policy: CompactionPolicy, make: SummarizerMaker, workdir: Path
 ) -> list[dict[str, bool]]:
-    """Replay events into a fresh session, compacting when due; probe every compaction."""
+    """Replay payloads into a fresh session, compacting when due; probe every compaction."""
     verdicts: list[dict[str, bool]] = []
     log = LogSoFar()
     with Session(workdir / "replay.jsonl", sync="batch") as session, session.batch():
         summarizer = make(session)
-        for event in events:
-            data = event.data
+        for data in payloads:
             if isinstance(data, CheckpointData):
                 previous = session.context.checkpoint
                 first = previous.last_seq + 1 if previous else 1
@@ -298,12 +297,8 @@ def replay_probes(
     return verdicts
 
 
-def _generated(turns: int, seed: int) -> list[Event]:
-    return [make_event(i, p) for i, p in enumerate(generate(turns, seed), 1)]
-
-
-def _imported(path: Path) -> list[Event]:
-    return list(load(path, tokenizer=get_tokenizer()))
+def _imported(path: Path) -> list[EventData]:
+    return [event.data for event in load(path, tokenizer=get_tokenizer())]
 
 
 def transcripts(folder: Path) -> list[Path]:
@@ -315,7 +310,7 @@ def transcripts(folder: Path) -> list[Path]:
 
 def _openai_maker(stub: StubModel) -> SummarizerMaker:
     from compaction.llm import ChatClient, ChatConfig, OpenAISummarizer
-    from prompts.requests import openai_message
+    from prompts import openai_message
 
     client = ChatClient(ChatConfig(base_url=stub.base_url, model="stand-in", max_retries=0))
 
@@ -380,9 +375,9 @@ def run_quality(
 ) -> dict[str, Any]:
     """Probe every compaction of the generated and real corpora, per summarizer."""
     policy = CompactionPolicy(window_tokens=window)
-    corpora: dict[str, list[tuple[str, Callable[[], Iterable[Event]]]]] = {
+    corpora: dict[str, list[tuple[str, Callable[[], Iterable[EventData]]]]] = {
         "generated": [
-            (f"generated t{turns} s{seed}", partial(_generated, turns, seed))
+            (f"generated t{turns} s{seed}", partial(generate, turns, seed))
             for turns, seed in sessions
         ],
         "real": [(p.name, partial(_imported, p)) for p in transcripts(transcripts_dir)],

@@ -14,9 +14,11 @@ from compaction.checkpoint import (
     split_sections,
 )
 from compaction.compactor import (
+    DEFAULT_WINDOW,
     CompactionPlan,
     CompactionPolicy,
     CompactionResult,
+    checkpoint_message_for,
     compact,
     maybe_compact,
     select_cut,
@@ -29,6 +31,7 @@ from compaction.errors import (
     LogFormatError,
     LogIntegrityError,
     ProviderError,
+    SeqConflictError,
     TokenizerError,
     ToolInputError,
     TranscriptError,
@@ -61,8 +64,17 @@ from compaction.events import (
     event_json_schema,
     parse_event,
 )
-from compaction.invariants import LogChecker, check_log
-from compaction.log import BadLine, ReadReport, SessionLog, read_events
+from compaction.invariants import RULES, LogChecker, check_log, check_next_seq
+from compaction.log import (
+    MAX_EVENT_BYTES,
+    BadLine,
+    LogReader,
+    ReadReport,
+    SessionLog,
+    SyncPolicy,
+    TailRepair,
+    read_events,
+)
 from compaction.session import Session
 from compaction.summarizers import (
     ExtractiveSummarizer,
@@ -82,14 +94,17 @@ from compaction.todos import (
     todo_write,
 )
 from compaction.tokens import (
+    TOKENIZER_NAMES,
     DeepSeekTokenizer,
     TiktokenTokenizer,
     Tokenizer,
     count_message,
     get_tokenizer,
     install_bundled_encodings,
+    message_text,
 )
 from compaction.views import (
+    STATUS_MARKS,
     ContextProjection,
     ContextWindow,
     LatestTodosProjection,
@@ -99,15 +114,21 @@ from compaction.views import (
     TodosProjection,
     Usage,
     UsageProjection,
+    checkpoint_preamble,
     fold,
 )
 
 __all__ = [
     "CODE_OWNED_SECTIONS",
+    "DEFAULT_WINDOW",
+    "MAX_EVENT_BYTES",
     "NARRATIVE_SECTIONS",
     "ORIGINS",
+    "RULES",
     "SCHEMA_VERSION",
     "SECTION_NAMES",
+    "STATUS_MARKS",
+    "TOKENIZER_NAMES",
     "TOOL_NAME",
     "BadLine",
     "Checkpoint",
@@ -132,6 +153,7 @@ __all__ = [
     "LogError",
     "LogFormatError",
     "LogIntegrityError",
+    "LogReader",
     "Message",
     "MessageAdded",
     "Origin",
@@ -140,10 +162,13 @@ __all__ = [
     "ProviderTotals",
     "ReadReport",
     "Section",
+    "SeqConflictError",
     "Session",
     "SessionLog",
     "Summarizer",
     "SummaryInput",
+    "SyncPolicy",
+    "TailRepair",
     "TextPart",
     "TiktokenTokenizer",
     "TodoItem",
@@ -169,7 +194,10 @@ __all__ = [
     "UsageReported",
     "anthropic_tool",
     "check_log",
+    "check_next_seq",
     "check_output",
+    "checkpoint_message_for",
+    "checkpoint_preamble",
     "compact",
     "count_message",
     "dump_event",
@@ -178,6 +206,7 @@ __all__ = [
     "get_tokenizer",
     "install_bundled_encodings",
     "maybe_compact",
+    "message_text",
     "openai_tool",
     "parameters_schema",
     "parse_checkpoint",

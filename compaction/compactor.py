@@ -54,12 +54,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from compaction.checkpoint import Checkpoint, Section, parse_checkpoint, render_checkpoint
-from compaction.errors import CompactionError, ConfigError
+from compaction.errors import CompactionError, ConfigError, SeqConflictError
 from compaction.events import CheckpointData, CheckpointRecorded, Message, TodoItem
+from compaction.secrets import redact
 from compaction.session import Session
 from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInput, check_output
 from compaction.summarizers.recorded import recorded_checkpoint
@@ -297,8 +298,12 @@ def _summarize(
     except Exception as exc:  # any failure of a pluggable summarizer falls back, and says why
         if summarizer is fallback:
             raise CompactionError("summarizer_failed", f"{type(exc).__name__}: {exc}") from exc
-        reason = f"{summarizer.name} failed: {type(exc).__name__}: {exc}"
+        reason = redact(f"{summarizer.name} failed: {type(exc).__name__}: {exc}")
         return check_output(fallback.summarize(span), span), fallback.name, reason
+
+
+COMPACTION_ATTEMPTS: Final = 3
+"""How often `compact` recomputes when other writers keep appending before giving up."""
 
 
 def compact(
@@ -314,6 +319,12 @@ def compact(
 ) -> CompactionResult:
     """Compact the session's context into a Checkpoint and append the checkpoint event.
 
+    One consistent view: the session first reads what any writer appended, the Checkpoint is
+    computed from that state, and the event is appended only if the log's last seq is still the
+    one read (`expected_seq`). If another process appended meanwhile (a new todo list, say),
+    nothing is written and the compaction is recomputed from the new state, up to
+    `COMPACTION_ATTEMPTS` times; so a checkpoint never carries an out-of-date list.
+
     Args:
         session: the live session (its views give the context and the token counts).
         policy: window, threshold and tail (default `CompactionPolicy()`).
@@ -328,9 +339,48 @@ def compact(
 
     Raises:
         CompactionError: ``below_threshold`` (without `force`), ``nothing_to_compact``,
-            ``no_safe_cut``, ``summarizer_failed`` or ``vetoed`` (by `on_compact_start`).
+            ``no_safe_cut``, ``summarizer_failed``, ``vetoed`` (by `on_compact_start`), or
+            ``conflict`` (retryable: other writers appended during every attempt).
     """
     policy = policy or CompactionPolicy()
+    for _ in range(COMPACTION_ATTEMPTS):
+        session.refresh()
+        seen = session.applied_seq
+        result = _plan(
+            session,
+            policy,
+            summarizer,
+            force=force,
+            instructions=instructions,
+            on_compact_start=on_compact_start,
+        )
+        if not dry_run:
+            try:
+                event = session.append(result.data, expected_seq=seen)
+            except SeqConflictError:
+                continue
+            assert isinstance(event, CheckpointRecorded)
+            result = replace(result, event=event)
+        if on_compact_end is not None:
+            on_compact_end(result)
+        return result
+    raise CompactionError(
+        "conflict",
+        f"{session.path}: other writers appended during each of {COMPACTION_ATTEMPTS} attempts, "
+        "so no checkpoint was written (it would have carried an out-of-date view); retry",
+    )
+
+
+def _plan(
+    session: Session,
+    policy: CompactionPolicy,
+    summarizer: Summarizer | None,
+    *,
+    force: bool,
+    instructions: str | None,
+    on_compact_start: CompactStart | None,
+) -> CompactionResult:
+    """Compute the compaction of the session as it is now, appending nothing."""
     tokens_before = session.context_tokens
     if not force and not policy.should_compact(tokens_before):
         raise CompactionError(
@@ -340,8 +390,7 @@ def compact(
             "window); nothing was done (force it with force=True, CLI --force)",
         )
     context = session.context
-    per_event = session.usage.per_event
-    tokens = [per_event[s - 1] for s in context.seqs]
+    tokens = [session.event_tokens(s) for s in context.seqs]
     k = select_cut(context.messages, tokens, policy.retain_tokens)
     previous_data = context.checkpoint
     previous = previous_checkpoint(previous_data)
@@ -399,19 +448,14 @@ def compact(
         pending=pending,
         current=current,
     )
-    event = None if dry_run else session.append(data)
-    assert event is None or isinstance(event, CheckpointRecorded)
-    result = CompactionResult(
+    return CompactionResult(
         checkpoint=checkpoint,
         data=data,
-        event=event,
+        event=None,
         replaced_messages=k,
         replaced_tokens=replaced,
         kept_messages=len(context.messages) - k,
     )
-    if on_compact_end is not None:
-        on_compact_end(result)
-    return result
 
 
 def _start(hook: CompactStart | None, plan: CompactionPlan) -> str | None:
