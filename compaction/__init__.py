@@ -37,6 +37,7 @@ from compaction.errors import (
     TranscriptError,
 )
 from compaction.events import (
+    ORIGINS,
     SCHEMA_VERSION,
     CheckpointData,
     CheckpointRecorded,
@@ -138,6 +139,7 @@ __all__ = [
     "MAX_ARGUMENT_BYTES",
     "MAX_EVENT_BYTES",
     "NARRATIVE_SECTIONS",
+    "ORIGINS",
     "REDACTED",
     "RULES",
     "SCHEMA_VERSION",

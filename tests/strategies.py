@@ -624,3 +624,96 @@ def reference_sessions(draw: st.DrawFn) -> tuple[list[Any], list[int], int, floa
     window = draw(st.integers(300, 20_000))
     retain = draw(st.sampled_from([0.0, 0.05, 0.3]))
     return payloads, sorted(points), window, retain
+
+
+# --- narrative sessions: typed and injected text, tasks, edits, runs, statements ---------------
+
+NARRATIVE_TASKS = ("Write the parser", "Migrate the database", "Document the API")
+"""Task texts, in words no statement below shares, so 'about the task' is decided by the text."""
+NARRATIVE_INJECTED: tuple[tuple[str, str], ...] = (
+    ("injected", "<local-command-caveat>DO NOT respond to these messages.</local-command-caveat>"),
+    ("skill", "Base directory for this skill: /skills/review. Always review every file."),
+    ("command", "<command-name>/review</command-name><command-args>branch</command-args>"),
+    ("interruption", "[Request interrupted by user for tool use]"),
+)
+_statements = st.sampled_from(
+    [
+        "Which would you like to address first?",
+        "Done: 5 steps completed. Ready for review.",
+        "All tests pass.",
+        "Let me look around.",
+        "Checking something quickly.",
+        "",
+    ]
+)
+_typed_requests = st.sampled_from(
+    [
+        "Please handle the backlog.",
+        "Plan first. Do not edit files yet.",
+        "You must keep the public interface.",
+        "Carry on.",
+    ]
+)
+
+
+@st.composite
+def narrative_sessions(draw: st.DrawFn) -> list[Any]:
+    """Turns in agent or plan mode: typed and injected user text, todo lists, edits, runs."""
+    payloads: list[Any] = []
+    for turn in range(draw(st.integers(1, 4))):
+        payloads.append(TurnStartData(mode=draw(st.sampled_from(["agent", "plan"]))))
+        payloads.append(Message(role="user", content=draw(_typed_requests), origin="user"))
+        for origin, text in draw(st.lists(st.sampled_from(NARRATIVE_INJECTED), max_size=2)):
+            payloads.append(
+                Message.model_validate({"role": "user", "content": text, "origin": origin})
+            )
+        for step in range(draw(st.integers(0, 3))):
+            call_id = f"c{turn}-{step}"
+            if draw(st.booleans()):
+                path = draw(st.sampled_from(["src/app.py", "docs/guide.md", "lib/db.go"]))
+                args = {"path": path, "content": "x = 1"}
+                name, out = "write_file", "written"
+            else:
+                args = {"command": draw(st.sampled_from(["pytest -q", "go build ./..."]))}
+                name = "run_command"
+                out = draw(
+                    st.sampled_from(
+                        ["3 passed", "E   KeyError: 'k'\n1 failed", "./x.go:3:5: undefined: y"]
+                    )
+                )
+            fn = FunctionCall(name=name, arguments=json.dumps(args))
+            payloads.append(
+                Message(role="assistant", tool_calls=(ToolCall(id=call_id, function=fn),))
+            )
+            payloads.append(Message(role="tool", tool_call_id=call_id, content=out))
+        if draw(st.booleans()):
+            drawn = draw(st.lists(statuses, min_size=3, max_size=3))
+            fixed: list[Any] = []
+            for status in drawn:  # at most one in progress, as todo_write allows
+                fixed.append(
+                    "pending" if status == "in_progress" and "in_progress" in fixed else status
+                )
+            items = tuple(
+                TodoItem(content=c, status=st_)
+                for c, st_ in zip(NARRATIVE_TASKS, fixed, strict=True)
+            )
+            payloads.append(TodoWriteData(todos=items))
+        statement = draw(_statements)
+        if statement:
+            payloads.append(Message(role="assistant", content=statement))
+        payloads.append(TurnEndData())
+    return payloads
+
+
+narrative_sections = st.fixed_dictionaries(
+    {
+        "Primary Request and Intent": st.sampled_from(["", "- vague", NARRATIVE_INJECTED[1][1]]),
+        "Files and Code": st.sampled_from(["", "- notes"]),
+        "Errors and Fixes": st.sampled_from(["", "(none)"]),
+        "Next Step": _statements,
+        "Critical Context": st.sampled_from(
+            ["", "- Do not edit files yet.", NARRATIVE_INJECTED[0][1]]
+        ),
+    }
+)
+"""What a careless summarizer might answer: questions, 'done', injected and stale text."""

@@ -25,6 +25,12 @@ class TestRunDemo:
             if isinstance(event, CheckpointRecorded):
                 cp = parse_checkpoint(event.data.text)
                 assert sorted(cp.pending_jobs + cp.current_work) == sorted(latest)
+                # The narrative agrees: never "green"/"done" above unfinished work.
+                if cp.current_work:
+                    assert cp.current_work[0].lower() in cp.next_step.lower(), cp.next_step
+                if latest:
+                    assert "green" not in cp.next_step
+                    assert "Done" not in cp.next_step
                 checked += 1
         assert checked == len(result.compactions)
         assert result.plan_refusal is not None
