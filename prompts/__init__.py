@@ -11,6 +11,7 @@ from prompts.builder import (
     PromptBuilder,
     PromptLayers,
     SwitchStrategy,
+    mode_data,
     refusal,
     run_todo_write,
     switch_mode,
@@ -36,6 +37,7 @@ from prompts.modes import (
     get_mode,
     load_modes,
 )
+from prompts.rendering import render
 from prompts.requests import (
     CACHE_CONTROL,
     anthropic_messages,
@@ -45,6 +47,7 @@ from prompts.requests import (
     openai_message,
     openai_request,
 )
+from prompts.sandbox import LIMITS, RenderLimits, check_plain
 from prompts.stability import (
     PrefixOrder,
     catalog_text,
@@ -57,6 +60,7 @@ __all__ = [
     "BUILTIN_MODES",
     "CACHE_CONTROL",
     "DEFAULT_MODE",
+    "LIMITS",
     "SWITCH_STRATEGIES",
     "TOOL_STRATEGIES",
     "Environment",
@@ -64,6 +68,7 @@ __all__ = [
     "PrefixOrder",
     "PromptBuilder",
     "PromptLayers",
+    "RenderLimits",
     "SwitchStrategy",
     "TodoPolicy",
     "ToolCatalog",
@@ -75,15 +80,18 @@ __all__ = [
     "anthropic_system",
     "available_modes",
     "catalog_text",
+    "check_plain",
     "common_prefix_length",
     "dumps",
     "get_mode",
     "linearize",
     "load_modes",
     "load_tools",
+    "mode_data",
     "openai_message",
     "openai_request",
     "refusal",
+    "render",
     "run_todo_write",
     "shared_prefix_tokens",
     "switch_mode",

@@ -243,11 +243,10 @@ class TestLog:
         assert out.stdout == committed.read_text(encoding="utf-8")
 
     def test_missing_log(self, tmp_path: Path) -> None:
-        """A log that does not exist is one clear error line, exit 2."""
+        """A log that does not exist is one clear error line, exit 3 (an I/O error)."""
         out = harness("log", str(tmp_path / "none.jsonl"))
-        assert out.returncode == 2
-        assert out.stderr.startswith("harness log: ")
-        assert "none.jsonl: cannot read the log" in out.stderr
+        assert out.returncode == 3
+        assert out.stderr == f"harness log: {tmp_path / 'none.jsonl'}: no such session log\n"
 
 
 HELP_SCRIPT = """

@@ -76,7 +76,7 @@ class TestPromptCommand:
     @pytest.mark.parametrize(
         ("args", "message"),
         [
-            (["--date", "30/11/2026"], "--date '30/11/2026': expected YYYY-MM-DD"),
+            (["--date", "30/11/2026"], "--date '30/11/2026': expected a real date, YYYY-MM-DD"),
             (["--var", "a b=1"], "--var: variable name 'a b' must match"),
             (["--var", "novalue"], "--var 'novalue': expected NAME=VALUE"),
             (["--tools-file", "missing.json"], "cannot read tools file missing.json"),
