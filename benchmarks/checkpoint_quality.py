@@ -62,7 +62,6 @@ from compaction import (
     TranscriptError,
     TurnStarted,
     get_tokenizer,
-    make_event,
     maybe_compact,
 )
 from compaction.importers import load
