@@ -1,11 +1,11 @@
 """The demo behind `harness demo`: a generated long session through prompts, views and compaction.
 
 `run_demo` writes a seeded synthetic session (`benchmarks.sessions.generate`) into a live
-`compaction.Session` as an agent loop would: before each model call it compacts when the policy
-says, and in the Plan-mode phase it tries one `todo_write`, which the mode refuses by code. Then
-it replays the same session request by request (`benchmarks.replay`) under this toolkit's
-strategy (B) and under the no-compaction baseline, for the token savings and the cache-hit
-figures of each provider model.
+`compaction.Session` as an agent loop would: before each model call it compacts when the whole
+request (system prompt, tool catalog and context) is due, and in the Plan-mode phase it tries
+one `todo_write`, which the mode refuses by code. Then it replays the same session request by
+request (`benchmarks.replay`) under this toolkit's strategy (B) and under the no-compaction
+baseline, for the token savings and the cache-hit figures of each provider model.
 
 Invariants: the same `(turns, seed, window)` gives the same figures (wall time aside); every
 unfinished todo of the latest list stands in each checkpoint the demo wrote.
@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.replay import ReplayResult, replay
-from benchmarks.sessions import generate, unfinished
+from benchmarks.replay import ENVIRONMENT, ReplayResult, replay
+from benchmarks.sessions import generate, unfinished, user_tools
 from benchmarks.strategies import BASELINE, STRATEGIES
 from compaction import (
     CompactionPolicy,
@@ -30,7 +30,7 @@ from compaction import (
     TurnStartData,
     maybe_compact,
 )
-from prompts import get_mode, run_todo_write
+from prompts import PromptBuilder, ToolCatalog, fixed_tokens, get_mode, run_todo_write
 
 DEFAULT_TURNS = 24
 DEFAULT_SEED = 7
@@ -81,12 +81,14 @@ def live_session(
     """Write the session into a live log, compacting before model calls as the policy says."""
     result = DemoResult(log=log, events=0, panel=TodoPanel())
     mode = get_mode("agent")
+    builder = PromptBuilder(ToolCatalog(user_tools()), environment=ENVIRONMENT)
     with Session(log, sync="batch") as session, session.batch():
+        fixed = fixed_tokens(builder, mode, tokenizer=session.tokenizer)
         for i, payload in enumerate(payloads):
             if isinstance(payload, TurnStartData):
                 mode = get_mode(payload.mode or "agent")
             if isinstance(payload, Message) and payload.role == "assistant":
-                done = maybe_compact(session, policy)
+                done = maybe_compact(session, policy, fixed_tokens=fixed)
                 if done is not None:
                     result.compactions.append(done)
                 if not mode.todo_write_allowed and result.plan_refusal is None:

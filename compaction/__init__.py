@@ -12,13 +12,9 @@ from compaction.checkpoint import (
     render_checkpoint,
     split_sections,
 )
-from compaction.compactor import (
-    CompactionPolicy,
-    CompactionResult,
-    compact,
-    maybe_compact,
-    select_cut,
-)
+from compaction.clipping import clip_note, clip_tool_output, shown_message
+from compaction.compactor import CompactionResult, compact, maybe_compact
+from compaction.cuts import cut_points, select_cut
 from compaction.errors import (
     CompactionError,
     ConfigError,
@@ -35,6 +31,7 @@ from compaction.events import (
     SCHEMA_VERSION,
     CheckpointData,
     CheckpointRecorded,
+    ClipData,
     Event,
     EventData,
     FunctionCall,
@@ -59,6 +56,7 @@ from compaction.events import (
 )
 from compaction.invariants import LogChecker, check_log
 from compaction.log import BadLine, ReadReport, SessionLog, read_events
+from compaction.policy import CompactionPolicy
 from compaction.session import Session
 from compaction.summarizers import (
     ExtractiveSummarizer,
@@ -108,6 +106,7 @@ __all__ = [
     "Checkpoint",
     "CheckpointData",
     "CheckpointRecorded",
+    "ClipData",
     "CompactionError",
     "CompactionPolicy",
     "CompactionResult",
@@ -162,8 +161,11 @@ __all__ = [
     "anthropic_tool",
     "check_log",
     "check_output",
+    "clip_note",
+    "clip_tool_output",
     "compact",
     "count_message",
+    "cut_points",
     "dump_event",
     "event_json_schema",
     "fold",
@@ -178,6 +180,7 @@ __all__ = [
     "read_events",
     "render_checkpoint",
     "select_cut",
+    "shown_message",
     "split_sections",
     "summary_line",
     "todo_write",

@@ -101,7 +101,12 @@ class TranscriptError(HarnessError):
 
 
 CompactionCode = Literal[
-    "below_threshold", "nothing_to_compact", "no_safe_cut", "summarizer_failed", "bad_checkpoint"
+    "below_threshold",
+    "nothing_to_compact",
+    "no_safe_cut",
+    "summarizer_failed",
+    "bad_checkpoint",
+    "does_not_fit",
 ]
 
 

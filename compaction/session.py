@@ -11,7 +11,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from compaction.errors import LogFormatError, LogIntegrityError
+from compaction.clipping import clip_tool_output
+from compaction.errors import ConfigError, LogError, LogFormatError, LogIntegrityError
 from compaction.events import (
     Event,
     EventData,
@@ -29,6 +30,7 @@ from compaction.log import (
     parse_line,
     read_events,
 )
+from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
 from compaction.todos import ToolResult, todo_write
 from compaction.tokens import Tokenizer, get_tokenizer
 from compaction.views import (
@@ -52,6 +54,10 @@ class Session:
         tokenizer: counts tokens for the usage view (default `o200k_base`).
         sync: fsync every append (``"always"``) or once per `batch()` (``"batch"``).
         skip_bad_lines: skip and count malformed lines instead of raising on them.
+        tool_output_cap: a tool result over this many tokens is appended with a clip: the log
+            keeps it whole, the context view shows its head and tail around a note (see
+            `compaction.clipping`); None appends every result unclipped. Default: 0.1 of the
+            default 128,000-token window (`CompactionPolicy.tool_output_tokens`).
     """
 
     def __init__(
@@ -61,7 +67,13 @@ class Session:
         tokenizer: Tokenizer | None = None,
         sync: SyncPolicy = "always",
         skip_bad_lines: bool = False,
+        tool_output_cap: int | None = DEFAULT_TOOL_OUTPUT_CAP,
     ) -> None:
+        if tool_output_cap is not None and tool_output_cap < 1:
+            raise ConfigError(
+                f"tool_output_cap must be a positive integer or None, not {tool_output_cap!r}"
+            )
+        self.tool_output_cap = tool_output_cap
         self.log = SessionLog(path, sync=sync)
         self.tokenizer = tokenizer or get_tokenizer()
         self.skip_bad_lines = skip_bad_lines
@@ -158,8 +170,18 @@ class Session:
         return self.append_many([data])[0]
 
     def append_many(self, items: Iterable[EventData]) -> list[Event]:
-        """Append events in one locked write and update the views."""
-        events = self.log.append_many(list(items))
+        """Append events in one locked write and update the views.
+
+        A tool result over `tool_output_cap` is recorded with its clip (see `compaction.clipping`).
+        """
+        cap = self.tool_output_cap
+        payloads = [
+            clip_tool_output(p, self.tokenizer, cap)
+            if cap is not None and isinstance(p, Message)
+            else p
+            for p in items
+        ]
+        events = self.log.append_many(payloads)
         if events and events[0].seq == self.applied_seq + 1 and self.report.torn_line is None:
             # Nobody else appended since our last read: apply our own events directly.
             for e in events:
@@ -237,3 +259,17 @@ class Session:
     def events(self) -> Iterable[Event]:
         """Stream this session's events from disk."""
         return read_events(self.log.path, skip_bad_lines=self.skip_bad_lines)
+
+    def event(self, seq: int) -> Event:
+        """Return the event recorded at `seq`, read from disk (a clipped tool result whole).
+
+        Raises:
+            LogError: no event has that seq (or the log cannot be read).
+        """
+        if 1 <= seq <= self.applied_seq:
+            for e in self.events():
+                if e.seq == seq:
+                    return e
+        raise LogError(
+            f"{self.log.path}: no event with seq {seq} (the log holds 1..{self.applied_seq})"
+        )

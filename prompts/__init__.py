@@ -5,6 +5,7 @@ A mode is data (`Mode`); `PromptBuilder` lays out its prompt with the stable lay
 add a session's context view; `run_todo_write` refuses `todo_write` where a mode forbids it.
 """
 
+from prompts.budget import RequestSize, fixed_tokens, request_size
 from prompts.builder import (
     SWITCH_STRATEGIES,
     Environment,
@@ -64,6 +65,7 @@ __all__ = [
     "PrefixOrder",
     "PromptBuilder",
     "PromptLayers",
+    "RequestSize",
     "SwitchStrategy",
     "TodoPolicy",
     "ToolCatalog",
@@ -77,6 +79,7 @@ __all__ = [
     "catalog_text",
     "common_prefix_length",
     "dumps",
+    "fixed_tokens",
     "get_mode",
     "linearize",
     "load_modes",
@@ -84,6 +87,7 @@ __all__ = [
     "openai_message",
     "openai_request",
     "refusal",
+    "request_size",
     "run_todo_write",
     "shared_prefix_tokens",
     "switch_mode",
