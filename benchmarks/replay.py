@@ -437,14 +437,20 @@ def replay(
     tok = tokenizer or get_tokenizer()
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         started = time.perf_counter()
-        session = Session(Path(tmp) / "replay.jsonl", tokenizer=tok, sync="batch")
+        policy = policy or CompactionPolicy()
+        session = Session(
+            Path(tmp) / "replay.jsonl",
+            tokenizer=tok,
+            sync="batch",
+            tool_output_cap=policy.tool_output_tokens if strategy.compaction else None,
+        )
         loop = _Loop(
             strategy=strategy,
             session=session,
             builder=PromptBuilder(
                 ToolCatalog(user_tools()), strategy=strategy.tools, environment=ENVIRONMENT
             ),
-            policy=policy or CompactionPolicy(),
+            policy=policy,
             tokens=SegmentTokens(tok),
             sims={m.name: m.simulator() for m in models},
             result=ReplayResult(strategy=strategy.name, session=session_name),

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.demo import run_demo
-from compaction import CheckpointRecorded, TodoWritten, read_events
+from compaction import CheckpointRecorded, MessageAdded, TodoWritten, read_events
 from compaction.checkpoint import parse_checkpoint
 
 
@@ -27,6 +27,12 @@ class TestRunDemo:
                 assert sorted(cp.pending_jobs + cp.current_work) == sorted(latest)
                 checked += 1
         assert checked == len(result.compactions)
+        switches = [
+            e.data.text()
+            for e in read_events(log)
+            if isinstance(e, MessageAdded) and e.data.text().startswith("<mode-switch>")
+        ]
+        assert any("The mode is now Plan" in s for s in switches), "a switch appends a message"
         assert result.plan_refusal is not None
         assert "Plan mode" in result.plan_refusal
         assert result.ours is not None
