@@ -41,9 +41,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.replay import ENVIRONMENT, log_payloads, replay
-from benchmarks.sessions import generate
-from benchmarks.strategies import STRATEGIES
 from compaction import (
     CompactionError,
     CompactionPolicy,
@@ -57,13 +54,14 @@ from compaction import (
     ToolCall,
     TranscriptError,
     TurnStartData,
+    checkpoint_message_for,
     count_message,
     cut_points,
     maybe_compact,
     parse_checkpoint,
 )
-from compaction.compactor import checkpoint_message_for, unfinished
 from compaction.importers import load
+from harness.simulation import ENVIRONMENT, STRATEGIES, generate, log_payloads, replay
 from prompts import (
     DEFAULT_MODE,
     Mode,
@@ -223,7 +221,11 @@ class _Loop:
         s = self.session
         before = s.context
         tokens = [s.usage.per_event[q - 1] for q in before.seqs]
-        expected = unfinished(s.latest_todos)
+        latest = s.latest_todos
+        expected = (
+            [t.content for t in latest if t.status == "pending"],
+            [t.content for t in latest if t.status == "in_progress"],
+        )
         try:
             done = maybe_compact(s, self.policy, fixed_tokens=self.fixed)
         except CompactionError as exc:
@@ -235,7 +237,7 @@ class _Loop:
             self.result.tail_fitted += 1
             self.result.tail_kept += done.kept_messages > 0
         parsed = parse_checkpoint(done.data.text)
-        wanted = list(expected[0]) + list(expected[1])
+        wanted = expected[0] + expected[1]
         self.result.tasks_expected += len(wanted)
         self.result.tasks_kept += sum(1 for t in expected[0] if t in parsed.pending_jobs) + sum(
             1 for t in expected[1] if t in parsed.current_work

@@ -8,12 +8,19 @@ from compaction.checkpoint import (
     NARRATIVE_SECTIONS,
     SECTION_NAMES,
     Checkpoint,
+    Section,
     parse_checkpoint,
     render_checkpoint,
     split_sections,
 )
 from compaction.clipping import clip_note, clip_tool_output, shown_message
-from compaction.compactor import CompactionResult, compact, maybe_compact
+from compaction.compactor import (
+    CompactionPlan,
+    CompactionResult,
+    checkpoint_message_for,
+    compact,
+    maybe_compact,
+)
 from compaction.cuts import cut_points, select_cut
 from compaction.errors import (
     CompactionError,
@@ -23,6 +30,7 @@ from compaction.errors import (
     LogFormatError,
     LogIntegrityError,
     ProviderError,
+    SeqConflictError,
     TokenizerError,
     ToolInputError,
     TranscriptError,
@@ -38,6 +46,7 @@ from compaction.events import (
     ImagePart,
     Message,
     MessageAdded,
+    Origin,
     TextPart,
     TodoItem,
     TodoStatus,
@@ -52,11 +61,21 @@ from compaction.events import (
     UsageReported,
     dump_event,
     event_json_schema,
+    make_event,
     parse_event,
 )
-from compaction.invariants import LogChecker, check_log
-from compaction.log import BadLine, ReadReport, SessionLog, read_events
-from compaction.policy import CompactionPolicy
+from compaction.invariants import RULES, LogChecker, check_log, check_next_seq
+from compaction.log import (
+    MAX_EVENT_BYTES,
+    BadLine,
+    LogReader,
+    ReadReport,
+    SessionLog,
+    SyncPolicy,
+    TailRepair,
+    read_events,
+)
+from compaction.policy import DEFAULT_WINDOW, CompactionPolicy
 from compaction.session import Session
 from compaction.summarizers import (
     ExtractiveSummarizer,
@@ -76,14 +95,17 @@ from compaction.todos import (
     todo_write,
 )
 from compaction.tokens import (
+    TOKENIZER_NAMES,
     DeepSeekTokenizer,
     TiktokenTokenizer,
     Tokenizer,
     count_message,
     get_tokenizer,
     install_bundled_encodings,
+    message_text,
 )
 from compaction.views import (
+    STATUS_MARKS,
     ContextProjection,
     ContextWindow,
     LatestTodosProjection,
@@ -93,14 +115,20 @@ from compaction.views import (
     TodosProjection,
     Usage,
     UsageProjection,
+    checkpoint_preamble,
     fold,
 )
 
 __all__ = [
     "CODE_OWNED_SECTIONS",
+    "DEFAULT_WINDOW",
+    "MAX_EVENT_BYTES",
     "NARRATIVE_SECTIONS",
+    "RULES",
     "SCHEMA_VERSION",
     "SECTION_NAMES",
+    "STATUS_MARKS",
+    "TOKENIZER_NAMES",
     "TOOL_NAME",
     "BadLine",
     "Checkpoint",
@@ -108,6 +136,7 @@ __all__ = [
     "CheckpointRecorded",
     "ClipData",
     "CompactionError",
+    "CompactionPlan",
     "CompactionPolicy",
     "CompactionResult",
     "ConfigError",
@@ -125,16 +154,22 @@ __all__ = [
     "LogError",
     "LogFormatError",
     "LogIntegrityError",
+    "LogReader",
     "Message",
     "MessageAdded",
+    "Origin",
     "Projection",
     "ProviderError",
     "ProviderTotals",
     "ReadReport",
+    "Section",
+    "SeqConflictError",
     "Session",
     "SessionLog",
     "Summarizer",
     "SummaryInput",
+    "SyncPolicy",
+    "TailRepair",
     "TextPart",
     "TiktokenTokenizer",
     "TodoItem",
@@ -160,7 +195,10 @@ __all__ = [
     "UsageReported",
     "anthropic_tool",
     "check_log",
+    "check_next_seq",
     "check_output",
+    "checkpoint_message_for",
+    "checkpoint_preamble",
     "clip_note",
     "clip_tool_output",
     "compact",
@@ -171,7 +209,9 @@ __all__ = [
     "fold",
     "get_tokenizer",
     "install_bundled_encodings",
+    "make_event",
     "maybe_compact",
+    "message_text",
     "openai_tool",
     "parameters_schema",
     "parse_checkpoint",

@@ -35,31 +35,45 @@ than planned, the cut moves later (a shorter tail) and the span is summarized ag
 an empty tail does not fit, compaction raises ``CompactionError("does_not_fit")`` naming the
 parts, and appends nothing.
 
+Focus and hooks. ``compact(..., instructions="keep the API decisions")`` hands focus
+instructions to the summarizer (`SummaryInput.instructions`: the LLM summarizer appends them to
+its instruction, the extractive one puts them under Critical Context) and records them in the
+event. ``on_compact_start(plan)`` runs once the span is chosen and before the summarizer: it
+returns None to go on, False to veto (`CompactionError` ``vetoed``, nothing appended) or text to
+add to the instructions (a host's extra context, like Claude Code's PreCompact hooks).
+``on_compact_end(result)`` runs after the event is appended (or the dry run computed).
+
+A previous checkpoint another agent recorded (summarizer ``claude-code``, ``codex``) is read
+by `compaction.summarizers.recorded` and folded in like one of ours.
+
 Re-compaction folds the previous Checkpoint in: the summarizer gets it as `SummaryInput.previous`
 and the new Checkpoint replaces it, so a session can be compacted any number of times; the task
 sections are rebuilt from the log each time, so no unfinished task is ever lost.
 
 Invariants: a checkpoint's span never splits a tool call from its result (checked by
 `compaction.invariants.check_checkpoint_cut`); after a compaction the request fits the window;
-its Pending Jobs and Current
-Work equal the unfinished items of the latest list; the same log and policy give the same bytes.
+its Pending Jobs and Current Work equal the unfinished items of the latest list; the same log and
+policy give the same bytes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Final
 
-from compaction.checkpoint import Checkpoint, parse_checkpoint, render_checkpoint
+from compaction.checkpoint import Checkpoint, Section, parse_checkpoint, render_checkpoint
 from compaction.cuts import cut_points, tail_tokens
 from compaction.cuts import select_cut as select_cut
 from compaction.cuts import unsafe_cuts as unsafe_cuts
-from compaction.errors import CompactionError
+from compaction.errors import CompactionError, SeqConflictError
 from compaction.events import CheckpointData, CheckpointRecorded, Message, TodoItem
 from compaction.policy import DEFAULT_WINDOW as DEFAULT_WINDOW
 from compaction.policy import CompactionPolicy as CompactionPolicy
+from compaction.secrets import redact
 from compaction.session import Session
 from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInput, check_output
+from compaction.summarizers.recorded import recorded_checkpoint
 from compaction.tokens import count_message
 from compaction.views import ContextWindow, checkpoint_message
 
@@ -110,6 +124,32 @@ class CompactionResult:
         return (before - self.data.tokens_after) / before if before else 0.0
 
 
+@dataclass(frozen=True)
+class CompactionPlan:
+    """What a compaction is about to do, handed to ``on_compact_start`` before the summarizer."""
+
+    first_seq: int
+    """First event the Checkpoint will replace."""
+    last_seq: int
+    """Last event it will replace."""
+    replaced_messages: int
+    """Messages of the span."""
+    kept_messages: int
+    """Messages that stay verbatim after the Checkpoint."""
+    tokens_before: int
+    """Context tokens now."""
+    summarizer: str
+    """The configured summarizer's name."""
+    instructions: str | None
+    """The focus instructions so far."""
+
+
+CompactStart = Callable[[CompactionPlan], "str | bool | None"]
+"""``on_compact_start``: None goes on, False vetoes, text adds to the focus instructions."""
+CompactEnd = Callable[["CompactionResult"], None]
+"""``on_compact_end``: called with the result once the compaction is done."""
+
+
 # --- compaction --------------------------------------------------------------------------------
 
 
@@ -127,19 +167,23 @@ def previous_checkpoint(data: CheckpointData | None) -> Checkpoint | None:
     try:
         return parse_checkpoint(data.text)
     except CompactionError:
-        return Checkpoint(critical_context=data.text)
+        return recorded_checkpoint(data.text, data.summarizer)
 
 
 def _summarize(
     summarizer: Summarizer, fallback: ExtractiveSummarizer, span: SummaryInput
-) -> tuple[dict[str, str], str, str | None]:
+) -> tuple[dict[Section, str], str, str | None]:
     try:
-        return check_output(summarizer.summarize(span)), summarizer.name, None
+        return check_output(summarizer.summarize(span), span), summarizer.name, None
     except Exception as exc:  # any failure of a pluggable summarizer falls back, and says why
         if summarizer is fallback:
             raise CompactionError("summarizer_failed", f"{type(exc).__name__}: {exc}") from exc
-        reason = f"{summarizer.name} failed: {type(exc).__name__}: {exc}"
-        return check_output(fallback.summarize(span)), fallback.name, reason
+        reason = redact(f"{summarizer.name} failed: {type(exc).__name__}: {exc}")
+        return check_output(fallback.summarize(span), span), fallback.name, reason
+
+
+COMPACTION_ATTEMPTS: Final = 3
+"""How often `compact` recomputes when other writers keep appending before giving up."""
 
 
 def compact(
@@ -149,9 +193,18 @@ def compact(
     summarizer: Summarizer | None = None,
     force: bool = False,
     dry_run: bool = False,
+    instructions: str | None = None,
+    on_compact_start: CompactStart | None = None,
+    on_compact_end: CompactEnd | None = None,
     fixed_tokens: int = 0,
 ) -> CompactionResult:
     """Compact the session's context into a Checkpoint and append the checkpoint event.
+
+    One consistent view: the session first reads what any writer appended, the Checkpoint is
+    computed from that state, and the event is appended only if the log's last seq is still the
+    one read (`expected_seq`). If another process appended meanwhile (a new todo list, say),
+    nothing is written and the compaction is recomputed from the new state, up to
+    `COMPACTION_ATTEMPTS` times; so a checkpoint never carries an out-of-date list.
 
     Args:
         session: the live session (its views give the context and the token counts).
@@ -160,23 +213,82 @@ def compact(
             raises, the extractive summarizer is used instead and the event records why.
         force: compact even below the policy's threshold.
         dry_run: compute everything but append nothing (`CompactionResult.event` is None).
+        instructions: focus for the summarizer, recorded in the event.
+        on_compact_start: called with the `CompactionPlan` before the summarizer runs; returns
+            None to go on, False to veto, or text added to the instructions.
+        on_compact_end: called with the `CompactionResult` at the end.
         fixed_tokens: tokens of the request besides the context view: the system prompt and
             the tool catalog (`prompts.fixed_tokens` counts them).
 
     Raises:
         CompactionError: ``below_threshold`` (without `force`), ``nothing_to_compact``,
-            ``no_safe_cut``, ``summarizer_failed`` or ``does_not_fit`` (the fixed part, the
-            system messages, the Checkpoint and the reserve alone exceed the window).
+            ``no_safe_cut``, ``summarizer_failed``, ``vetoed`` (by `on_compact_start`),
+            ``does_not_fit`` (the fixed part, the system messages, the Checkpoint and the
+            reserve alone exceed the window), or ``conflict`` (retryable: other writers
+            appended during every attempt).
     """
     policy = policy or CompactionPolicy()
+    for _ in range(COMPACTION_ATTEMPTS):
+        session.refresh()
+        seen = session.applied_seq
+        result = _plan(
+            session,
+            policy,
+            summarizer,
+            force=force,
+            instructions=instructions,
+            on_compact_start=on_compact_start,
+            fixed=fixed_tokens,
+        )
+        if not dry_run:
+            try:
+                event = session.append(result.data, expected_seq=seen)
+            except SeqConflictError:
+                continue
+            assert isinstance(event, CheckpointRecorded)
+            result = replace(result, event=event)
+        if on_compact_end is not None:
+            on_compact_end(result)
+        return result
+    raise CompactionError(
+        "conflict",
+        f"{session.path}: other writers appended during each of {COMPACTION_ATTEMPTS} attempts, "
+        "so no checkpoint was written (it would have carried an out-of-date view); retry",
+    )
+
+
+def _plan(
+    session: Session,
+    policy: CompactionPolicy,
+    summarizer: Summarizer | None,
+    *,
+    force: bool,
+    instructions: str | None,
+    on_compact_start: CompactStart | None,
+    fixed: int,
+) -> CompactionResult:
+    """Compute the compaction of the session as it is now, appending nothing."""
     tokens_before = session.context_tokens
-    if not force and not policy.should_compact(tokens_before, fixed_tokens):
-        raise _below_threshold(policy, tokens_before, fixed_tokens)
-    plan = _Plan.of(session, policy, fixed_tokens, summarizer)
-    k, checkpoint, used, reason = plan.fit()
-    text = render_checkpoint(checkpoint)
+    if not force and not policy.should_compact(tokens_before, fixed):
+        raise _below_threshold(policy, tokens_before, fixed)
+    plan = _Plan.of(session, policy, fixed, summarizer)
     context, tokens = plan.context, plan.tokens
     previous_data = context.checkpoint
+    k = plan.first_cut()
+    instructions = _start(
+        on_compact_start,
+        CompactionPlan(
+            first_seq=previous_data.last_seq + 1 if previous_data else 1,
+            last_seq=context.seqs[k] - 1 if k < len(context.seqs) else session.applied_seq,
+            replaced_messages=k,
+            kept_messages=len(context.messages) - k,
+            tokens_before=tokens_before,
+            summarizer=plan.summarizer.name,
+            instructions=instructions,
+        ),
+    )
+    k, checkpoint, used, fallback_reason = plan.fit(k, instructions)
+    text = render_checkpoint(checkpoint)
     previous_tokens = (
         count_message(session.tokenizer, checkpoint_message(previous_data)) if previous_data else 0
     )
@@ -189,20 +301,19 @@ def compact(
         tokens_before=tokens_before,
         tokens_after=tokens_before - replaced + new_tokens,
         summarizer=used,
-        fallback_reason=reason,
+        fallback_reason=fallback_reason,
+        instructions=instructions,
         pending=checkpoint.pending_jobs,
         current=checkpoint.current_work,
     )
-    event = None if dry_run else session.append(data)
-    assert event is None or isinstance(event, CheckpointRecorded)
     return CompactionResult(
         checkpoint=checkpoint,
         data=data,
-        event=event,
+        event=None,
         replaced_messages=k,
         replaced_tokens=replaced,
         kept_messages=len(context.messages) - k,
-        fixed_tokens=fixed_tokens,
+        fixed_tokens=fixed,
     )
 
 
@@ -241,14 +352,13 @@ class _Plan:
         summarizer: Summarizer | None,
     ) -> _Plan:
         context = session.context
-        per_event = session.usage.per_event
         system = sum(count_message(session.tokenizer, m) for m in context.system)
         fallback = ExtractiveSummarizer(session.tokenizer)
         return cls(
             session=session,
             policy=policy,
             context=context,
-            tokens=[per_event[s - 1] for s in context.seqs],
+            tokens=[session.event_tokens(s) for s in context.seqs],
             room=policy.room_tokens - fixed - system,
             fixed=fixed,
             system=system,
@@ -256,20 +366,22 @@ class _Plan:
             fallback=fallback,
         )
 
-    def fit(self) -> tuple[int, Checkpoint, str, str | None]:
+    def first_cut(self) -> int:
+        """Return the cut keeping the longest tail within retain and beside a planned Checkpoint."""
+        planned = self.checkpoint_tokens(self.skeleton()) + self.policy.summary_tokens
+        budget = min(self.policy.retain_tokens, self.room - planned)
+        return select_cut(self.context.messages, self.tokens, budget)
+
+    def fit(self, k: int, instructions: str | None) -> tuple[int, Checkpoint, str, str | None]:
         """Return the cut, the Checkpoint, the summarizer used and any fallback reason.
 
-        The first cut keeps the longest tail within the retain budget and the room left by a
-        Checkpoint of the planned size; if the Checkpoint comes out larger, the cut moves to
-        the longest tail that fits beside it and the span is summarized again.
+        Starting from cut `k`, if the Checkpoint comes out larger than planned, the cut moves
+        to the longest tail that fits beside it and the span is summarized again.
         """
-        messages = self.context.messages
-        candidates = cut_points(messages)
+        candidates = cut_points(self.context.messages)
         tail = tail_tokens(self.tokens)
-        planned = self.checkpoint_tokens(self.skeleton()) + self.policy.summary_tokens
-        k = select_cut(messages, self.tokens, min(self.policy.retain_tokens, self.room - planned))
         while True:
-            checkpoint, used, reason = self.write(k)
+            checkpoint, used, reason = self.write(k, instructions)
             size = self.checkpoint_tokens(checkpoint)
             if size + tail[k] <= self.room:
                 return k, checkpoint, used, reason
@@ -295,26 +407,30 @@ class _Plan:
         text = render_checkpoint(checkpoint)
         return count_message(self.session.tokenizer, checkpoint_message_for(text))
 
-    def write(self, k: int) -> tuple[Checkpoint, str, str | None]:
+    def write(self, k: int, instructions: str | None) -> tuple[Checkpoint, str, str | None]:
         """Summarize ``messages[:k]`` and return the Checkpoint, the summarizer, any reason."""
+        context, session = self.context, self.session
         span = SummaryInput(
-            messages=self.context.messages[:k],
-            seqs=self.context.seqs[:k],
-            previous=previous_checkpoint(self.context.checkpoint),
-            todos=self.session.latest_todos,
+            messages=context.messages[:k],
+            seqs=context.seqs[:k],
+            previous=previous_checkpoint(context.checkpoint),
+            todos=session.latest_todos,
             budget_tokens=self.policy.summary_tokens,
+            modes=session.turn_modes.modes_of(context.seqs[:k]),
+            mode=session.turn_modes.mode_now,
+            instructions=instructions,
         )
         sections, used, reason = _summarize(self.summarizer, self.fallback, span)
         skeleton = self.skeleton()
         checkpoint = Checkpoint(
-            primary_request=sections["Primary Request and Intent"],
-            key_concepts=sections["Key Technical Concepts"],
-            files_and_code=sections["Files and Code"],
-            errors_and_fixes=sections["Errors and Fixes"],
+            primary_request=sections[Section.PRIMARY_REQUEST],
+            key_concepts=sections[Section.KEY_CONCEPTS],
+            files_and_code=sections[Section.FILES_AND_CODE],
+            errors_and_fixes=sections[Section.ERRORS_AND_FIXES],
             pending_jobs=skeleton.pending_jobs,
             current_work=skeleton.current_work,
-            next_step=sections["Next Step"],
-            critical_context=sections["Critical Context"],
+            next_step=sections[Section.NEXT_STEP],
+            critical_context=sections[Section.CRITICAL_CONTEXT],
             carried_over=skeleton.carried_over,
         )
         return checkpoint, used, reason
@@ -339,6 +455,19 @@ class _Plan:
         )
 
 
+def _start(hook: CompactStart | None, plan: CompactionPlan) -> str | None:
+    """Run ``on_compact_start``; return the instructions it leaves, or raise its veto."""
+    instructions = plan.instructions.strip() if plan.instructions else None
+    if hook is None:
+        return instructions or None
+    answer = hook(plan)
+    if answer is False:
+        raise CompactionError("vetoed", "on_compact_start vetoed the compaction; nothing was done")
+    if isinstance(answer, str) and answer.strip():
+        return "\n".join(filter(None, [instructions, answer.strip()]))
+    return instructions or None
+
+
 def checkpoint_message_for(text: str) -> Message:
     """Return the user message that would carry a Checkpoint of this text into the context."""
     return checkpoint_message(
@@ -353,17 +482,25 @@ def maybe_compact(
     policy: CompactionPolicy,
     *,
     summarizer: Summarizer | None = None,
+    instructions: str | None = None,
+    on_compact_start: CompactStart | None = None,
+    on_compact_end: CompactEnd | None = None,
     fixed_tokens: int = 0,
 ) -> CompactionResult | None:
     """Compact when the whole request is due; return None otherwise (for agent loops).
 
-    Args:
-        session: the live session.
-        policy: window, threshold and tail.
-        summarizer: writes the narrative sections (see `compact`).
-        fixed_tokens: tokens of the system prompt and tool catalog (`prompts.fixed_tokens`);
-            the check is O(1): ``fixed_tokens + session.context_tokens`` against the trigger.
+    `fixed_tokens` is the system prompt and tool catalog (`prompts.fixed_tokens`); the check is
+    O(1): ``fixed_tokens + session.context_tokens`` against the trigger. `instructions` and the
+    hooks are those of `compact`.
     """
     if not policy.should_compact(session.context_tokens, fixed_tokens):
         return None
-    return compact(session, policy, summarizer=summarizer, fixed_tokens=fixed_tokens)
+    return compact(
+        session,
+        policy,
+        summarizer=summarizer,
+        instructions=instructions,
+        on_compact_start=on_compact_start,
+        on_compact_end=on_compact_end,
+        fixed_tokens=fixed_tokens,
+    )

@@ -8,7 +8,8 @@ tokens before and after, by part. Below the policy's threshold it does nothing u
 ``--force`` is given, and says so (exit 0). ``--summarizer openai`` has a model behind an
 OpenAI-compatible endpoint write the narrative (see `harness.commands.llm_options`), falling back
 to the extractive summarizer on any failure; the call's token usage is appended as a
-``usage/report`` event.
+``usage/report`` event. ``--instructions TEXT`` gives the summarizer a focus, recorded in the
+event.
 """
 
 from __future__ import annotations
@@ -16,11 +17,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from compaction.compactor import DEFAULT_WINDOW, CompactionPolicy, CompactionResult, compact
-from compaction.errors import CompactionError
-from compaction.session import Session
-from compaction.summarizers import ExtractiveSummarizer, Summarizer
-from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
+from compaction import (
+    DEFAULT_WINDOW,
+    TOKENIZER_NAMES,
+    CompactionError,
+    CompactionPolicy,
+    CompactionResult,
+    ExtractiveSummarizer,
+    Session,
+    Summarizer,
+    compact,
+    get_tokenizer,
+)
 from harness.commands import llm_options
 from harness.commands.prompt_cmd import builder_from_args
 from harness.output import console, print_json
@@ -62,6 +70,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--force", action="store_true", help="compact even below the threshold")
     p.add_argument("--dry-run", action="store_true", help="print the checkpoint, append nothing")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument(
+        "--instructions",
+        metavar="TEXT",
+        help="focus for the summarizer (appended to the LLM instruction; the extractive "
+        "summarizer puts it under Critical Context); recorded in the event",
+    )
     p.add_argument(
         "--summarizer",
         choices=SUMMARIZERS,
@@ -114,6 +128,7 @@ def result_json(result: CompactionResult, *, dry_run: bool) -> dict[str, Any]:
         "kept_messages": result.kept_messages,
         "summarizer": data.summarizer,
         "fallback_reason": data.fallback_reason,
+        "instructions": data.instructions,
         "pending": list(data.pending),
         "current": list(data.current),
         "checkpoint": data.text,
@@ -141,6 +156,7 @@ def run(args: argparse.Namespace) -> int:
                 summarizer=summarizer,
                 force=args.force,
                 dry_run=args.dry_run,
+                instructions=args.instructions,
                 fixed_tokens=size.fixed,
             )
         except CompactionError as exc:

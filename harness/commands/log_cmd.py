@@ -11,12 +11,20 @@ import sys
 
 from rich.table import Table
 
-from compaction.errors import ConfigError, LogError
-from compaction.events import MessageAdded, dump_event, event_json_schema
-from compaction.invariants import RULES, LogChecker
-from compaction.log import ReadReport, read_events
-from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
-from compaction.views import UsageProjection
+from compaction import (
+    RULES,
+    TOKENIZER_NAMES,
+    ConfigError,
+    LogChecker,
+    LogError,
+    MessageAdded,
+    ReadReport,
+    UsageProjection,
+    dump_event,
+    event_json_schema,
+    get_tokenizer,
+    read_events,
+)
 from harness.output import console, print_json
 
 

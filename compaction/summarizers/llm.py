@@ -1,5 +1,7 @@
 """`OpenAISummarizer`: a model writes a Checkpoint's narrative, reusing the prompt cache.
 
+Import it from ``compaction.llm`` (with the ``llm`` extra, for the httpx client it talks through).
+
 The summary call is the conversation's last request, replayed: its messages (system prompt
 first) and its tool catalog go out unchanged, and exactly one user message is appended with the
 checkpoint instruction (``compaction/templates/checkpoint_instruction.md.j2``). Every token
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from jinja2 import Template
 
@@ -43,11 +45,14 @@ from compaction.checkpoint import (
 )
 from compaction.errors import CompactionError, ConfigError
 from compaction.events import Event, Message, UsageReportData
-from compaction.llm.client import ChatAnswer, ChatClient
 from compaction.session import Session
-from compaction.summarizers import SummaryInput
+from compaction.summarizers.base import SummaryInput
 from compaction.tokens import Tokenizer, count_message, get_tokenizer
 from compaction.views import checkpoint_preamble
+
+if TYPE_CHECKING:
+    # Only for annotations: at run time this module never imports httpx (the client does).
+    from compaction.llm.client import ChatAnswer, ChatClient
 
 SUMMARY_PURPOSE: Final = "summary"
 """The `UsageReportData.purpose` of a summary call."""
@@ -58,13 +63,14 @@ def _instruction_template() -> Template:
     return template_environment().get_template("checkpoint_instruction.md.j2")
 
 
-def instruction(*, kept: int, previous: bool, budget: int) -> str:
+def instruction(*, kept: int, previous: bool, budget: int, focus: str | None = None) -> str:
     """Render the checkpoint instruction appended to the replayed request.
 
     Args:
         kept: messages at the end of the conversation that stay verbatim after the Checkpoint.
         previous: whether the conversation opens with an earlier Checkpoint to fold in.
         budget: the token size the model is asked to stay within.
+        focus: the compaction's focus instructions, appended when given.
     """
     return _instruction_template().render(
         sections=SECTION_NAMES,
@@ -72,6 +78,7 @@ def instruction(*, kept: int, previous: bool, budget: int) -> str:
         kept=kept,
         previous=previous,
         budget=budget,
+        focus=focus or "",
     )
 
 
@@ -216,7 +223,12 @@ class OpenAISummarizer:
         kept = kept_after_span(request["messages"], span.messages)
         replaced = self.span_tokens(span)
         budget = max(1, min(span.budget_tokens, self.client.config.max_output_tokens))
-        text = instruction(kept=kept, previous=span.previous is not None, budget=budget)
+        text = instruction(
+            kept=kept,
+            previous=span.previous is not None,
+            budget=budget,
+            focus=span.instructions,
+        )
         self.last_body = summary_body(request, text)
         answer = self.client.complete(self.last_body)
         self._record(answer)
@@ -227,7 +239,7 @@ class OpenAISummarizer:
         self.reports.append(
             UsageReportData(
                 purpose=SUMMARY_PURPOSE,
-                model=str(answer.raw.get("model") or self.client.config.model),
+                model=self.client.redact(str(answer.raw.get("model") or self.client.config.model)),
                 prompt_tokens=usage.prompt_tokens if usage else 0,
                 completion_tokens=usage.completion_tokens if usage else 0,
                 cached_tokens=usage.cached_tokens if usage else None,
@@ -241,15 +253,15 @@ class OpenAISummarizer:
         if not answer.content.strip():
             raise _failed(f"empty answer (finish_reason {answer.finish_reason!r})")
         found = split_sections(answer.content)
-        sections = {
-            name: "" if found[name].strip() == EMPTY else found[name]
+        sections: dict[str, str] = {
+            name: "" if found[name].strip() == EMPTY else self.client.redact(found[name])
             for name in NARRATIVE_SECTIONS
             if name in found
         }
         if not sections:
             raise _failed(
                 "the answer has none of the Checkpoint's narrative headings: "
-                f"{answer.content[:120]!r}"
+                + self.client.redact(repr(answer.content[:120]))
             )
         size = self.tokenizer.count("\n".join(sections.values()))
         if size > replaced_tokens:

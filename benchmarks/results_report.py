@@ -1,9 +1,9 @@
 """The benchmark run and its report: ``results.json``, ``report.md`` and PNG charts.
 
-`run_bench` replays every strategy (`benchmarks.strategies.STRATEGIES`) on the same seeded
-sessions (`benchmarks.sessions`), feeds every request to the four provider cache models
-(`benchmarks.cache_models`), measures throughput and scaling (`benchmarks.throughput`), and
-reads the peers' results (``peers.json``, written by `benchmarks.peers.run`) when they exist.
+`run_bench` replays every strategy (`harness.simulation.STRATEGIES`) on the same seeded
+sessions (`harness.simulation.generate`), feeds every request to the four provider cache models
+(`harness.simulation.PROVIDER_MODELS`), measures throughput and scaling (`benchmarks.throughput`),
+and reads the peers' results (``peers.json``, written by `benchmarks.peers.run`) when they exist.
 `write_report` turns the results into Markdown tables and charts. ``harness bench`` runs both.
 
 Full run: the three sessions the peers also run (12 turns seeds 0 and 1, 24 turns seed 2), a
@@ -25,12 +25,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import throughput
-from benchmarks.cache_models import PROVIDER_MODELS
-from benchmarks.replay import ReplayResult, replay
-from benchmarks.sessions import generate
-from benchmarks.strategies import BASELINE, STRATEGIES, SWITCH_VARIANTS, TODO_STRATEGIES
+from benchmarks import checkpoint_quality, throughput
 from compaction import CompactionPolicy, get_tokenizer
+from harness.simulation import (
+    BASELINE,
+    PROVIDER_MODELS,
+    STRATEGIES,
+    SWITCH_VARIANTS,
+    TODO_STRATEGIES,
+    ReplayResult,
+    generate,
+    replay,
+)
 
 RESULTS_FORMAT = "context-harness/bench"
 RESULTS_VERSION = 1
@@ -152,6 +158,8 @@ def run_bench(
                 f"{name} {strategy.name}: {len(result.records)} calls, "
                 f"{result.compactions} compactions, {result.total_prompt_tokens:,} input tokens"
             )
+    quality = checkpoint_quality.run_quality(window=config.window_tokens, sessions=config.sessions)
+    say("checkpoint probes: " + _quality_line(quality))
     scale = throughput.run(config.scale_sizes, progress=say)
     peers = read_peers(peers_path) if peers_path else {"available": False, "reason": "not read"}
     return {
@@ -168,8 +176,35 @@ def run_bench(
         "runs": runs,
         "summary": summarize(runs),
         "throughput": scale,
+        "checkpoint_quality": quality,
         "peers": peers,
     }
+
+
+def _quality_line(quality: Mapping[str, Any]) -> str:
+    return "; ".join(
+        f"{name} {corpus} {tally['score']:.1%}"
+        for name, corpora in quality["scores"].items()
+        for corpus, tally in corpora.items()
+    )
+
+
+def quality_section(results: Mapping[str, Any]) -> list[str]:
+    """The checkpoint probes of `benchmarks.checkpoint_quality`, when the run has them."""
+    quality = results.get("checkpoint_quality")
+    if not quality:
+        return []
+    return [
+        "## Checkpoint probes",
+        "",
+        "At every compaction, deterministic probes on the request the model sees next "
+        "(`benchmarks/checkpoint_quality.py`): first and latest request present, no injected "
+        "text as a request, Next Step consistent with Current Work, latest failing error and "
+        "every edited file present, no constraint from an ended mode.",
+        "",
+        *checkpoint_quality.markdown(quality),
+        "",
+    ]
 
 
 # --- summaries -----------------------------------------------------------------------------------
@@ -499,7 +534,7 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
     lines += [
         f"Run: `harness bench{' --quick' if cfg['quick'] else ''}` ({mode}). Sessions: "
         + ", ".join(f"`{s}`" for s in _sessions(results))
-        + f" (`benchmarks.sessions`). Tokenizer `{cfg['tokenizer']}`; compaction window "
+        + f" (`harness.simulation.sessions`). Tokenizer `{cfg['tokenizer']}`; compaction window "
         f"{cfg['window_tokens']:,} tokens (trigger {cfg['threshold']:g}, tail {cfg['retain']:g});"
         " extractive summarizer. Canonical serialization and cache models: see "
         "`benchmarks/README.md`.",
@@ -529,6 +564,7 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
     lines += retention_section(results)
     lines += cache_section(results)
     lines += throughput_section(results)
+    lines += quality_section(results)
     lines += ["## Charts", ""]
     lines += [f"![{c}]({c})" for c in charts] if charts else [results.get("charts_note", "")]
     return "\n".join(lines).rstrip("\n") + "\n"
