@@ -153,7 +153,7 @@ def test_tasks_survive_repeated_compaction(todo_lists: list[list[TodoItem]], tim
             session.append(TodoWriteData(todos=tuple(items)))
             for k in range(times):
                 session.add_message({"role": "assistant", "content": f"step {n}.{k}"})
-                result = compact(session, CompactionPolicy(window_tokens=2_000), force=True)
+                result = compact(session, CompactionPolicy(window_tokens=20_000), force=True)
                 check_compaction(session, result)
                 assert result.checkpoint.carried_over is False
 
