@@ -24,8 +24,10 @@ from compaction.events import (
     TurnEndData,
     TurnStartData,
 )
-from compaction.log import LogReader, ReadReport, SessionLog, SyncPolicy, read_events
+from compaction.log import ReadReport, SessionLog, SyncPolicy
 from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
+from compaction.sources import EventSource, FileSource, StoreSource
+from compaction.stores import EventStore, is_store_url, open_store
 from compaction.todos import ToolResult, todo_write
 from compaction.tokens import Tokenizer, get_tokenizer
 from compaction.turn_modes import TurnModes, TurnModesProjection
@@ -43,10 +45,16 @@ from compaction.views import (
 
 
 class Session:
-    """A session log with live `todos`, `context` and `usage` views.
+    """A session log with live `todos`, `context` and `usage` views, on any store.
+
+    ``Session("s.jsonl")`` works on a JSONL file, as always; ``Session.open("sqlite:///s.db",
+    session="abc")`` (or ``Session(store=store, session="abc")``) on a session of a store.
 
     Args:
-        path: the JSONL log; created on first append, replayed when it exists.
+        path: the JSONL log (created on first append, replayed when it exists), or a store URL
+            (then `session` is required).
+        store: an `EventStore` to use instead of a path (the caller closes it).
+        session: the session id within the store.
         tokenizer: counts tokens for the usage view (default `o200k_base`, loaded on first use).
         sync: fsync every append (``"always"``) or once per `batch()` (``"batch"``).
         skip_bad_lines: skip and count malformed lines instead of raising on them.
@@ -54,12 +62,17 @@ class Session:
             keeps it whole, the context view shows its head and tail around a note (see
             `compaction.clipping`); None appends every result unclipped. Default: 0.1 of the
             default 128,000-token window (`CompactionPolicy.tool_output_tokens`).
+
+    Raises:
+        ConfigError: neither a path nor a store, or a store without a session id.
     """
 
     def __init__(
         self,
-        path: Path | str,
+        path: Path | str | None = None,
         *,
+        store: EventStore | None = None,
+        session: str | None = None,
         tokenizer: Tokenizer | None = None,
         sync: SyncPolicy = "always",
         skip_bad_lines: bool = False,
@@ -70,10 +83,10 @@ class Session:
                 f"tool_output_cap must be a positive integer or None, not {tool_output_cap!r}"
             )
         self.tool_output_cap = tool_output_cap
-        self.log = SessionLog(path, sync=sync)
         self._tokenizer = tokenizer
         self.skip_bad_lines = skip_bad_lines
-        self.report = ReadReport(path=str(path))
+        self._source = self._open_source(path, store, session, sync)
+        self.report = self._report
         self._todos_p = TodosProjection()
         self._latest_p = LatestTodosProjection()
         self._context_p = ContextProjection()
@@ -86,8 +99,73 @@ class Session:
         self._usage: UsageState = UsageState()
         self._uncounted: list[Event] = []
         self.applied_seq = 0
-        self._reader = LogReader(path, skip_bad_lines=skip_bad_lines, report=self.report)
-        self.refresh()
+        try:
+            self.refresh()
+        except BaseException:
+            self._source.close()
+            raise
+
+    def _open_source(
+        self,
+        path: Path | str | None,
+        store: EventStore | None,
+        session: str | None,
+        sync: SyncPolicy,
+    ) -> EventSource:
+        owns = store is None and path is not None and is_store_url(path)
+        if owns and session is None:
+            raise ConfigError(f"{path}: name the session (session=..., CLI --session)")
+        if owns:
+            store = open_store(str(path), sync=sync)
+        where = str(path) if store is None else f"{store.url}#{session}"
+        self._report = ReadReport(path=where)
+        if store is not None:
+            if session is None:
+                raise ConfigError(f"{store.url}: name the session (session=..., CLI --session)")
+            return StoreSource(store, session, report=self._report, owns_store=owns)
+        if path is None:
+            raise ConfigError("Session needs a log path, a store URL or a store")
+        return FileSource(path, sync=sync, skip_bad_lines=self.skip_bad_lines, report=self._report)
+
+    @classmethod
+    def open(
+        cls,
+        url: str,
+        *,
+        session: str | None = None,
+        tokenizer: Tokenizer | None = None,
+        sync: SyncPolicy = "always",
+        skip_bad_lines: bool = False,
+    ) -> Session:
+        """Open a session by URL: a store URL with `session`, or a JSONL path without.
+
+        ``Session.open("sqlite:///sessions.db", session="abc")``; the store is closed with the
+        session.
+        """
+        if session is not None and not is_store_url(url):
+            raise ConfigError(
+                f"{url}: --session needs a store URL (jsonl:///folder, sqlite:///file.db, "
+                "postgresql://...); a JSONL path is one session already"
+            )
+        return cls(
+            url, session=session, tokenizer=tokenizer, sync=sync, skip_bad_lines=skip_bad_lines
+        )
+
+    @property
+    def where(self) -> str:
+        """The log file, or the store URL and ``#session``, for messages."""
+        return self._source.where
+
+    @property
+    def log(self) -> SessionLog:
+        """The JSONL log (a session on a file only).
+
+        Raises:
+            ConfigError: the session lives in a store.
+        """
+        if not isinstance(self._source, FileSource):
+            raise ConfigError(f"{self.where}: a store session has no JSONL log")
+        return self._source.log
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -98,12 +176,12 @@ class Session:
 
     @property
     def path(self) -> Path:
-        """The log file."""
+        """The log file (a session on a file only; see `log`)."""
         return self.log.path
 
     def close(self) -> None:
-        """Flush and close the log."""
-        self.log.close()
+        """Flush and close the log (and a store opened by URL)."""
+        self._source.close()
 
     def __enter__(self) -> Session:
         return self
@@ -150,10 +228,8 @@ class Session:
             LogFormatError: a malformed complete line, unless `skip_bad_lines`.
             LogIntegrityError: an event whose seq does not follow the last one applied.
         """
-        if not self.log.path.exists():
-            return []
         new: list[Event] = []
-        for event in self._reader.read():
+        for event in self._source.read_new():
             self._apply(event)
             new.append(event)
         return new
@@ -175,26 +251,24 @@ class Session:
                 appended since, nothing is written and `SeqConflictError` is raised.
         """
         cap = self.tool_output_cap
-        payloads = [
+        payloads: list[EventData] = [
             clip_tool_output(p, self.tokenizer, cap)
             if cap is not None and isinstance(p, Message) and p.role == "tool"
             else p
             for p in items
         ]
-        events = self.log.append_many(payloads, expected_seq=expected_seq)
-        start, size = self.log.last_append_start, self.log.last_append_bytes
-        # Nobody else appended since our last read: take our own events as read.
-        fresh = bool(events) and events[0].seq == self.applied_seq + 1
-        if fresh and self._reader.skip_appended(events, start, start + size):
+        events, taken = self._source.append(payloads, expected_seq, self.applied_seq)
+        if taken:
+            # Nobody else appended since our last read: apply our own events directly.
             for e in events:
                 self._apply(e)
             return events
         self.refresh()
         return events
 
-    def batch(self) -> AbstractContextManager[SessionLog]:
-        """Hold the log's lock across many appends (see `SessionLog.batch`)."""
-        return self.log.batch()
+    def batch(self) -> AbstractContextManager[object]:
+        """Hold the session across many appends: the file's lock, or the store's transaction."""
+        return self._source.transaction()
 
     # --- convenience for agent loops ---------------------------------------------------------
 
@@ -262,10 +336,10 @@ class Session:
 
     def events(self) -> Iterable[Event]:
         """Stream this session's events from disk."""
-        return read_events(self.log.path, skip_bad_lines=self.skip_bad_lines)
+        return self._source.events()
 
     def event(self, seq: int) -> Event:
-        """Return the event recorded at `seq`, read from disk (a clipped tool result whole).
+        """Return the event recorded at `seq`, read from the log (a clipped tool result whole).
 
         Raises:
             LogError: no event has that seq (or the log cannot be read).
@@ -274,6 +348,4 @@ class Session:
             for e in self.events():
                 if e.seq == seq:
                     return e
-        raise LogError(
-            f"{self.log.path}: no event with seq {seq} (the log holds 1..{self.applied_seq})"
-        )
+        raise LogError(f"no event with seq {seq} (the log holds 1..{self.applied_seq})")

@@ -12,6 +12,7 @@ from prompts.builder import (
     PromptBuilder,
     PromptLayers,
     SwitchStrategy,
+    mode_data,
     refusal,
     run_todo_write,
     switch_mode,
@@ -37,6 +38,7 @@ from prompts.modes import (
     get_mode,
     load_modes,
 )
+from prompts.rendering import render
 from prompts.requests import (
     CACHE_CONTROL,
     anthropic_messages,
@@ -46,6 +48,7 @@ from prompts.requests import (
     openai_message,
     openai_request,
 )
+from prompts.sandbox import LIMITS, RenderLimits, check_plain
 from prompts.stability import (
     PrefixOrder,
     catalog_text,
@@ -58,6 +61,7 @@ __all__ = [
     "BUILTIN_MODES",
     "CACHE_CONTROL",
     "DEFAULT_MODE",
+    "LIMITS",
     "SWITCH_STRATEGIES",
     "TOOL_STRATEGIES",
     "Environment",
@@ -65,6 +69,7 @@ __all__ = [
     "PrefixOrder",
     "PromptBuilder",
     "PromptLayers",
+    "RenderLimits",
     "RequestSize",
     "SwitchStrategy",
     "TodoPolicy",
@@ -77,6 +82,7 @@ __all__ = [
     "anthropic_system",
     "available_modes",
     "catalog_text",
+    "check_plain",
     "common_prefix_length",
     "dumps",
     "fixed_tokens",
@@ -84,9 +90,11 @@ __all__ = [
     "linearize",
     "load_modes",
     "load_tools",
+    "mode_data",
     "openai_message",
     "openai_request",
     "refusal",
+    "render",
     "request_size",
     "run_todo_write",
     "shared_prefix_tokens",

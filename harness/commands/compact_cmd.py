@@ -31,6 +31,7 @@ from compaction import (
 )
 from harness.commands import llm_options
 from harness.commands.prompt_cmd import builder_from_args
+from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from harness.output import console, print_json
 from prompts import RequestSize, available_modes, get_mode, request_size
 
@@ -51,7 +52,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "and --reserve. Below the threshold nothing is done without --force."
         ),
     )
-    p.add_argument("log", metavar="LOG", help="session log (JSONL)")
+    p.add_argument("log", metavar="LOG", help=LOG_HELP)
+    add_session_option(p)
     p.add_argument(
         "--window", type=int, default=DEFAULT_WINDOW, help="context window in tokens (%(default)s)"
     )
@@ -143,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         retain=args.retain,
         output_reserve=args.reserve,
     )
-    with Session(args.log, tokenizer=get_tokenizer(args.tokenizer)) as session:
+    with open_session(args, tokenizer=get_tokenizer(args.tokenizer)) as session:
         mode = get_mode(
             args.mode or llm_options.session_mode(session), available_modes(args.modes_file)
         )

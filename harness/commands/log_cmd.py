@@ -17,14 +17,15 @@ from compaction import (
     ConfigError,
     LogChecker,
     LogError,
+    LogFormatError,
     MessageAdded,
     ReadReport,
     UsageProjection,
     dump_event,
     event_json_schema,
     get_tokenizer,
-    read_events,
 )
+from harness.commands.stores import LOG_HELP, add_session_option, read_log
 from harness.output import console, print_json
 
 
@@ -40,7 +41,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "compaction/schemas/event.schema.json is this output)."
         ),
     )
-    p.add_argument("log", metavar="LOG", nargs="?", help="session log (JSONL)")
+    p.add_argument("log", metavar="LOG", nargs="?", help=LOG_HELP)
+    add_session_option(p)
     p.add_argument(
         "--schema", action="store_true", help="print the JSON Schema of a log line and exit"
     )
@@ -71,10 +73,22 @@ def run(args: argparse.Namespace) -> int:
     checker = LogChecker(RULES if not args.skip_bad else ())
     projection = UsageProjection(get_tokenizer(args.tokenizer))
     state = projection.init()
-    for event in read_events(args.log, skip_bad_lines=args.skip_bad, report=report):
-        checker.feed(event)
-        state = projection.apply(state, event)
+    try:
+        for event in read_log(args, report):
+            checker.feed(event)
+            state = projection.apply(state, event)
+    except LogFormatError as exc:
+        if report.events:
+            raise
+        raise LogError(
+            f"{args.log} is not a session log: line {exc.line}: {exc.reason} (a session log "
+            "holds one JSON event a line; see harness log --schema)"
+        ) from None
     checker.finish()
+    if report.lines and not report.events:
+        raise LogError(
+            f"{args.log} is not a session log: none of its {report.lines} lines is an event"
+        )
     usage = projection.view(state)
     summary = {
         "path": args.log,
@@ -119,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     """Print one event whole (see the module docstring)."""
-    for event in read_events(args.log, skip_bad_lines=args.skip_bad):
+    for event in read_log(args, ReadReport(path=args.log)):
         if event.seq != args.seq:
             continue
         if args.json:

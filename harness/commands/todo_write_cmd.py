@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
-from compaction import Session
+from compaction import MAX_ARGUMENT_BYTES
+from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from prompts import available_modes, get_mode, run_todo_write
 
 
@@ -19,7 +21,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "the model-facing result; exits 1 when the call is rejected (nothing is appended)."
         ),
     )
-    p.add_argument("log", metavar="LOG", help="session log (JSONL); created if missing")
+    p.add_argument("log", metavar="LOG", help=LOG_HELP + "; created if missing")
+    add_session_option(p)
     p.add_argument("--json", dest="arguments", metavar="ARGS", help="arguments as a JSON string")
     p.add_argument(
         "--allow-parallel",
@@ -37,12 +40,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute the call and print the result."""
-    raw: str | bytes = args.arguments if args.arguments is not None else sys.stdin.buffer.read()
+    raw = args.arguments if args.arguments is not None else _read_stdin()
     mode = get_mode(args.mode, available_modes(args.modes_file))
     if args.allow_parallel:
         todo = mode.todo.model_copy(update={"allow_parallel_in_progress": True})
         mode = mode.model_copy(update={"todo": todo})
-    with Session(args.log) as session:
+    with open_session(args, must_exist=False) as session:
         result = run_todo_write(session, raw, mode)
     print(result.content)
     return 1 if result.is_error else 0
+
+
+def _read_stdin() -> bytes:
+    """Read the arguments from stdin, at most one byte past the size limit.
+
+    Raises:
+        OSError: stdin is closed (``<&-``).
+    """
+    if sys.stdin is None:
+        raise OSError(
+            errno.EBADF, "stdin is closed; send the arguments on stdin or with --json", "stdin"
+        )
+    return sys.stdin.buffer.read(MAX_ARGUMENT_BYTES + 1)
