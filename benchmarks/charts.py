@@ -21,7 +21,7 @@ _COLORS = {
     "B": "tab:blue",
     "C": "tab:red",
     "switch:rebuild+filtered": "tab:purple",
-    "switch:message": "tab:green",
+    "switch:rebuild": "tab:green",
     BASELINE: "tab:gray",
 }
 _PEER_STYLES = ("--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)))
@@ -211,7 +211,7 @@ def hit_bars_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> s
         "B": "B: toolkit",
         "C": "C: list in system",
         "switch:rebuild+filtered": "B, rebuild+filtered",
-        "switch:message": "B, mode message",
+        "switch:rebuild": "B, rebuild+stable",
     }
     models = [m.name for m in PROVIDER_MODELS]
     width = 0.8 / (len(models) + 1)

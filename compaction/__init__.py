@@ -13,16 +13,15 @@ from compaction.checkpoint import (
     render_checkpoint,
     split_sections,
 )
+from compaction.clipping import clip_note, clip_tool_output, shown_message
 from compaction.compactor import (
-    DEFAULT_WINDOW,
     CompactionPlan,
-    CompactionPolicy,
     CompactionResult,
     checkpoint_message_for,
     compact,
     maybe_compact,
-    select_cut,
 )
+from compaction.cuts import cut_points, select_cut
 from compaction.errors import (
     CompactionError,
     ConfigError,
@@ -41,6 +40,7 @@ from compaction.events import (
     SCHEMA_VERSION,
     CheckpointData,
     CheckpointRecorded,
+    ClipData,
     Event,
     EventData,
     FunctionCall,
@@ -76,6 +76,7 @@ from compaction.log import (
     TailRepair,
     read_events,
 )
+from compaction.policy import DEFAULT_WINDOW, CompactionPolicy
 from compaction.secrets import REDACTED, redact
 from compaction.session import Session
 from compaction.stores import (
@@ -151,6 +152,7 @@ __all__ = [
     "Checkpoint",
     "CheckpointData",
     "CheckpointRecorded",
+    "ClipData",
     "CompactionError",
     "CompactionPlan",
     "CompactionPolicy",
@@ -220,9 +222,12 @@ __all__ = [
     "check_output",
     "checkpoint_message_for",
     "checkpoint_preamble",
+    "clip_note",
+    "clip_tool_output",
     "compact",
     "copy_session",
     "count_message",
+    "cut_points",
     "dump_event",
     "event_json_schema",
     "fold",
@@ -243,6 +248,7 @@ __all__ = [
     "redact",
     "render_checkpoint",
     "select_cut",
+    "shown_message",
     "split_sections",
     "summary_line",
     "todo_write",

@@ -16,19 +16,24 @@ carried: its unfinished items stay in Pending Jobs and Current Work, and the Che
 a note at the top of Pending Jobs, that the list predates the latest request. A task leaves the
 Checkpoint only when the model marks it completed or rewrites the list without it.
 
-The cut. The span replaced runs from just after the previous checkpoint's span to the cut; the
-kept tail is everything after it. A cut is safe when
+The budget. Everything the model receives counts: the fixed part of the request (system prompt
+and tool catalog, which the caller measures and passes as ``fixed_tokens``: this package never
+builds prompts; `prompts.fixed_tokens` does it), the context view (system messages from the log,
+the Checkpoint, the kept messages) and the output reserved for the reply. Compaction is due when
+``fixed + context + output_reserve`` reaches ``threshold`` (default 0.8) of the window.
 
-- it falls just before a user message (a turn boundary), or after the last message (everything
-  is summarized, the tail is empty);
-- no tool call is separated from its result: no call before the cut is answered after it, and no
-  call of the last assistant message is still waiting for its result (a call in an earlier
-  message that was never answered is taken as abandoned);
-- so no answer is ever kept without its request; system messages are never summarized (they stay
-  in the context whatever the span).
+The cut (`compaction.cuts`). The span replaced runs from just after the previous checkpoint's
+span to the cut; the kept tail is everything after it. A cut falls before a user message, or
+before an assistant message once every earlier tool call has its result (so inside a long turn),
+or after the last message, and never between a tool call and its result. Of those cuts, the
+compactor keeps the longest tail within `CompactionPolicy.retain_tokens` that also leaves room in
+the window for the fixed part, the system messages, the Checkpoint and the reserve.
 
-Of the safe cuts, the compactor takes the one that keeps the longest tail within
-`CompactionPolicy.retain_tokens`; when none fits, the one with the shortest tail.
+The guarantee. After a compaction the whole request fits the window:
+``fixed + tokens_after + output_reserve <= window_tokens``. When the Checkpoint turns out larger
+than planned, the cut moves later (a shorter tail) and the span is summarized again; when even
+an empty tail does not fit, compaction raises ``CompactionError("does_not_fit")`` naming the
+parts, and appends nothing.
 
 Focus and hooks. ``compact(..., instructions="keep the API decisions")`` hands focus
 instructions to the summarizer (`SummaryInput.instructions`: the LLM summarizer appends them to
@@ -46,107 +51,31 @@ and the new Checkpoint replaces it, so a session can be compacted any number of 
 sections are rebuilt from the log each time, so no unfinished task is ever lost.
 
 Invariants: a checkpoint's span never splits a tool call from its result (checked by
-`compaction.invariants.check_checkpoint_cut`); its Pending Jobs and Current Work equal the
-unfinished items of the latest list; the same log and policy give the same bytes.
+`compaction.invariants.check_checkpoint_cut`); after a compaction the request fits the window;
+its Pending Jobs and Current Work equal the unfinished items of the latest list; the same log and
+policy give the same bytes.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
 from compaction.checkpoint import Checkpoint, Section, parse_checkpoint, render_checkpoint
-from compaction.errors import CompactionError, ConfigError, SeqConflictError
+from compaction.cuts import cut_points, tail_tokens
+from compaction.cuts import select_cut as select_cut
+from compaction.cuts import unsafe_cuts as unsafe_cuts
+from compaction.errors import CompactionError, SeqConflictError
 from compaction.events import CheckpointData, CheckpointRecorded, Message, TodoItem
+from compaction.policy import DEFAULT_WINDOW as DEFAULT_WINDOW
+from compaction.policy import CompactionPolicy as CompactionPolicy
 from compaction.secrets import redact
 from compaction.session import Session
 from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInput, check_output
 from compaction.summarizers.recorded import recorded_checkpoint
 from compaction.tokens import count_message
-from compaction.views import checkpoint_message
-
-DEFAULT_WINDOW: Final = 128_000
-"""Default context window, in tokens."""
-
-
-@dataclass(frozen=True)
-class CompactionPolicy:
-    """When to compact and how much to keep.
-
-    Args:
-        window_tokens: the model's context window, in tokens.
-        threshold: compact when the context reaches this share of the window (default 0.8).
-        retain: keep at most this share of the window verbatim as the tail (default 0.16).
-        output_reserve: tokens kept free for the model's reply; compaction also triggers when
-            the context passes ``window_tokens - output_reserve`` (default 0).
-        summary_share: share of the window the narrative sections may use (default 0.03).
-
-    Raises:
-        ConfigError: naming every bad value, e.g. a retain share not below the threshold.
-    """
-
-    window_tokens: int = DEFAULT_WINDOW
-    threshold: float = 0.8
-    retain: float = 0.16
-    output_reserve: int = 0
-    summary_share: float = 0.03
-
-    def __post_init__(self) -> None:
-        problems = self._problems()
-        if problems:
-            raise ConfigError("invalid CompactionPolicy: " + "; ".join(problems))
-
-    def _problems(self) -> list[str]:
-        problems: list[str] = []
-        w, t, r, o, s = (
-            self.window_tokens,
-            self.threshold,
-            self.retain,
-            self.output_reserve,
-            self.summary_share,
-        )
-        if isinstance(w, bool) or not isinstance(w, int) or w < 1:
-            return [f"window_tokens must be a positive integer, not {w!r}"]
-        for name, value in (("threshold", t), ("retain", r), ("summary_share", s)):
-            if not isinstance(value, int | float) or isinstance(value, bool) or math.isnan(value):
-                return [f"{name} must be a number, not {value!r}"]
-        if not 0 < t <= 1:
-            problems.append(f"threshold must be in (0, 1], not {t!r}")
-        if not 0 <= r < 1:
-            problems.append(f"retain must be in [0, 1), not {r!r}")
-        if not 0 < s < 1:
-            problems.append(f"summary_share must be in (0, 1), not {s!r}")
-        if not problems and r + s >= t:
-            problems.append(
-                f"retain ({r!r}) + summary_share ({s!r}) must stay below threshold ({t!r}), "
-                "or compaction could not shrink the context"
-            )
-        if isinstance(o, bool) or not isinstance(o, int) or not 0 <= o < w:
-            problems.append(f"output_reserve must be an integer in [0, window_tokens), not {o!r}")
-        return problems
-
-    @property
-    def trigger_tokens(self) -> int:
-        """Context size at which compaction is due."""
-        return min(
-            int(self.threshold * self.window_tokens), self.window_tokens - self.output_reserve
-        )
-
-    @property
-    def retain_tokens(self) -> int:
-        """Most tokens of the kept tail."""
-        return int(self.retain * self.window_tokens)
-
-    @property
-    def summary_tokens(self) -> int:
-        """Budget of the narrative sections together."""
-        return max(1, int(self.summary_share * self.window_tokens))
-
-    def should_compact(self, context_tokens: int) -> bool:
-        """Tell whether a context of this size is due for compaction (O(1), for agent loops)."""
-        return context_tokens >= self.trigger_tokens
+from compaction.views import ContextWindow, checkpoint_message
 
 
 @dataclass(frozen=True)
@@ -165,6 +94,8 @@ class CompactionResult:
     """Tokens the span replaced, the previous checkpoint included."""
     kept_messages: int
     """How many non-system messages stay verbatim after the checkpoint."""
+    fixed_tokens: int = 0
+    """Tokens of the system prompt and tool catalog the caller counted in the request."""
 
     @property
     def tokens_before(self) -> int:
@@ -175,6 +106,16 @@ class CompactionResult:
     def tokens_after(self) -> int:
         """Context tokens after it."""
         return self.data.tokens_after
+
+    @property
+    def request_tokens_before(self) -> int:
+        """Whole-request tokens before the compaction (fixed part + context)."""
+        return self.fixed_tokens + self.data.tokens_before
+
+    @property
+    def request_tokens_after(self) -> int:
+        """Whole-request tokens after it (fixed part + context)."""
+        return self.fixed_tokens + self.data.tokens_after
 
     @property
     def reduction(self) -> float:
@@ -207,67 +148,6 @@ CompactStart = Callable[[CompactionPlan], "str | bool | None"]
 """``on_compact_start``: None goes on, False vetoes, text adds to the focus instructions."""
 CompactEnd = Callable[["CompactionResult"], None]
 """``on_compact_end``: called with the result once the compaction is done."""
-
-
-# --- the cut -----------------------------------------------------------------------------------
-
-
-def unsafe_cuts(messages: Sequence[Message]) -> list[bool]:
-    """Return, for each cut position 0..n, whether it would split a tool call from its result.
-
-    Position k means ``messages[:k]`` are replaced and ``messages[k:]`` kept.
-    """
-    n = len(messages)
-    calls: dict[str, int] = {}
-    delta = [0] * (n + 2)
-    for i, message in enumerate(messages):
-        if message.role == "tool" and message.tool_call_id in calls:
-            start = calls.pop(message.tool_call_id)
-            delta[start + 1] += 1
-            delta[i + 1] -= 1
-        for call in message.tool_calls or ():
-            calls[call.id] = i
-    last_assistant = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
-    for start in calls.values():
-        if start == last_assistant:
-            delta[start + 1] += 1  # still waiting for its result: no cut after it
-            delta[n + 1] -= 1
-    unsafe, depth = [], 0
-    for k in range(n + 1):
-        depth += delta[k]
-        unsafe.append(depth > 0)
-    return unsafe
-
-
-def select_cut(messages: Sequence[Message], tokens: Sequence[int], retain_tokens: int) -> int:
-    """Return the cut position k (replace ``messages[:k]``, keep the rest); k >= 1.
-
-    Candidates are positions just before a user message, and the end (keep nothing); a candidate
-    that splits a tool call from its result is skipped. The smallest candidate whose tail fits
-    `retain_tokens` wins; when none fits, the largest.
-
-    Raises:
-        CompactionError: ``nothing_to_compact`` with no message, ``no_safe_cut`` with no safe
-            candidate.
-    """
-    n = len(messages)
-    if n == 0:
-        raise CompactionError("nothing_to_compact", "no message since the last checkpoint")
-    unsafe = unsafe_cuts(messages)
-    candidates = [
-        k for k in range(1, n + 1) if not unsafe[k] and (k == n or messages[k].role == "user")
-    ]
-    if not candidates:
-        raise CompactionError(
-            "no_safe_cut",
-            "every cut would split a tool call from its result or keep an answer without its "
-            "request; append the pending tool results, then compact",
-        )
-    tail = [0] * (n + 1)
-    for i in range(n - 1, -1, -1):
-        tail[i] = tail[i + 1] + tokens[i]
-    fitting = [k for k in candidates if tail[k] <= retain_tokens]
-    return fitting[0] if fitting else candidates[-1]
 
 
 # --- compaction --------------------------------------------------------------------------------
@@ -316,6 +196,7 @@ def compact(
     instructions: str | None = None,
     on_compact_start: CompactStart | None = None,
     on_compact_end: CompactEnd | None = None,
+    fixed_tokens: int = 0,
 ) -> CompactionResult:
     """Compact the session's context into a Checkpoint and append the checkpoint event.
 
@@ -336,11 +217,15 @@ def compact(
         on_compact_start: called with the `CompactionPlan` before the summarizer runs; returns
             None to go on, False to veto, or text added to the instructions.
         on_compact_end: called with the `CompactionResult` at the end.
+        fixed_tokens: tokens of the request besides the context view: the system prompt and
+            the tool catalog (`prompts.fixed_tokens` counts them).
 
     Raises:
         CompactionError: ``below_threshold`` (without `force`), ``nothing_to_compact``,
-            ``no_safe_cut``, ``summarizer_failed``, ``vetoed`` (by `on_compact_start`), or
-            ``conflict`` (retryable: other writers appended during every attempt).
+            ``no_safe_cut``, ``summarizer_failed``, ``vetoed`` (by `on_compact_start`),
+            ``does_not_fit`` (the fixed part, the system messages, the Checkpoint and the
+            reserve alone exceed the window), or ``conflict`` (retryable: other writers
+            appended during every attempt).
     """
     policy = policy or CompactionPolicy()
     for _ in range(COMPACTION_ATTEMPTS):
@@ -353,6 +238,7 @@ def compact(
             force=force,
             instructions=instructions,
             on_compact_start=on_compact_start,
+            fixed=fixed_tokens,
         )
         if not dry_run:
             try:
@@ -379,23 +265,16 @@ def _plan(
     force: bool,
     instructions: str | None,
     on_compact_start: CompactStart | None,
+    fixed: int,
 ) -> CompactionResult:
     """Compute the compaction of the session as it is now, appending nothing."""
     tokens_before = session.context_tokens
-    if not force and not policy.should_compact(tokens_before):
-        raise CompactionError(
-            "below_threshold",
-            f"the context holds {tokens_before} tokens, below the trigger of "
-            f"{policy.trigger_tokens} ({policy.threshold:g} of a {policy.window_tokens}-token "
-            "window); nothing was done (force it with force=True, CLI --force)",
-        )
-    context = session.context
-    tokens = [session.event_tokens(s) for s in context.seqs]
-    k = select_cut(context.messages, tokens, policy.retain_tokens)
+    if not force and not policy.should_compact(tokens_before, fixed):
+        raise _below_threshold(policy, tokens_before, fixed)
+    plan = _Plan.of(session, policy, fixed, summarizer)
+    context, tokens = plan.context, plan.tokens
     previous_data = context.checkpoint
-    previous = previous_checkpoint(previous_data)
-    pending, current = unfinished(session.latest_todos)
-    fallback = ExtractiveSummarizer(session.tokenizer)
+    k = plan.first_cut()
     instructions = _start(
         on_compact_start,
         CompactionPlan(
@@ -404,32 +283,11 @@ def _plan(
             replaced_messages=k,
             kept_messages=len(context.messages) - k,
             tokens_before=tokens_before,
-            summarizer=(summarizer or fallback).name,
+            summarizer=plan.summarizer.name,
             instructions=instructions,
         ),
     )
-    span = SummaryInput(
-        messages=context.messages[:k],
-        seqs=context.seqs[:k],
-        previous=previous,
-        todos=session.latest_todos,
-        budget_tokens=policy.summary_tokens,
-        modes=session.turn_modes.modes_of(context.seqs[:k]),
-        mode=session.turn_modes.mode_now,
-        instructions=instructions,
-    )
-    sections, used, fallback_reason = _summarize(summarizer or fallback, fallback, span)
-    checkpoint = Checkpoint(
-        primary_request=sections[Section.PRIMARY_REQUEST],
-        key_concepts=sections[Section.KEY_CONCEPTS],
-        files_and_code=sections[Section.FILES_AND_CODE],
-        errors_and_fixes=sections[Section.ERRORS_AND_FIXES],
-        pending_jobs=pending,
-        current_work=current,
-        next_step=sections[Section.NEXT_STEP],
-        critical_context=sections[Section.CRITICAL_CONTEXT],
-        carried_over=bool(pending or current) and session.todos.seq is None,
-    )
+    k, checkpoint, used, fallback_reason = plan.fit(k, instructions)
     text = render_checkpoint(checkpoint)
     previous_tokens = (
         count_message(session.tokenizer, checkpoint_message(previous_data)) if previous_data else 0
@@ -445,8 +303,8 @@ def _plan(
         summarizer=used,
         fallback_reason=fallback_reason,
         instructions=instructions,
-        pending=pending,
-        current=current,
+        pending=checkpoint.pending_jobs,
+        current=checkpoint.current_work,
     )
     return CompactionResult(
         checkpoint=checkpoint,
@@ -455,7 +313,146 @@ def _plan(
         replaced_messages=k,
         replaced_tokens=replaced,
         kept_messages=len(context.messages) - k,
+        fixed_tokens=fixed,
     )
+
+
+def _below_threshold(policy: CompactionPolicy, context: int, fixed: int) -> CompactionError:
+    parts = f" ({fixed} fixed + {context} context)" if fixed else ""
+    reserve = f", {policy.output_reserve} reserved for the reply" if policy.output_reserve else ""
+    return CompactionError(
+        "below_threshold",
+        f"the request holds {fixed + context} tokens{parts}{reserve}, below the trigger of "
+        f"{policy.trigger_tokens} ({policy.threshold:g} of a {policy.window_tokens}-token "
+        "window); nothing was done (force it with force=True, CLI --force)",
+    )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One compaction being planned: the context, its token counts and the room in the window."""
+
+    session: Session
+    policy: CompactionPolicy
+    context: ContextWindow
+    tokens: list[int]
+    room: int
+    """Tokens the Checkpoint and the kept tail may take together."""
+    fixed: int
+    system: int
+    summarizer: Summarizer
+    fallback: ExtractiveSummarizer
+
+    @classmethod
+    def of(
+        cls,
+        session: Session,
+        policy: CompactionPolicy,
+        fixed: int,
+        summarizer: Summarizer | None,
+    ) -> _Plan:
+        context = session.context
+        system = sum(count_message(session.tokenizer, m) for m in context.system)
+        fallback = ExtractiveSummarizer(session.tokenizer)
+        return cls(
+            session=session,
+            policy=policy,
+            context=context,
+            tokens=[session.event_tokens(s) for s in context.seqs],
+            room=policy.room_tokens - fixed - system,
+            fixed=fixed,
+            system=system,
+            summarizer=summarizer or fallback,
+            fallback=fallback,
+        )
+
+    def first_cut(self) -> int:
+        """Return the cut keeping the longest tail within retain and beside a planned Checkpoint."""
+        planned = self.checkpoint_tokens(self.skeleton()) + self.policy.summary_tokens
+        budget = min(self.policy.retain_tokens, self.room - planned)
+        return select_cut(self.context.messages, self.tokens, budget)
+
+    def fit(self, k: int, instructions: str | None) -> tuple[int, Checkpoint, str, str | None]:
+        """Return the cut, the Checkpoint, the summarizer used and any fallback reason.
+
+        Starting from cut `k`, if the Checkpoint comes out larger than planned, the cut moves
+        to the longest tail that fits beside it and the span is summarized again.
+        """
+        candidates = cut_points(self.context.messages)
+        tail = tail_tokens(self.tokens)
+        while True:
+            checkpoint, used, reason = self.write(k, instructions)
+            size = self.checkpoint_tokens(checkpoint)
+            if size + tail[k] <= self.room:
+                return k, checkpoint, used, reason
+            later = [c for c in candidates if c > k and size + tail[c] <= self.room]
+            if later:
+                k = later[0]
+            elif k < candidates[-1]:
+                k = candidates[-1]
+            else:
+                raise self.does_not_fit(size, tail[k])
+
+    def skeleton(self) -> Checkpoint:
+        """Return the Checkpoint with its code-owned sections only (empty narrative)."""
+        pending, current = unfinished(self.session.latest_todos)
+        return Checkpoint(
+            pending_jobs=pending,
+            current_work=current,
+            carried_over=bool(pending or current) and self.session.todos.seq is None,
+        )
+
+    def checkpoint_tokens(self, checkpoint: Checkpoint) -> int:
+        """Return the tokens a Checkpoint takes in the context."""
+        text = render_checkpoint(checkpoint)
+        return count_message(self.session.tokenizer, checkpoint_message_for(text))
+
+    def write(self, k: int, instructions: str | None) -> tuple[Checkpoint, str, str | None]:
+        """Summarize ``messages[:k]`` and return the Checkpoint, the summarizer, any reason."""
+        context, session = self.context, self.session
+        span = SummaryInput(
+            messages=context.messages[:k],
+            seqs=context.seqs[:k],
+            previous=previous_checkpoint(context.checkpoint),
+            todos=session.latest_todos,
+            budget_tokens=self.policy.summary_tokens,
+            modes=session.turn_modes.modes_of(context.seqs[:k]),
+            mode=session.turn_modes.mode_now,
+            instructions=instructions,
+        )
+        sections, used, reason = _summarize(self.summarizer, self.fallback, span)
+        skeleton = self.skeleton()
+        checkpoint = Checkpoint(
+            primary_request=sections[Section.PRIMARY_REQUEST],
+            key_concepts=sections[Section.KEY_CONCEPTS],
+            files_and_code=sections[Section.FILES_AND_CODE],
+            errors_and_fixes=sections[Section.ERRORS_AND_FIXES],
+            pending_jobs=skeleton.pending_jobs,
+            current_work=skeleton.current_work,
+            next_step=sections[Section.NEXT_STEP],
+            critical_context=sections[Section.CRITICAL_CONTEXT],
+            carried_over=skeleton.carried_over,
+        )
+        return checkpoint, used, reason
+
+    def does_not_fit(self, checkpoint: int, tail: int) -> CompactionError:
+        """Return the error naming each part of a request that cannot fit the window."""
+        p = self.policy
+        parts = [
+            f"{self.fixed} fixed (system prompt and tools)",
+            f"{self.system} system messages",
+            f"{checkpoint} Checkpoint",
+        ]
+        if tail:
+            parts.append(f"{tail} of tail that cannot be cut (a tool call waiting for its result)")
+        parts.append(f"{p.output_reserve} reserved for the reply")
+        total = self.fixed + self.system + checkpoint + tail + p.output_reserve
+        return CompactionError(
+            "does_not_fit",
+            f"{' + '.join(parts)} = {total} tokens, over the {p.window_tokens}-token window "
+            "even with nothing kept; use a larger window, a smaller tool catalog or system "
+            "prompt, fewer unfinished tasks, or a smaller output reserve",
+        )
 
 
 def _start(hook: CompactStart | None, plan: CompactionPlan) -> str | None:
@@ -488,12 +485,15 @@ def maybe_compact(
     instructions: str | None = None,
     on_compact_start: CompactStart | None = None,
     on_compact_end: CompactEnd | None = None,
+    fixed_tokens: int = 0,
 ) -> CompactionResult | None:
-    """Compact when the policy says the context is due; return None otherwise (for agent loops).
+    """Compact when the whole request is due; return None otherwise (for agent loops).
 
-    `instructions` and the hooks are those of `compact`.
+    `fixed_tokens` is the system prompt and tool catalog (`prompts.fixed_tokens`); the check is
+    O(1): ``fixed_tokens + session.context_tokens`` against the trigger. `instructions` and the
+    hooks are those of `compact`.
     """
-    if not policy.should_compact(session.context_tokens):
+    if not policy.should_compact(session.context_tokens, fixed_tokens):
         return None
     return compact(
         session,
@@ -502,4 +502,5 @@ def maybe_compact(
         instructions=instructions,
         on_compact_start=on_compact_start,
         on_compact_end=on_compact_end,
+        fixed_tokens=fixed_tokens,
     )

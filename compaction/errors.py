@@ -126,6 +126,7 @@ CompactionCode = Literal[
     "bad_checkpoint",
     "vetoed",
     "conflict",
+    "does_not_fit",
 ]
 
 

@@ -79,6 +79,21 @@ class ToolCall(_Frozen):
     function: FunctionCall
 
 
+class ClipData(_Frozen):
+    """How much of an oversized tool result the context view shows, decided when appended.
+
+    The log keeps the whole result; the model sees its first `head_chars` and last `tail_chars`
+    characters around a one-line note (see `compaction.clipping`).
+    """
+
+    head_chars: int = Field(ge=0)
+    """Characters shown from the start of the text."""
+    tail_chars: int = Field(ge=0)
+    """Characters shown from the end of the text."""
+    omitted_tokens: int = Field(ge=0)
+    """Tokens of the text left out, as counted when the result was appended."""
+
+
 class Message(_Frozen):
     """A chat message as the model sees it (OpenAI chat-completions fields)."""
 
@@ -99,6 +114,8 @@ class Message(_Frozen):
     ``recorded_summary`` (another agent's summary of earlier turns). Absent on a user message:
     taken as typed by a person. Only ``user`` text is read as a request or a constraint. Never
     sent to a provider."""
+    clip: ClipData | None = None
+    """For a tool result over the session's cap: what the context view shows of it."""
 
     @model_validator(mode="after")
     def _check_roles(self) -> Message:
@@ -108,6 +125,11 @@ class Message(_Frozen):
             raise ValueError("a tool message needs the tool_call_id of the call it answers")
         if self.tool_call_id is not None and self.role != "tool":
             raise ValueError("only tool messages carry a tool_call_id")
+        if self.clip is not None:
+            if self.role != "tool":
+                raise ValueError("only tool messages carry a clip")
+            if self.clip.head_chars + self.clip.tail_chars > len(self.text()):
+                raise ValueError("a clip shows more characters than the text holds")
         return self
 
     def text(self) -> str:

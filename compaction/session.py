@@ -14,7 +14,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from compaction.errors import ConfigError
+from compaction.clipping import clip_tool_output
+from compaction.errors import ConfigError, LogError
 from compaction.events import (
     Event,
     EventData,
@@ -24,6 +25,7 @@ from compaction.events import (
     TurnStartData,
 )
 from compaction.log import ReadReport, SessionLog, SyncPolicy
+from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
 from compaction.sources import EventSource, FileSource, StoreSource
 from compaction.stores import EventStore, is_store_url, open_store
 from compaction.todos import ToolResult, todo_write
@@ -55,7 +57,11 @@ class Session:
         session: the session id within the store.
         tokenizer: counts tokens for the usage view (default `o200k_base`, loaded on first use).
         sync: fsync every append (``"always"``) or once per `batch()` (``"batch"``).
-        skip_bad_lines: skip and count malformed lines instead of raising on them (JSONL).
+        skip_bad_lines: skip and count malformed lines instead of raising on them.
+        tool_output_cap: a tool result over this many tokens is appended with a clip: the log
+            keeps it whole, the context view shows its head and tail around a note (see
+            `compaction.clipping`); None appends every result unclipped. Default: 0.1 of the
+            default 128,000-token window (`CompactionPolicy.tool_output_tokens`).
 
     Raises:
         ConfigError: neither a path nor a store, or a store without a session id.
@@ -70,7 +76,13 @@ class Session:
         tokenizer: Tokenizer | None = None,
         sync: SyncPolicy = "always",
         skip_bad_lines: bool = False,
+        tool_output_cap: int | None = DEFAULT_TOOL_OUTPUT_CAP,
     ) -> None:
+        if tool_output_cap is not None and tool_output_cap < 1:
+            raise ConfigError(
+                f"tool_output_cap must be a positive integer or None, not {tool_output_cap!r}"
+            )
+        self.tool_output_cap = tool_output_cap
         self._tokenizer = tokenizer
         self.skip_bad_lines = skip_bad_lines
         self._source = self._open_source(path, store, session, sync)
@@ -231,12 +243,21 @@ class Session:
     ) -> list[Event]:
         """Append events in one locked write and update the views.
 
+        A tool result over `tool_output_cap` is recorded with its clip (see `compaction.clipping`).
+
         Args:
             items: the payloads.
             expected_seq: the last seq the caller read (e.g. `applied_seq`); if another writer
                 appended since, nothing is written and `SeqConflictError` is raised.
         """
-        events, taken = self._source.append(list(items), expected_seq, self.applied_seq)
+        cap = self.tool_output_cap
+        payloads: list[EventData] = [
+            clip_tool_output(p, self.tokenizer, cap)
+            if cap is not None and isinstance(p, Message) and p.role == "tool"
+            else p
+            for p in items
+        ]
+        events, taken = self._source.append(payloads, expected_seq, self.applied_seq)
         if taken:
             # Nobody else appended since our last read: apply our own events directly.
             for e in events:
@@ -316,3 +337,15 @@ class Session:
     def events(self) -> Iterable[Event]:
         """Stream this session's events from disk."""
         return self._source.events()
+
+    def event(self, seq: int) -> Event:
+        """Return the event recorded at `seq`, read from the log (a clipped tool result whole).
+
+        Raises:
+            LogError: no event has that seq (or the log cannot be read).
+        """
+        if 1 <= seq <= self.applied_seq:
+            for e in self.events():
+                if e.seq == seq:
+                    return e
+        raise LogError(f"no event with seq {seq} (the log holds 1..{self.applied_seq})")

@@ -23,6 +23,7 @@ from typing import ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from compaction.clipping import shown_message
 from compaction.events import (
     CheckpointData,
     CheckpointRecorded,
@@ -181,10 +182,13 @@ def checkpoint_message(checkpoint: CheckpointData) -> Message:
 
 
 class ContextProjection:
-    """The model's context: messages only, with each checkpoint folding the span it replaced."""
+    """The model's context: messages only, with each checkpoint folding the span it replaced.
+
+    A clipped tool result shows as its head, a note and its tail (`compaction.clipping`).
+    """
 
     name: ClassVar[str] = "context"
-    state_version: ClassVar[int] = 1
+    state_version: ClassVar[int] = 2
 
     def init(self) -> ContextState:
         """Return an empty context."""
@@ -193,10 +197,11 @@ class ContextProjection:
     def apply(self, state: ContextState, event: Event) -> ContextState:
         """Add messages; on a checkpoint, drop the messages of the span it replaced."""
         if isinstance(event, MessageAdded):
-            if event.data.role == "system":
-                state.system.append((event.seq, event.data))
+            shown = shown_message(event.data, event.seq)
+            if shown.role == "system":
+                state.system.append((event.seq, shown))
             else:
-                state.messages.append((event.seq, event.data))
+                state.messages.append((event.seq, shown))
         elif isinstance(event, CheckpointRecorded):
             last = event.data.last_seq
             state.messages = [(s, m) for s, m in state.messages if s > last]
@@ -283,7 +288,7 @@ class UsageProjection:
     """Each event's token count, computed once as it is applied."""
 
     name: ClassVar[str] = "usage"
-    state_version: ClassVar[int] = 2
+    state_version: ClassVar[int] = 3
 
     def __init__(self, tokenizer: Tokenizer | None = None) -> None:
         self.tokenizer = tokenizer or get_tokenizer()
@@ -293,9 +298,12 @@ class UsageProjection:
         return UsageState()
 
     def event_tokens(self, event: Event) -> int:
-        """Count what an event costs in the model's context (a todo/write costs its payload)."""
+        """Count what an event costs in the model's context (a todo/write costs its payload).
+
+        A clipped tool result costs what the model sees of it: head, note and tail.
+        """
         if isinstance(event, MessageAdded):
-            return count_message(self.tokenizer, event.data)
+            return count_message(self.tokenizer, shown_message(event.data, event.seq))
         if isinstance(event, CheckpointRecorded):
             return count_message(self.tokenizer, checkpoint_message(event.data))
         if isinstance(event, TodoWritten):

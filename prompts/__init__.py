@@ -5,6 +5,7 @@ A mode is data (`Mode`); `PromptBuilder` lays out its prompt with the stable lay
 add a session's context view; `run_todo_write` refuses `todo_write` where a mode forbids it.
 """
 
+from prompts.budget import RequestSize, fixed_tokens, request_size
 from prompts.builder import (
     SWITCH_STRATEGIES,
     Environment,
@@ -69,6 +70,7 @@ __all__ = [
     "PromptBuilder",
     "PromptLayers",
     "RenderLimits",
+    "RequestSize",
     "SwitchStrategy",
     "TodoPolicy",
     "ToolCatalog",
@@ -83,6 +85,7 @@ __all__ = [
     "check_plain",
     "common_prefix_length",
     "dumps",
+    "fixed_tokens",
     "get_mode",
     "linearize",
     "load_modes",
@@ -92,6 +95,7 @@ __all__ = [
     "openai_request",
     "refusal",
     "render",
+    "request_size",
     "run_todo_write",
     "shared_prefix_tokens",
     "switch_mode",

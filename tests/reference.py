@@ -97,11 +97,15 @@ def waits_for_result(messages: list[Message]) -> bool:
 
 
 def safe_cuts(messages: list[Message]) -> list[int]:
-    """Cuts the brief allows: before a request or at the end, never inside a call and result."""
+    """Cuts the brief allows: never inside a call and its result.
+
+    Before a request, or before an assistant message once every earlier call has its result,
+    or at the end.
+    """
     n = len(messages)
     found = []
     for k in range(1, n + 1):
-        if k < n and messages[k].role != "user":
+        if k < n and messages[k].role not in ("user", "assistant"):
             continue
         if answered_after(messages, k) or (k == n and waits_for_result(messages)):
             continue

@@ -597,6 +597,55 @@ def reference_step(draw: st.DrawFn, *, turn: int, step: int) -> list[Any]:
     return out
 
 
+# --- one long turn: a request, then up to a hundred tool rounds ---------------------------------
+
+long_tool_outputs = st.one_of(
+    st.text(max_size=120),
+    st.integers(1, 40).map(lambda n: "".join(f"src/app/mod{i}.py: ok\n" for i in range(n))),
+    st.integers(40, 400).map(lambda n: "Traceback: KeyError\n" + "log line 0123456789\n" * n),
+    st.integers(2_000, 8_000).map(
+        lambda n: "".join(f"row {i}: {i * 31 % 977}\n" for i in range(n))
+    ),
+)
+"""What a tool returns inside a long turn: short text, a listing, a long log, or an output
+larger than the whole window (up to ~60,000 tokens)."""
+
+clip_texts = st.one_of(
+    st.text(max_size=2_000),
+    st.integers(1, 3_000).map(lambda n: "".join(f"line {i}: {'x' * (i % 50)}\n" for i in range(n))),
+    st.text(alphabet="ab \n\u202e\u0416", min_size=500, max_size=20_000),
+)
+"""Tool outputs to clip: any text, many lines, long runs without line breaks."""
+
+
+@st.composite
+def long_turn_payloads(draw: st.DrawFn, *, max_rounds: int = 100) -> list[Any]:
+    """One user request, then 1 to `max_rounds` tool rounds (often exactly that), then an answer.
+
+    A round is an assistant message with one to three tool calls (sometimes with text), the
+    results in any order, and now and then a todo_write list or a text-only assistant message.
+    """
+    out: list[Any] = [TurnStartData(), Message(role="user", content=draw(st.text(max_size=80)))]
+    rounds = draw(st.one_of(st.just(max_rounds), st.integers(1, max_rounds)))
+    for r in range(rounds):
+        if draw(st.integers(0, 9)) == 0:
+            out.append(Message(role="assistant", content=f"Round {r}: looking further."))
+        ids = [f"r{r}c{i}" for i in range(draw(st.integers(1, 3)))]
+        calls = tuple(
+            ToolCall(id=i, function=FunctionCall(name="bash", arguments=json.dumps({"cmd": i})))
+            for i in ids
+        )
+        text = draw(st.sampled_from([None, f"Checking step {r}."]))
+        out.append(Message(role="assistant", content=text, tool_calls=calls))
+        if draw(st.integers(0, 9)) == 0:
+            out.append(TodoWriteData(todos=tuple(draw(valid_todo_lists()))))
+        for call_id in draw(st.permutations(ids)):
+            out.append(Message(role="tool", tool_call_id=call_id, content=draw(long_tool_outputs)))
+    if draw(st.booleans()):
+        out.append(Message(role="assistant", content="Done."))
+    return out
+
+
 @st.composite
 def reference_sessions(draw: st.DrawFn) -> tuple[list[Any], list[int], int, float]:
     """A session to check against the reference model, with 1-6 compaction points anywhere.
@@ -717,3 +766,14 @@ narrative_sections = st.fixed_dictionaries(
     }
 )
 """What a careless summarizer might answer: questions, 'done', injected and stale text."""
+
+
+@st.composite
+def long_turn_loops(draw: st.DrawFn) -> tuple[list[Any], int, int, float, int]:
+    """A long turn to run as an agent loop: payloads, window, fixed tokens, retain, reserve."""
+    payloads = draw(long_turn_payloads())
+    window = draw(st.sampled_from([3_000, 8_192, 32_000]))
+    fixed = draw(st.integers(0, window // 3))
+    retain = draw(st.sampled_from([0.0, 0.05, 0.16, 0.3]))
+    reserve = draw(st.sampled_from([0, 256]))
+    return payloads, window, fixed, retain, reserve

@@ -63,8 +63,13 @@ def replay(
     policy: CompactionPolicy,
     *,
     summarizer: Summarizer | None = None,
+    fixed_tokens: int = 0,
 ) -> ReplayReport:
-    """Append `events` to `session`, compacting whenever `policy` says the context is due."""
+    """Append `events` to `session`, compacting whenever `policy` says the request is due.
+
+    `fixed_tokens` is the system prompt and tool catalog the agent sent besides the context
+    (`prompts.fixed_tokens`), counted in the whole-request budget.
+    """
     report = ReplayReport()
     with session.batch():
         for event in events:
@@ -76,17 +81,21 @@ def replay(
                 data = moved
                 report.recorded_checkpoints += 1
             session.append(data)
-            _compact_if_due(session, policy, summarizer, report)
+            _compact_if_due(session, policy, summarizer, report, fixed_tokens)
             report.peak_context_tokens = max(report.peak_context_tokens, session.context_tokens)
     return report
 
 
 def _compact_if_due(
-    session: Session, policy: CompactionPolicy, summarizer: Summarizer | None, report: ReplayReport
+    session: Session,
+    policy: CompactionPolicy,
+    summarizer: Summarizer | None,
+    report: ReplayReport,
+    fixed_tokens: int,
 ) -> None:
     todos = unfinished(session.latest_todos)
     try:
-        result = maybe_compact(session, policy, summarizer=summarizer)
+        result = maybe_compact(session, policy, summarizer=summarizer, fixed_tokens=fixed_tokens)
     except CompactionError as exc:
         # Due but impossible now (no safe cut mid-call, nothing new): the next event retries.
         report.refused[exc.code] += 1

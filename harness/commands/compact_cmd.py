@@ -1,7 +1,10 @@
 """`harness compact LOG`: compact a session log into a Checkpoint.
 
-Appends one ``compaction/checkpoint`` event (or, with ``--dry-run``, only prints it) and reports
-the context tokens before and after. Below the policy's threshold it does nothing unless
+The whole request counts: the system prompt and tool catalog the options describe (``--mode``,
+default the latest turn's; ``--tools-file``, ``--date``, ``--cwd``, ``--var``: the request
+`harness context` prints), the log's context view and ``--reserve``. Appends one
+``compaction/checkpoint`` event (or, with ``--dry-run``, only prints it) and reports the request
+tokens before and after, by part. Below the policy's threshold it does nothing unless
 ``--force`` is given, and says so (exit 0). ``--summarizer openai`` has a model behind an
 OpenAI-compatible endpoint write the narrative (see `harness.commands.llm_options`), falling back
 to the extractive summarizer on any failure; the call's token usage is appended as a
@@ -27,8 +30,10 @@ from compaction import (
     get_tokenizer,
 )
 from harness.commands import llm_options
+from harness.commands.prompt_cmd import builder_from_args
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from harness.output import console, print_json
+from prompts import RequestSize, available_modes, get_mode, request_size
 
 SUMMARIZERS: tuple[str, ...] = ("extractive", "openai")
 """Names accepted by ``--summarizer``."""
@@ -42,7 +47,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Replace the oldest part of LOG's context with a Checkpoint (a fixed template whose "
             "Pending Jobs and Current Work are copied from the latest todo list) and append a "
-            "compaction/checkpoint event. Below the threshold nothing is done without --force."
+            "compaction/checkpoint event. The whole request counts: the system prompt and tool "
+            "catalog of --mode/--tools-file (as `harness context` builds them), the context "
+            "and --reserve. Below the threshold nothing is done without --force."
         ),
     )
     p.add_argument("log", metavar="LOG", help=LOG_HELP)
@@ -51,7 +58,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--window", type=int, default=DEFAULT_WINDOW, help="context window in tokens (%(default)s)"
     )
     p.add_argument(
-        "--threshold", type=float, default=0.8, help="compact at this share of the window (0.8)"
+        "--threshold",
+        type=float,
+        default=0.8,
+        help="compact when the whole request reaches this share of the window (0.8)",
     )
     p.add_argument(
         "--retain", type=float, default=0.16, help="keep at most this share verbatim (0.16)"
@@ -90,8 +100,22 @@ def make_summarizer(
     raise ValueError(f"unknown summarizer {name!r}")
 
 
+def request_json(size: RequestSize, context_after: int, policy: CompactionPolicy) -> dict[str, Any]:
+    """Return the request's parts in tokens: fixed (system prompt + tools) and context."""
+    return {
+        "request_tokens_before": size.total,
+        "request_tokens_after": size.fixed + context_after,
+        "fixed_tokens": size.fixed,
+        "system_prompt_tokens": size.system,
+        "tool_catalog_tokens": size.tools,
+        "output_reserve": policy.output_reserve,
+        "window_tokens": policy.window_tokens,
+        "trigger_tokens": policy.trigger_tokens,
+    }
+
+
 def result_json(result: CompactionResult, *, dry_run: bool) -> dict[str, Any]:
-    """Return the JSON object `--json` prints for a compaction."""
+    """Return the JSON object `--json` prints for a compaction (context tokens in `tokens_*`)."""
     data = result.data
     return {
         "compacted": not dry_run,
@@ -122,6 +146,10 @@ def run(args: argparse.Namespace) -> int:
         output_reserve=args.reserve,
     )
     with open_session(args, tokenizer=get_tokenizer(args.tokenizer)) as session:
+        mode = get_mode(
+            args.mode or llm_options.session_mode(session), available_modes(args.modes_file)
+        )
+        size = request_size(builder_from_args(args), mode, session)
         summarizer = make_summarizer(args.summarizer, session, args)
         try:
             result = compact(
@@ -131,14 +159,16 @@ def run(args: argparse.Namespace) -> int:
                 force=args.force,
                 dry_run=args.dry_run,
                 instructions=args.instructions,
+                fixed_tokens=size.fixed,
             )
         except CompactionError as exc:
             if exc.code != "below_threshold":
                 raise
-            return _below(args, session.context_tokens, policy, str(exc))
+            return _below(args, size, policy, str(exc))
         usage = llm_options.finish(summarizer, session, dry_run=args.dry_run)
     if args.json:
-        print_json(result_json(result, dry_run=args.dry_run) | {"summary_usage": usage})
+        request = request_json(size, result.tokens_after, policy)
+        print_json(result_json(result, dry_run=args.dry_run) | request | {"summary_usage": usage})
         return 0
     _report(result, dry_run=args.dry_run)
     for report in usage:
@@ -146,17 +176,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _below(args: argparse.Namespace, tokens: int, policy: CompactionPolicy, why: str) -> int:
+def _below(args: argparse.Namespace, size: RequestSize, policy: CompactionPolicy, why: str) -> int:
     if args.json:
         print_json(
             {
                 "compacted": False,
                 "reason": "below_threshold",
-                "tokens_before": tokens,
-                "tokens_after": tokens,
-                "trigger_tokens": policy.trigger_tokens,
+                "tokens_before": size.context,
+                "tokens_after": size.context,
                 "message": why,
             }
+            | request_json(size, size.context, policy)
         )
     else:
         console().print(f"nothing to do: {why.removeprefix('below_threshold: ')}")
@@ -176,8 +206,9 @@ def _report(result: CompactionResult, *, dry_run: bool) -> None:
         markup=False,
     )
     out.print(
-        f"context tokens: {data.tokens_before} -> {data.tokens_after} "
-        f"(-{result.reduction:.1%})" + (" [dry run: nothing appended]" if dry_run else ""),
+        f"request tokens: {result.request_tokens_before} -> {result.request_tokens_after} "
+        f"({result.fixed_tokens} fixed + context {data.tokens_before} -> {data.tokens_after}, "
+        f"-{result.reduction:.1%})" + (" [dry run: nothing appended]" if dry_run else ""),
         markup=False,
     )
     out.print(

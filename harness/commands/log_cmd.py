@@ -1,8 +1,13 @@
-"""`harness log LOG`: validate a log and summarise it; `harness log --schema`: the line schema."""
+"""`harness log LOG`: validate a log and summarise it; `--seq N`: one event whole; `--schema`.
+
+``harness log LOG --seq N`` prints event N as recorded: a message's text in full (the way back to
+a tool result the context view shows clipped), or with ``--json`` the event itself.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from rich.table import Table
 
@@ -13,8 +18,10 @@ from compaction import (
     LogChecker,
     LogError,
     LogFormatError,
+    MessageAdded,
     ReadReport,
     UsageProjection,
+    dump_event,
     event_json_schema,
     get_tokenizer,
 )
@@ -39,6 +46,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--schema", action="store_true", help="print the JSON Schema of a log line and exit"
     )
+    p.add_argument(
+        "--seq",
+        type=int,
+        metavar="N",
+        help="print event N whole: a message's full text (a clipped tool result too), "
+        "or the event as JSON with --json",
+    )
     p.add_argument("--skip-bad", action="store_true", help="count and skip malformed lines")
     p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -52,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.log is None:
         raise ConfigError("give a LOG to summarise, or --schema")
+    if args.seq is not None:
+        return _show(args)
     report = ReadReport(path=args.log)
     # One streaming pass: the checks and the usage fold keep counts and ids, never the events.
     checker = LogChecker(RULES if not args.skip_bad else ())
@@ -113,3 +129,18 @@ def run(args: argparse.Namespace) -> int:
     for bad in report.bad_lines:
         out.print(f"bad line {bad.line}: {bad.reason} (skipped)")
     return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    """Print one event whole (see the module docstring)."""
+    for event in read_log(args, ReadReport(path=args.log)):
+        if event.seq != args.seq:
+            continue
+        if args.json:
+            print_json(event.model_dump(mode="json", exclude_none=True))
+        elif isinstance(event, MessageAdded):
+            sys.stdout.write(event.data.text() + "\n")
+        else:
+            sys.stdout.write(dump_event(event) + "\n")
+        return 0
+    raise LogError(f"{args.log}: no event with seq {args.seq}")

@@ -11,11 +11,11 @@ Todo placement, framed as the brief frames it:
 - **C** (``todos="system"``): the current todo list is injected at the end of the system prompt
   on every request, and the tool answers one line of counts.
 
-Mode switching (all on top of B), for the session's Plan-mode phase: ``switch="rebuild"``
+Mode switching (all on top of B), for the session's Plan-mode phase: ``switch="message"``
+keeps the system prompt and appends a mode message to the conversation; ``switch="rebuild"``
 rebuilds the system prompt for the new mode, with ``tools="stable"`` (the catalog identical
-across modes) or ``tools="filtered"`` (todo_write removed in Plan mode); ``switch="message"``
-keeps the system prompt and appends a mode message to the conversation. B itself uses the
-prompt builder's defaults (rebuild, stable).
+across modes) or ``tools="filtered"`` (todo_write removed in Plan mode). B itself uses the
+prompt builder's defaults (mode message, stable tools).
 
 A strategy changes the log the replayer feeds (`Strategy.transform`), the system prompt
 (`Strategy.system_suffix`), and what a request shows of the todo list (`visible_todos`); the
@@ -91,7 +91,7 @@ class Strategy:
     name: str
     title: str
     todos: TodoPlacement = "event"
-    switch: SwitchStrategy = "rebuild"
+    switch: SwitchStrategy = "message"
     tools: ToolStrategy = "stable"
     compaction: bool = True
 
@@ -136,12 +136,13 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy(
             "switch:rebuild+filtered",
             "B; mode switch rebuilds the system prompt, todo_write filtered out in Plan mode",
+            switch="rebuild",
             tools="filtered",
         ),
         Strategy(
-            "switch:message",
-            "B; mode switch appends a mode message, system prompt and tools untouched",
-            switch="message",
+            "switch:rebuild",
+            "B; mode switch rebuilds the system prompt, tools stable across modes",
+            switch="rebuild",
         ),
         Strategy("none", "B without compaction (the baseline)", compaction=False),
     )
@@ -152,11 +153,11 @@ TODO_STRATEGIES: tuple[str, ...] = ("A", "B", "C")
 """The todo placements compared."""
 
 SWITCH_VARIANTS: dict[str, str] = {
-    "rebuild + stable tools": "B",
+    "mode message + stable tools": "B",
+    "rebuild + stable tools": "switch:rebuild",
     "rebuild + filtered tools": "switch:rebuild+filtered",
-    "mode message + stable tools": "switch:message",
 }
-"""The mode-switch variants and the strategy that runs each (B is rebuild + stable)."""
+"""The mode-switch variants and the strategy that runs each (B is mode message + stable)."""
 
 BASELINE = "none"
 """The no-compaction baseline."""

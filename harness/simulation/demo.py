@@ -1,9 +1,11 @@
 """The demo behind `harness demo`: a generated long session through prompts, views and compaction.
 
 `run_demo` writes a seeded synthetic session (`harness.simulation.sessions.generate`) into a live
-`compaction.Session` as an agent loop would: before each model call it compacts when the policy
-says, and in the Plan-mode phase it tries one `todo_write`, which the mode refuses by code. Then
-it replays the same session request by request (`harness.simulation.request_replay`) under
+`compaction.Session` as an agent loop would: before each model call it compacts when the whole
+request (system prompt, tool catalog and context) is due, it switches modes by appending a mode
+message (the default), and in the Plan-mode phase it tries one `todo_write`, which the mode
+refuses by code. Then it replays the same session request by request
+(`harness.simulation.request_replay`) under
 this toolkit's strategy (B) and under the no-compaction baseline, for the token savings and the
 cache-hit figures of each provider model.
 
@@ -28,9 +30,16 @@ from compaction import (
     maybe_compact,
 )
 from harness.simulation.context_strategies import BASELINE, STRATEGIES
-from harness.simulation.request_replay import ReplayResult, replay
-from harness.simulation.sessions import generate, unfinished
-from prompts import get_mode, run_todo_write
+from harness.simulation.request_replay import ENVIRONMENT, ReplayResult, replay
+from harness.simulation.sessions import generate, unfinished, user_tools
+from prompts import (
+    PromptBuilder,
+    ToolCatalog,
+    fixed_tokens,
+    get_mode,
+    run_todo_write,
+    switch_mode,
+)
 
 DEFAULT_TURNS = 24
 DEFAULT_SEED = 7
@@ -81,18 +90,27 @@ def live_session(
     """Write the session into a live log, compacting before model calls as the policy says."""
     result = DemoResult(log=log, events=0, panel=TodoPanel())
     mode = get_mode("agent")
-    with Session(log, sync="batch") as session, session.batch():
+    builder = PromptBuilder(ToolCatalog(user_tools()), environment=ENVIRONMENT)
+    cap = policy.tool_output_tokens
+    with Session(log, sync="batch", tool_output_cap=cap) as session, session.batch():
+        prompt_mode = mode
+        fixed = fixed_tokens(builder, prompt_mode, tokenizer=session.tokenizer)
         for i, payload in enumerate(payloads):
             if isinstance(payload, TurnStartData):
-                mode = get_mode(payload.mode or "agent")
-            if isinstance(payload, Message) and payload.role == "assistant":
-                done = maybe_compact(session, policy)
+                session.append(payload)
+                new = get_mode(payload.mode or "agent")
+                # The default switch: the system prompt stays, a mode message is appended.
+                prompt_mode = switch_mode(session, builder, prompt_mode, new, current=mode)
+                mode = new
+            elif isinstance(payload, Message) and payload.role == "assistant":
+                done = maybe_compact(session, policy, fixed_tokens=fixed)
                 if done is not None:
                     result.compactions.append(done)
                 if not mode.todo_write_allowed and result.plan_refusal is None:
                     refused = run_todo_write(session, PLAN_ATTEMPT, mode)
                     result.plan_refusal = refused.content
-            session.append(payload)
+            if not isinstance(payload, TurnStartData):
+                session.append(payload)
             if progress:
                 progress("session", i + 1, len(payloads))
         result.events = session.applied_seq

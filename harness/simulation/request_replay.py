@@ -2,7 +2,8 @@
 
 `replay(payloads, strategy)` appends the session's events to a fresh `compaction.Session` one by
 one. Each assistant message marks a model call: just before it, the replayer compacts when the
-policy says (`compaction.maybe_compact`), has the prompt builder assemble the OpenAI-format
+policy says the whole request is due (`compaction.maybe_compact` with the system prompt and tool
+catalog counted by `prompts.fixed_tokens`), has the prompt builder assemble the OpenAI-format
 request for the current mode over the session's context view (`prompts.openai_request`),
 serializes it to tokens, and feeds the tokens to every provider cache model. A session that ends
 while the agent still owes an answer gets one last request: the call that would come next.
@@ -83,6 +84,7 @@ from prompts import (
     PromptBuilder,
     ToolCatalog,
     dumps,
+    fixed_tokens,
     get_mode,
     openai_message,
     openai_request,
@@ -239,6 +241,8 @@ class _Loop:
     exact: CacheSimulator = field(default_factory=lambda: DeepSeekCache(unit=1).simulator())
     """Longest token prefix shared with any earlier request, unrounded."""
     summarizer_for: SummarizerFor | None = None
+    fixed: dict[tuple[str, str | None], int] = field(default_factory=dict)
+    """Fixed request tokens by (prompt mode, system suffix), counted once each."""
 
     def start_turn(self, data: TurnStartData) -> None:
         new = get_mode(data.mode or DEFAULT_MODE)
@@ -267,14 +271,33 @@ class _Loop:
                 with contextlib.suppress(ToolInputError):
                     self.truth = parse_todo_write(call.function.arguments, allow_parallel=True)
 
+    def fixed_tokens(self) -> int:
+        """Tokens of the system prompt (with the strategy's suffix) and the tool catalog."""
+        assert self.prompt_mode is not None
+        suffix = self.strategy.system_suffix(self.session.latest_todos)
+        key = (self.prompt_mode.name, suffix)
+        got = self.fixed.get(key)
+        if got is None:
+            got = self.fixed[key] = fixed_tokens(
+                self.builder,
+                self.prompt_mode,
+                tokenizer=self.session.tokenizer,
+                system_suffix=suffix,
+            )
+        return got
+
     def compact(self) -> bool:
         if not self.strategy.compaction:
             return False
         summarizer = None
-        if self.summarizer_for and self.policy.should_compact(self.session.context_tokens):
+        fixed = self.fixed_tokens()
+        if self.summarizer_for and self.policy.should_compact(self.session.context_tokens, fixed):
             summarizer = self.summarizer_for(self.request())
         try:
-            done = maybe_compact(self.session, self.policy, summarizer=summarizer) is not None
+            found = maybe_compact(
+                self.session, self.policy, summarizer=summarizer, fixed_tokens=fixed
+            )
+            done = found is not None
         except CompactionError:
             self.result.compaction_failures += 1
             return False
@@ -414,14 +437,20 @@ def replay(
     tok = tokenizer or get_tokenizer()
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         started = time.perf_counter()
-        session = Session(Path(tmp) / "replay.jsonl", tokenizer=tok, sync="batch")
+        policy = policy or CompactionPolicy()
+        session = Session(
+            Path(tmp) / "replay.jsonl",
+            tokenizer=tok,
+            sync="batch",
+            tool_output_cap=policy.tool_output_tokens if strategy.compaction else None,
+        )
         loop = _Loop(
             strategy=strategy,
             session=session,
             builder=PromptBuilder(
                 ToolCatalog(user_tools()), strategy=strategy.tools, environment=ENVIRONMENT
             ),
-            policy=policy or CompactionPolicy(),
+            policy=policy,
             tokens=SegmentTokens(tok),
             sims={m.name: m.simulator() for m in models},
             result=ReplayResult(strategy=strategy.name, session=session_name),

@@ -107,7 +107,7 @@ class TestCompactCommand:
         assert "carried by code: " in run.stdout
         below = harness("compact", path)
         assert below.returncode == 0
-        assert below.stdout.startswith("nothing to do: the context holds ")
+        assert below.stdout.startswith("nothing to do: the request holds ")
 
     @pytest.mark.parametrize(
         ("args", "match"),

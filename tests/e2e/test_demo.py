@@ -6,7 +6,7 @@ from pathlib import Path
 
 from cli_runner import run_cli
 
-from compaction import CheckpointRecorded, TodoWritten, read_events
+from compaction import CheckpointRecorded, MessageAdded, TodoWritten, read_events
 from compaction.checkpoint import parse_checkpoint
 from harness.simulation import run_demo
 
@@ -33,6 +33,12 @@ class TestRunDemo:
                     assert "Done" not in cp.next_step
                 checked += 1
         assert checked == len(result.compactions)
+        switches = [
+            e.data.text()
+            for e in read_events(log)
+            if isinstance(e, MessageAdded) and e.data.text().startswith("<mode-switch>")
+        ]
+        assert any("The mode is now Plan" in s for s in switches), "a switch appends a message"
         assert result.plan_refusal is not None
         assert "Plan mode" in result.plan_refusal
         assert result.ours is not None

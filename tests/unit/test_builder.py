@@ -142,6 +142,17 @@ class TestModeSwitch:
         assert "The mode is now Plan" in added[0]["content"]
         assert "Do not call `todo_write`" in added[0]["content"]
 
+    def test_message_is_the_default(self, log_path: Path) -> None:
+        """Without `how`, a switch appends a mode message and keeps the prompt's mode."""
+        b = builder()
+        with Session(log_path) as session:
+            session.start_turn("Plan first")
+            prompt_mode = switch_mode(session, b, AGENT, PLAN)
+            last = session.context.messages[-1]
+        assert prompt_mode == AGENT
+        assert last.role == "user"
+        assert "The mode is now Plan" in last.text()
+
     def test_message_switch_back_is_announced(self, log_path: Path) -> None:
         """Switching back to the prompt's own mode by message appends a message for it too."""
         b = builder()

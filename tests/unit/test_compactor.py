@@ -30,6 +30,7 @@ from compaction import (
     select_cut,
 )
 from compaction.compactor import unsafe_cuts
+from compaction.cuts import cut_points
 from compaction.events import make_event
 from compaction.invariants import check_checkpoint_cut
 from compaction.views import checkpoint_message
@@ -84,12 +85,27 @@ class TestPolicy:
         assert p.trigger_tokens == int(0.8 * p.window_tokens)
         assert p.retain_tokens == int(0.16 * p.window_tokens)
 
-    def test_reserve_can_lower_the_trigger(self) -> None:
-        """With a large output reserve the context compacts before the threshold share."""
+    def test_reserve_counts_in_the_request(self) -> None:
+        """The output reserve counts in the request: due at threshold * window - reserve."""
         p = CompactionPolicy(window_tokens=10_000, threshold=0.95, output_reserve=2_000)
+        assert p.trigger_tokens == 7_500
+        assert p.should_compact(7_500)
+        assert not p.should_compact(7_499)
+        assert p.room_tokens == 8_000
+
+    def test_fixed_part_counts_in_the_request(self) -> None:
+        """System prompt and tools count: due when fixed + context reaches the trigger."""
+        p = CompactionPolicy(window_tokens=10_000)
         assert p.trigger_tokens == 8_000
-        assert p.should_compact(8_000)
+        assert p.should_compact(5_000, fixed_tokens=3_000)
+        assert not p.should_compact(4_999, fixed_tokens=3_000)
         assert not p.should_compact(7_999)
+
+    def test_tool_output_cap(self) -> None:
+        """The tool-output cap is a share of the window (default 0.1)."""
+        assert CompactionPolicy(window_tokens=8_192).tool_output_tokens == 819
+        quarter = CompactionPolicy(window_tokens=1_000, tool_output_share=0.25)
+        assert quarter.tool_output_tokens == 250
 
     @pytest.mark.parametrize(
         ("kwargs", "match"),
@@ -104,6 +120,9 @@ class TestPolicy:
             ({"summary_share": 0}, r"summary_share must be in \(0, 1\), not 0"),
             ({"output_reserve": -1}, r"output_reserve must be an integer in \[0, window_tokens\)"),
             ({"output_reserve": 128_000}, r"output_reserve .* not 128000"),
+            ({"output_reserve": 102_400}, r"output_reserve \(102400\) must stay below the trigger"),
+            ({"tool_output_share": 0}, r"tool_output_share must be in \(0, 1\), not 0"),
+            ({"tool_output_share": 1.0}, r"tool_output_share must be in \(0, 1\), not 1.0"),
             ({"threshold": 2, "retain": 2}, r"threshold .* not 2; retain .* not 2"),
         ],
     )
@@ -137,22 +156,44 @@ class TestCut:
         assert select_cut(msgs, [10] * 6, retain_tokens=20) == 4
         assert select_cut(msgs, [10] * 6, retain_tokens=5) == 6
 
-    def test_never_cuts_before_an_answer(self) -> None:
-        """Cuts fall before user messages or at the end, never before an assistant or tool."""
+    def test_cut_points_inside_a_turn(self) -> None:
+        """Cuts fall before a user, or an assistant once earlier calls are answered; not a tool.
+
+        The end is a cut too (keep nothing).
+        """
         msgs = [user(), call("a"), result("a"), say(), say()]
-        assert select_cut(msgs, [1, 1, 1, 1, 50], retain_tokens=60) == 5
+        assert cut_points(msgs) == [1, 3, 4, 5]
+        assert select_cut(msgs, [1, 1, 1, 1, 50], retain_tokens=60) == 1
+        assert select_cut(msgs, [1, 1, 1, 1, 50], retain_tokens=51) == 3
+        assert select_cut(msgs, [1, 1, 1, 1, 50], retain_tokens=49) == 5
+
+    def test_parallel_calls_answered_before_the_next_round(self) -> None:
+        """An assistant with two calls: no cut until both results are in."""
+        two = Message(
+            role="assistant",
+            tool_calls=(
+                ToolCall(id="a", function=FunctionCall(name="bash", arguments="{}")),
+                ToolCall(id="b", function=FunctionCall(name="bash", arguments="{}")),
+            ),
+        )
+        msgs = [user(), two, result("b"), result("a"), call("c"), result("c")]
+        assert cut_points(msgs) == [1, 4, 6]
+
+    def test_answer_after_a_later_assistant_blocks_the_cut(self) -> None:
+        """A call answered only after a later assistant message: no cut between them."""
+        msgs = [user(), call("a"), say(), result("a"), say()]
+        assert cut_points(msgs) == [1, 4, 5]
 
     def test_falls_back_to_shortest_tail(self) -> None:
         """When no safe cut fits, the one with the shortest tail is taken."""
         msgs = [user(), say(), user(), call("a")]
-        assert select_cut(msgs, [10, 10, 10, 10], retain_tokens=5) == 2
+        assert select_cut(msgs, [10, 10, 10, 10], retain_tokens=5) == 3
 
     @pytest.mark.parametrize(
         ("messages", "code"),
         [
             ([], "nothing_to_compact"),
-            ([user(), call("a")], "no_safe_cut"),
-            ([say(), call("a")], "no_safe_cut"),
+            ([call("a")], "no_safe_cut"),
         ],
     )
     def test_rejects(self, messages: list[Message], code: str) -> None:
@@ -237,7 +278,7 @@ class TestCompact:
         assert msgs[1].role == "user"
         assert all(s > r.data.last_seq for s in ctx.seqs)
         assert len(ctx.messages) == r.kept_messages
-        assert ctx.messages == () or ctx.messages[0].role == "user"
+        assert ctx.messages == () or ctx.messages[0].role in ("user", "assistant")
         assert r.tokens_before == before
         assert session.context_tokens == r.tokens_after < before
         recount = sum(count_message(session.tokenizer, m) for m in msgs)
@@ -333,15 +374,71 @@ class TestCompact:
         with pytest.raises(CompactionError, match="nothing_to_compact"):
             compact(session, SMALL, force=True)
 
-    def test_compacts_mid_turn_at_end(self, session: Session) -> None:
-        """One long turn with no later user message is summarized whole (empty tail)."""
+    def test_long_turn_keeps_its_latest_rounds(self, session: Session) -> None:
+        """Inside one long turn the latest tool rounds stay verbatim, within the retain budget."""
         session.start_turn("one long job")
         for n in range(20):
             session.add_message(call(f"c{n}"))
-            session.add_message(result(f"c{n}", "data " * 100))
+            session.add_message(result(f"c{n}", f"data {n} " * 100))
         r = compact(session, SMALL, force=True)
-        assert r.kept_messages == 0
-        assert r.data.last_seq == session.applied_seq - 1
+        ctx = session.context
+        assert r.kept_messages >= 2
+        assert ctx.messages[0].role == "assistant"
+        assert ctx.messages[-1] == result("c19", "data 19 " * 100)
+        per_event = session.usage.per_event
+        kept = sum(per_event[s - 1] for s in ctx.seqs)
+        assert kept <= SMALL.retain_tokens
+        one_more = kept + per_event[ctx.seqs[0] - 2] + per_event[ctx.seqs[0] - 3]
+        assert one_more > SMALL.retain_tokens  # the longest tail that fits: one round more won't
+
+    def test_fixed_part_triggers_at_the_boundary(self, session: Session) -> None:
+        """maybe_compact counts the fixed part: one token under the trigger does nothing."""
+        for n in range(3):
+            turn(session, n)
+        policy = CompactionPolicy(window_tokens=10_000)
+        under = policy.trigger_tokens - session.context_tokens - 1
+        assert maybe_compact(session, policy, fixed_tokens=under) is None
+        r = maybe_compact(session, policy, fixed_tokens=under + 1)
+        assert r is not None
+        assert r.fixed_tokens == under + 1
+        assert r.request_tokens_before == policy.trigger_tokens
+        assert r.request_tokens_after == under + 1 + r.tokens_after
+
+    def test_request_fits_the_window_after(self, session: Session) -> None:
+        """With a large fixed part the tail shrinks so the whole request fits the window."""
+        for n in range(8):
+            turn(session, n, size=60)
+        policy = CompactionPolicy(window_tokens=4_000, retain=0.5, output_reserve=300)
+        free = compact(session, policy, force=True, dry_run=True)
+        fixed = 4_000 - 300 - free.tokens_after + 200  # the free tail would overflow by 200
+        tight = compact(session, policy, force=True, fixed_tokens=fixed)
+        assert tight.kept_messages < free.kept_messages
+        assert fixed + tight.tokens_after + policy.output_reserve <= policy.window_tokens
+
+    def test_does_not_fit_names_the_parts(self, session: Session) -> None:
+        """When system + tools + Checkpoint cannot fit, does_not_fit, and nothing is appended."""
+        for n in range(3):
+            turn(session, n)
+        seq = session.applied_seq
+        with pytest.raises(CompactionError, match="does_not_fit") as info:
+            compact(session, SMALL, force=True, fixed_tokens=3_900)
+        assert info.value.code == "does_not_fit"
+        assert "3900 fixed (system prompt and tools)" in str(info.value)
+        assert "over the 4000-token window" in str(info.value)
+        assert session.applied_seq == seq
+
+    def test_retain_changes_the_kept_tail(self, log_path: Path) -> None:
+        """A larger retain share keeps more of a long turn verbatim."""
+        kept = []
+        for retain in (0.05, 0.1, 0.3):
+            with Session(log_path.with_name(f"r{retain}.jsonl")) as s:
+                s.start_turn("one long job")
+                for n in range(30):
+                    s.add_message(call(f"c{n}"))
+                    s.add_message(result(f"c{n}", f"data {n} " * 60))
+                policy = CompactionPolicy(window_tokens=6_000, retain=retain)
+                kept.append(compact(s, policy, force=True).kept_messages)
+        assert kept[0] < kept[1] < kept[2]
 
 
 def _events(*payloads: EventData) -> list[Event]:

@@ -48,7 +48,9 @@ class TestCatalogue:
         """A, B, C, the switch variants and the baseline are all defined."""
         assert set(TODO_STRATEGIES) | set(SWITCH_VARIANTS.values()) | {BASELINE} <= set(STRATEGIES)
         assert not STRATEGIES[BASELINE].compaction
-        assert STRATEGIES["switch:message"].switch == "message"
+        assert STRATEGIES["B"].switch == "message"  # the default: a mode switch appends
+        assert STRATEGIES["switch:rebuild"].switch == "rebuild"
+        assert STRATEGIES["switch:rebuild+filtered"].switch == "rebuild"
         assert STRATEGIES["switch:rebuild+filtered"].tools == "filtered"
 
 

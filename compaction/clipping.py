@@ -1,0 +1,105 @@
+"""Oversized tool outputs: kept whole in the log, shown to the model as head and tail.
+
+A tool result whose text takes more tokens than the session's cap (`Session(tool_output_cap=)`,
+by default 0.1 of a 128,000-token window; `CompactionPolicy.tool_output_tokens` gives it for
+a policy) is recorded whole, with a `ClipData` that says how many characters of its head and
+tail the model sees. The context view (`shown_message`) shows the head, then a one-line note
+(`templates/clip_note.md`) saying how many tokens were left out and how to read them back
+(`harness log LOG --seq N`, `Session.event(N)`), then the tail.
+
+The decision is made once, when the result is appended, and recorded in the event, so the bytes
+the model saw never change afterwards (the provider's prefix cache stays valid), whatever cap a
+later reader uses. A clipped result is shown as text (image blocks are left out with the rest).
+
+Invariants: the shown text is a pure function of the event (text, clip, seq); the head and
+tail take at most the cap's tokens besides the note; a result at or under the cap is untouched.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Final
+
+from compaction.events import ClipData, Message
+from compaction.tokens import Tokenizer
+
+HEAD_SHARE: Final = 2 / 3
+"""Share of the kept tokens given to the head (the start of a log says what ran; the end, how
+it ended)."""
+NOTE_TOKENS: Final = 64
+"""Tokens set aside for the note, out of the cap."""
+
+
+@cache
+def _note_template() -> str:
+    return (
+        resources.files("compaction")
+        .joinpath("templates", "clip_note.md")
+        .read_text(encoding="utf-8")
+        .strip()
+    )
+
+
+def clip_note(omitted_tokens: int, omitted_chars: int, seq: int) -> str:
+    """Return the one-line note shown where a tool result was cut."""
+    return _note_template().format(
+        omitted_tokens=omitted_tokens, omitted_chars=omitted_chars, seq=seq
+    )
+
+
+def clip_tool_output(message: Message, tokenizer: Tokenizer, cap: int) -> Message:
+    """Return `message` with a `ClipData` when it is a tool result over `cap` tokens.
+
+    Messages that are not tool results, already carry a clip, or fit the cap come back as they
+    are. The head and tail are cut at line ends where one is near, and shrink until together
+    they take at most ``cap - NOTE_TOKENS`` tokens.
+    """
+    if message.role != "tool" or message.clip is not None:
+        return message
+    text = message.text()
+    total = tokenizer.count(text)
+    if total <= cap:
+        return message
+    keep = max(0, cap - NOTE_TOKENS)
+    per_token = len(text) / total
+    head = _snap_head(text, int(keep * HEAD_SHARE * per_token))
+    tail = _snap_tail(text, int((keep - int(keep * HEAD_SHARE)) * per_token))
+    while head + tail and _count(tokenizer, text, head, tail) > keep:
+        head, tail = head * 9 // 10, tail * 9 // 10
+    clip = ClipData(
+        head_chars=head,
+        tail_chars=tail,
+        omitted_tokens=max(0, total - _count(tokenizer, text, head, tail)),
+    )
+    return message.model_copy(update={"clip": clip})
+
+
+def _count(tokenizer: Tokenizer, text: str, head: int, tail: int) -> int:
+    return tokenizer.count(text[:head]) + tokenizer.count(text[len(text) - tail :])
+
+
+def _snap_head(text: str, chars: int) -> int:
+    """End the head just after a line break in its last quarter, when there is one."""
+    cut = text.rfind("\n", chars - chars // 4, chars)
+    return cut + 1 if cut >= 0 else chars
+
+
+def _snap_tail(text: str, chars: int) -> int:
+    """Start the tail just after a line break in its first quarter, when there is one."""
+    start = len(text) - chars
+    cut = text.find("\n", start, start + chars // 4)
+    return len(text) - cut - 1 if cut >= 0 else chars
+
+
+def shown_message(message: Message, seq: int) -> Message:
+    """Return the message as the model sees it: a clipped result as head, note and tail."""
+    clip = message.clip
+    if clip is None:
+        return message
+    text = message.text()
+    left_out = len(text) - clip.head_chars - clip.tail_chars
+    parts = [text[: clip.head_chars], clip_note(clip.omitted_tokens, left_out, seq)]
+    if clip.tail_chars:
+        parts.append(text[len(text) - clip.tail_chars :])
+    return message.model_copy(update={"content": "\n".join(parts), "clip": None})

@@ -1,0 +1,137 @@
+"""The compaction policy: when the whole request is due for compaction and how much to keep.
+
+Everything the model receives counts: the fixed part (system prompt and tool catalog, measured by
+the caller), the context view and the output reserved for the reply. Compaction is due when
+``fixed + context + output_reserve`` reaches ``threshold`` of the window (default 0.8 of 128,000
+tokens); the kept tail takes at most ``retain`` of the window (default 0.16); a tool result
+larger than ``tool_output_share`` of the window enters the context clipped (default 0.1).
+
+Invariants: a policy is immutable and valid once built (bad values raise `ConfigError` naming
+them); ``retain + summary_share < threshold``, so a compaction can always shrink the context.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final
+
+from compaction.errors import ConfigError
+
+DEFAULT_WINDOW: Final = 128_000
+"""Default context window, in tokens."""
+
+DEFAULT_TOOL_OUTPUT_SHARE: Final = 0.1
+"""Default share of the window a single tool result may take in the context."""
+
+DEFAULT_TOOL_OUTPUT_CAP: Final = int(DEFAULT_TOOL_OUTPUT_SHARE * DEFAULT_WINDOW)
+"""A session's default tool-output cap, in tokens: 0.1 of the default window (12,800)."""
+
+
+@dataclass(frozen=True)
+class CompactionPolicy:
+    """When to compact and how much to keep.
+
+    Args:
+        window_tokens: the model's context window, in tokens.
+        threshold: compact when the whole request (fixed part, context and output reserve)
+            reaches this share of the window (default 0.8).
+        retain: keep at most this share of the window verbatim as the tail (default 0.16).
+        output_reserve: tokens kept free for the model's reply, counted in the request
+            (default 0).
+        summary_share: share of the window the narrative sections may use (default 0.03).
+        tool_output_share: a tool result larger than this share of the window enters the
+            context as its head and tail (the log keeps it whole; default 0.1). Give the cap
+            to the session: ``Session(path, tool_output_cap=policy.tool_output_tokens)``.
+
+    Raises:
+        ConfigError: naming every bad value, e.g. a retain share not below the threshold.
+    """
+
+    window_tokens: int = DEFAULT_WINDOW
+    threshold: float = 0.8
+    retain: float = 0.16
+    output_reserve: int = 0
+    summary_share: float = 0.03
+    tool_output_share: float = DEFAULT_TOOL_OUTPUT_SHARE
+
+    def __post_init__(self) -> None:
+        problems = self._problems()
+        if problems:
+            raise ConfigError("invalid CompactionPolicy: " + "; ".join(problems))
+
+    def _problems(self) -> list[str]:
+        problems: list[str] = []
+        w, t, r, o, s = (
+            self.window_tokens,
+            self.threshold,
+            self.retain,
+            self.output_reserve,
+            self.summary_share,
+        )
+        if isinstance(w, bool) or not isinstance(w, int) or w < 1:
+            return [f"window_tokens must be a positive integer, not {w!r}"]
+        named = (
+            ("threshold", t),
+            ("retain", r),
+            ("summary_share", s),
+            ("tool_output_share", self.tool_output_share),
+        )
+        for name, value in named:
+            if not isinstance(value, int | float) or isinstance(value, bool) or math.isnan(value):
+                return [f"{name} must be a number, not {value!r}"]
+        if not 0 < t <= 1:
+            problems.append(f"threshold must be in (0, 1], not {t!r}")
+        if not 0 <= r < 1:
+            problems.append(f"retain must be in [0, 1), not {r!r}")
+        if not 0 < s < 1:
+            problems.append(f"summary_share must be in (0, 1), not {s!r}")
+        if not 0 < self.tool_output_share < 1:
+            problems.append(f"tool_output_share must be in (0, 1), not {self.tool_output_share!r}")
+        if not problems and r + s >= t:
+            problems.append(
+                f"retain ({r!r}) + summary_share ({s!r}) must stay below threshold ({t!r}), "
+                "or compaction could not shrink the context"
+            )
+        if isinstance(o, bool) or not isinstance(o, int) or not 0 <= o < w:
+            problems.append(f"output_reserve must be an integer in [0, window_tokens), not {o!r}")
+        elif not problems and o >= int(t * w):
+            problems.append(
+                f"output_reserve ({o!r}) must stay below the trigger ({t!r} of {w!r} tokens), "
+                "or every request would be due for compaction"
+            )
+        return problems
+
+    @property
+    def trigger_tokens(self) -> int:
+        """Request size (fixed part + context, the reserve set aside) at which compaction is due."""
+        return int(self.threshold * self.window_tokens) - self.output_reserve
+
+    @property
+    def retain_tokens(self) -> int:
+        """Most tokens of the kept tail."""
+        return int(self.retain * self.window_tokens)
+
+    @property
+    def summary_tokens(self) -> int:
+        """Budget of the narrative sections together."""
+        return max(1, int(self.summary_share * self.window_tokens))
+
+    @property
+    def tool_output_tokens(self) -> int:
+        """Largest tool result, in tokens, that enters the context whole."""
+        return max(1, int(self.tool_output_share * self.window_tokens))
+
+    @property
+    def room_tokens(self) -> int:
+        """Most tokens a request may hold so the reply's reserve still fits the window."""
+        return self.window_tokens - self.output_reserve
+
+    def should_compact(self, context_tokens: int, fixed_tokens: int = 0) -> bool:
+        """Tell whether a request of this size is due for compaction (O(1), for agent loops).
+
+        Args:
+            context_tokens: tokens of the context view (`Session.context_tokens`).
+            fixed_tokens: tokens of the system prompt and tool catalog (`prompts.fixed_tokens`).
+        """
+        return fixed_tokens + context_tokens >= self.trigger_tokens

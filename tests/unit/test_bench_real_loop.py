@@ -1,0 +1,56 @@
+"""The real-loop benchmark: a smoke run, and the generated long turn it relies on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks import bench_real_loop
+from compaction import Message, get_tokenizer
+
+
+class TestLongTurn:
+    def test_one_turn_of_a_hundred_rounds(self) -> None:
+        """One request, 100 tool rounds, some outputs larger than the 8,192-token window."""
+        payloads = bench_real_loop.long_turn(0)
+        users = [p for p in payloads if isinstance(p, Message) and p.role == "user"]
+        rounds = [p for p in payloads if isinstance(p, Message) and p.tool_calls]
+        assert len(users) == 1
+        assert len(rounds) == 100
+        tok = get_tokenizer()
+        sizes = [
+            tok.count(p.text()) for p in payloads if isinstance(p, Message) and p.role == "tool"
+        ]
+        assert max(sizes) > 8_192
+        assert bench_real_loop.long_turn(0) == payloads  # seeded
+
+
+class TestQuickRun:
+    def test_never_over_the_window_tail_kept_tasks_kept(
+        self, tmp_path: Path, transcripts: Path
+    ) -> None:
+        """--quick: no call over the window, a tail whenever one fitted, every task carried."""
+        out = tmp_path / "real_loop.json"
+        assert (
+            bench_real_loop.main(["--quick", "--out", str(out), "--transcripts", str(transcripts)])
+            == 0
+        )
+        doc = json.loads(out.read_text())
+        assert set(doc["windows"]) == {"8192", "32000"}
+        compactions = 0
+        for window, sources in doc["windows"].items():
+            for source in ("transcripts", "generated"):
+                s = sources[source]
+                assert s["sessions"] == 1
+                assert s["calls"] > 0
+                assert s["calls_over_window"] == 0
+                assert s["peak_request_tokens"] <= int(window)
+                assert s["tail_kept_when_one_fitted"] in (None, 1.0)
+                assert s["task_retention"] in (None, 1.0)
+                compactions += s["compactions"]
+        assert doc["windows"]["8192"]["generated"]["compactions"] > 0
+        assert doc["windows"]["8192"]["generated"]["task_retention"] == 1.0
+        assert doc["tool_catalog_tokens"] > 2_000
+        assert compactions > 0
+        assert "gemini-cli_entire-cli_ab-2b9748b105.json" in doc["skipped_transcripts"]
+        assert all(v > 0 for v in doc["b_summed_input_tokens"]["sessions"].values())
