@@ -30,7 +30,7 @@ from compaction import (
     TurnStartData,
     maybe_compact,
 )
-from prompts import get_mode, run_todo_write
+from prompts import get_mode
 
 DEFAULT_TURNS = 24
 DEFAULT_SEED = 7
@@ -90,7 +90,8 @@ def live_session(
                 if done is not None:
                     result.compactions.append(done)
                 if not mode.todo_write_allowed and result.plan_refusal is None:
-                    refused = run_todo_write(session, PLAN_ATTEMPT, mode)
+                    # The session refuses it by itself: the log says this turn is in Plan mode.
+                    refused = session.todo_write(PLAN_ATTEMPT)
                     result.plan_refusal = refused.content
             session.append(payload)
             if progress:

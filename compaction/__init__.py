@@ -1,8 +1,9 @@
-"""Context Harness, session side: the event log, the todo_write tool, views and compaction.
+"""Context Harness, session side: the event log, the tools, views and compaction.
 
 Everything a model or a user sees is a pure function of the append-only session log.
 """
 
+from compaction.board import TaskBoard, TasksProjection
 from compaction.checkpoint import (
     CODE_OWNED_SECTIONS,
     NARRATIVE_SECTIONS,
@@ -33,6 +34,7 @@ from compaction.errors import (
 )
 from compaction.events import (
     SCHEMA_VERSION,
+    TASK_STATUSES,
     CheckpointData,
     CheckpointRecorded,
     Event,
@@ -41,6 +43,13 @@ from compaction.events import (
     ImagePart,
     Message,
     MessageAdded,
+    Task,
+    TaskCreated,
+    TaskCreateData,
+    TaskRef,
+    TaskStatus,
+    TaskUpdated,
+    TaskUpdateData,
     TextPart,
     TodoItem,
     TodoStatus,
@@ -59,6 +68,17 @@ from compaction.events import (
 )
 from compaction.invariants import LogChecker, check_log
 from compaction.log import BadLine, ReadReport, SessionLog, read_events
+from compaction.policy import (
+    DEFAULT_POLICY,
+    ModePolicy,
+    PolicyChecker,
+    PolicyTable,
+    PolicyWarning,
+    builtin_policies,
+    dump_policies,
+    load_policies,
+    policy_for,
+)
 from compaction.session import Session
 from compaction.summarizers import (
     ExtractiveSummarizer,
@@ -66,16 +86,20 @@ from compaction.summarizers import (
     SummaryInput,
     check_output,
 )
+from compaction.tasks import (
+    TASK_TOOL_NAMES,
+    TASK_WRITE_TOOLS,
+    parse_task_create,
+    plan_update,
+    read_update,
+    task_parameters_schema,
+)
 from compaction.todos import (
     TOOL_NAME,
     TodoWriteArgs,
-    ToolResult,
-    anthropic_tool,
-    openai_tool,
     parameters_schema,
     parse_todo_write,
     summary_line,
-    todo_write,
 )
 from compaction.tokens import (
     DeepSeekTokenizer,
@@ -85,6 +109,8 @@ from compaction.tokens import (
     get_tokenizer,
     install_bundled_encodings,
 )
+from compaction.tool_result import ToolResult
+from compaction.tools import BUILTIN_TOOLS, ToolHandler, call_tool
 from compaction.views import (
     ContextProjection,
     ContextWindow,
@@ -99,10 +125,15 @@ from compaction.views import (
 )
 
 __all__ = [
+    "BUILTIN_TOOLS",
     "CODE_OWNED_SECTIONS",
+    "DEFAULT_POLICY",
     "NARRATIVE_SECTIONS",
     "SCHEMA_VERSION",
     "SECTION_NAMES",
+    "TASK_STATUSES",
+    "TASK_TOOL_NAMES",
+    "TASK_WRITE_TOOLS",
     "TOOL_NAME",
     "BadLine",
     "Checkpoint",
@@ -128,6 +159,10 @@ __all__ = [
     "LogIntegrityError",
     "Message",
     "MessageAdded",
+    "ModePolicy",
+    "PolicyChecker",
+    "PolicyTable",
+    "PolicyWarning",
     "Projection",
     "ProviderError",
     "ProviderTotals",
@@ -136,6 +171,15 @@ __all__ = [
     "SessionLog",
     "Summarizer",
     "SummaryInput",
+    "Task",
+    "TaskBoard",
+    "TaskCreateData",
+    "TaskCreated",
+    "TaskRef",
+    "TaskStatus",
+    "TaskUpdateData",
+    "TaskUpdated",
+    "TasksProjection",
     "TextPart",
     "TiktokenTokenizer",
     "TodoItem",
@@ -148,6 +192,7 @@ __all__ = [
     "Tokenizer",
     "TokenizerError",
     "ToolCall",
+    "ToolHandler",
     "ToolInputError",
     "ToolResult",
     "TranscriptError",
@@ -159,26 +204,32 @@ __all__ = [
     "UsageProjection",
     "UsageReportData",
     "UsageReported",
-    "anthropic_tool",
+    "builtin_policies",
+    "call_tool",
     "check_log",
     "check_output",
     "compact",
     "count_message",
     "dump_event",
+    "dump_policies",
     "event_json_schema",
     "fold",
     "get_tokenizer",
     "install_bundled_encodings",
+    "load_policies",
     "maybe_compact",
-    "openai_tool",
     "parameters_schema",
     "parse_checkpoint",
     "parse_event",
+    "parse_task_create",
     "parse_todo_write",
+    "plan_update",
+    "policy_for",
     "read_events",
+    "read_update",
     "render_checkpoint",
     "select_cut",
     "split_sections",
     "summary_line",
-    "todo_write",
+    "task_parameters_schema",
 ]

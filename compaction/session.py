@@ -1,24 +1,38 @@
 """A live session: the log on disk plus its views, updated as events are appended.
 
+The session is also where the built-in tools run (`todo_write`, `task_create`, `task_update`,
+`task_list`): each call is checked against the tool policy of the current turn's mode (the
+``mode`` of the latest `turn/start`, looked up in the session's policy table), so a host cannot
+forget to refuse a tool the mode forbids. Task updates are checked and appended under the log's
+lock against the board as it is on disk, so concurrent agents never lose an update.
+
 Invariants: the views always equal a fold of the log up to `applied_seq`; a view is never updated
-for an event that did not reach the log.
+for an event that did not reach the log; a refused or rejected tool call appends nothing.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from compaction.errors import LogFormatError, LogIntegrityError
+from compaction.arguments import Arguments
+from compaction.board import TaskBoard, TasksProjection, TasksState
+from compaction.errors import ConfigError, LogFormatError, LogIntegrityError, ToolInputError
 from compaction.events import (
     Event,
     EventData,
     Message,
+    Task,
+    TaskCreateData,
+    TaskUpdateData,
     TodoItem,
+    TodoWriteData,
     TurnEndData,
     TurnStartData,
+    TurnStarted,
 )
 from compaction.log import (
     BadLine,
@@ -29,8 +43,24 @@ from compaction.log import (
     parse_line,
     read_events,
 )
-from compaction.todos import ToolResult, todo_write
+from compaction.policy import ModePolicy, PolicyTable, builtin_policies, policy_for
+from compaction.tasks import (
+    AGENT_PATTERN,
+    TASK_CREATE,
+    TASK_LIST,
+    TASK_UPDATE,
+    created_line,
+    list_text,
+    parse_task_create,
+    parse_task_list,
+    plan_update,
+    read_update,
+    unchanged_line,
+    updated_line,
+)
+from compaction.todos import TOOL_NAME, parse_todo_write, summary_line
 from compaction.tokens import Tokenizer, get_tokenizer
+from compaction.tool_result import ToolResult
 from compaction.views import (
     ContextProjection,
     ContextState,
@@ -45,13 +75,19 @@ from compaction.views import (
 
 
 class Session:
-    """A session log with live `todos`, `context` and `usage` views.
+    """A session log with live `todos`, `tasks`, `context` and `usage` views.
 
     Args:
         path: the JSONL log; created on first append, replayed when it exists.
         tokenizer: counts tokens for the usage view (default `o200k_base`).
         sync: fsync every append (``"always"``) or once per `batch()` (``"batch"``).
         skip_bad_lines: skip and count malformed lines instead of raising on them.
+        agent: the agent this session speaks for in task events (default ``main``).
+        policies: mode name -> tool policy (default: the built-in modes'; `prompts` builds
+            one from any modes with `prompts.policy_table`).
+
+    Raises:
+        ConfigError: `agent` is not a valid agent name.
     """
 
     def __init__(
@@ -61,7 +97,17 @@ class Session:
         tokenizer: Tokenizer | None = None,
         sync: SyncPolicy = "always",
         skip_bad_lines: bool = False,
+        agent: str = "main",
+        policies: PolicyTable | None = None,
     ) -> None:
+        if not re.match(AGENT_PATTERN, agent):
+            raise ConfigError(f"agent {agent!r} must match {AGENT_PATTERN}")
+        self.agent = agent
+        self.policies: PolicyTable = builtin_policies() if policies is None else policies
+        self.mode: str | None = None
+        """The mode of the current turn (the latest `turn/start`'s), None when not given."""
+        self._seen: dict[str, dict[str, int]] = {}
+        """Agent -> task id -> the version of the task that agent was last shown."""
         self.log = SessionLog(path, sync=sync)
         self.tokenizer = tokenizer or get_tokenizer()
         self.skip_bad_lines = skip_bad_lines
@@ -70,6 +116,8 @@ class Session:
         self._latest_p = LatestTodosProjection()
         self._context_p = ContextProjection()
         self._usage_p = UsageProjection(self.tokenizer)
+        self._tasks_p = TasksProjection()
+        self._tasks: TasksState = self._tasks_p.init()
         self._todos: TodoPanel = self._todos_p.init()
         self._latest: TodoPanel = self._latest_p.init()
         self._context: ContextState = self._context_p.init()
@@ -99,6 +147,9 @@ class Session:
         self._latest = self._latest_p.apply(self._latest, event)
         self._context = self._context_p.apply(self._context, event)
         self._usage = self._usage_p.apply(self._usage, event)
+        self._tasks = self._tasks_p.apply(self._tasks, event)
+        if isinstance(event, TurnStarted):
+            self.mode = event.data.mode
         self.applied_seq = event.seq
 
     def refresh(self) -> list[Event]:
@@ -192,20 +243,128 @@ class Session:
         msg = message if isinstance(message, Message) else Message.model_validate(message)
         return self.append(msg)
 
+    # --- the built-in tools -------------------------------------------------------------------
+
+    def policy(self, mode: str | None = None) -> ModePolicy:
+        """Return the tool policy of `mode` (default: the current turn's mode)."""
+        return policy_for(self.policies, self.mode if mode is None else mode)
+
+    def refusal(self, tool: str, *, mode: str | None = None) -> str | None:
+        """Return the refusal of `tool` under `mode` (default: the current turn's), or None.
+
+        Reads what other writers appended first, so a turn another process started counts.
+        """
+        self.refresh()
+        return self.policy(mode).refusal(tool)
+
     def todo_write(
         self,
-        arguments: str | bytes | Mapping[str, Any],
+        arguments: Arguments,
         *,
-        allow_parallel_in_progress: bool = False,
-        refuse: str | None = None,
+        allow_parallel_in_progress: bool | None = None,
+        mode: str | None = None,
     ) -> ToolResult:
-        """Run the `todo_write` tool against this session (see `compaction.todos.todo_write`)."""
-        return todo_write(
-            self,
-            arguments,
-            allow_parallel_in_progress=allow_parallel_in_progress,
-            refuse=refuse,
-        )
+        """Run `todo_write`: validate, append one `todo/write` event, return the model's result.
+
+        Args:
+            arguments: the raw arguments the model sent (JSON text, bytes, or a mapping).
+            allow_parallel_in_progress: accept several `in_progress` items; None follows the
+                mode's policy.
+            mode: run under this mode instead of the current turn's (a host that tracks it).
+
+        A call the mode forbids returns the mode's refusal (``is_error``); a call with bad
+        arguments returns every violation. Either way nothing is appended. Never raises for
+        bad arguments.
+        """
+        refused = self.refusal(TOOL_NAME, mode=mode)
+        if refused is not None:
+            return ToolResult(refused, is_error=True)
+        if allow_parallel_in_progress is None:
+            allow_parallel_in_progress = self.policy(mode).allow_parallel_in_progress
+        try:
+            todos = parse_todo_write(arguments, allow_parallel=allow_parallel_in_progress)
+        except ToolInputError as exc:
+            return ToolResult(str(exc), is_error=True)
+        self.append(TodoWriteData(todos=todos))
+        return ToolResult(summary_line(todos))
+
+    def task_create(
+        self, arguments: Arguments, *, agent: str | None = None, mode: str | None = None
+    ) -> ToolResult:
+        """Run `task_create` for `agent` (default: the session's): add a task, return its id.
+
+        The new id is one more than the largest numeric id on the board, read under the log's
+        lock, so two agents creating at once get different ids.
+        """
+        who = agent or self.agent
+        refused = self.refusal(TASK_CREATE, mode=mode)
+        if refused is not None:
+            return ToolResult(refused, is_error=True)
+        try:
+            subject, description = parse_task_create(arguments)
+        except ToolInputError as exc:
+            return ToolResult(str(exc), is_error=True)
+        with self.log.batch():
+            self.refresh()
+            task = Task(id=self.tasks.next_id, subject=subject, description=description)
+            self.append(TaskCreateData(agent=who, task=task))
+        self._seen.setdefault(who, {})[task.id] = task.version
+        return ToolResult(created_line(task))
+
+    def task_update(
+        self, arguments: Arguments, *, agent: str | None = None, mode: str | None = None
+    ) -> ToolResult:
+        """Run `task_update` for `agent` (default: the session's): change one task by id.
+
+        Checked under the log's lock against the board on disk (see `compaction.tasks` for the
+        rules); an update to a task that changed since this agent was last shown it is rejected
+        with the task's current state.
+        """
+        who = agent or self.agent
+        refused = self.refusal(TASK_UPDATE, mode=mode)
+        if refused is not None:
+            return ToolResult(refused, is_error=True)
+        seen = self._seen.setdefault(who, {})
+        try:
+            task_id, changes = read_update(arguments)
+            with self.log.batch():
+                self.refresh()
+                board = self.tasks
+                old = board.get(task_id)
+                try:
+                    new = plan_update(board, task_id, changes, who, seen.get(task_id))
+                finally:
+                    if old is not None:
+                        # The rejection shows the current state, so that is what it has seen.
+                        seen[task_id] = old.version
+                if new is not None:
+                    self.append(TaskUpdateData(agent=who, task=new))
+        except ToolInputError as exc:
+            return ToolResult(str(exc), is_error=True)
+        assert old is not None  # plan_update raises for an unknown id
+        if new is None:
+            return ToolResult(unchanged_line(old))
+        seen[task_id] = new.version
+        return ToolResult(updated_line(old, new))
+
+    def task_list(
+        self,
+        arguments: Arguments | None = None,
+        *,
+        agent: str | None = None,
+        mode: str | None = None,
+    ) -> ToolResult:
+        """Run `task_list` for `agent`: the live tasks, compact; remembers the versions shown."""
+        refused = self.refusal(TASK_LIST, mode=mode)
+        if refused is not None:
+            return ToolResult(refused, is_error=True)
+        try:
+            parse_task_list(arguments)
+        except ToolInputError as exc:
+            return ToolResult(str(exc), is_error=True)
+        board = self.tasks
+        self._seen[agent or self.agent] = {t.id: t.version for t in board.tasks}
+        return ToolResult(list_text(board))
 
     # --- views ---------------------------------------------------------------------------------
 
@@ -213,6 +372,11 @@ class Session:
     def todos(self) -> TodoPanel:
         """The task panel (emptied by a new turn)."""
         return self._todos_p.view(self._todos)
+
+    @property
+    def tasks(self) -> TaskBoard:
+        """The shared task list (every agent's tasks; not emptied by a new turn)."""
+        return self._tasks_p.view(self._tasks)
 
     @property
     def latest_todos(self) -> tuple[TodoItem, ...]:

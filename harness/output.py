@@ -8,9 +8,15 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
+from compaction.board import TaskBoard, panel_line
 from compaction.views import STATUS_MARKS, TodoPanel
 
-_STYLES = {"completed": "green", "in_progress": "bold yellow", "pending": "dim"}
+_STYLES = {
+    "completed": "green",
+    "in_progress": "bold yellow",
+    "pending": "dim",
+    "deleted": "dim",
+}
 
 
 def console(*, wrap: bool = False) -> Console:
@@ -33,4 +39,13 @@ def panel_text(panel: TodoPanel) -> Text:
         text.append("\n")
         text.append(f"{STATUS_MARKS[item.status]} ", style=_STYLES[item.status])
         text.append(item.content, style="strike dim" if item.status == "completed" else "")
+    return text
+
+
+def board_text(board: TaskBoard) -> Text:
+    """Return the shared task panel as styled text: counts line, then one line per live task."""
+    text = Text(board.counts_line(), style="bold")
+    for task in board.live():
+        text.append("\n")
+        text.append(panel_line(task), style=_STYLES[task.status])
     return text

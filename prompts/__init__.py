@@ -2,7 +2,8 @@
 
 A mode is data (`Mode`); `PromptBuilder` lays out its prompt with the stable layers first
 (core -> tool catalog -> mode block -> environment); `openai_request` and `anthropic_request`
-add a session's context view; `run_todo_write` refuses `todo_write` where a mode forbids it.
+add a session's context view; `policy_table` turns modes into the tool policies the session
+enforces (refusing `todo_write`, the task writes and forbidden user tools by mode).
 """
 
 from prompts.builder import (
@@ -11,15 +12,15 @@ from prompts.builder import (
     PromptBuilder,
     PromptLayers,
     SwitchStrategy,
-    refusal,
-    run_todo_write,
     switch_mode,
-    tool_refusal,
 )
 from prompts.catalog import (
     ToolCatalog,
     ToolSpec,
+    anthropic_tool,
     load_tools,
+    openai_tool,
+    task_tool_spec,
     todo_write_description,
     todo_write_spec,
     tool_spec,
@@ -29,6 +30,7 @@ from prompts.modes import (
     DEFAULT_MODE,
     TOOL_STRATEGIES,
     Mode,
+    TaskPolicy,
     TodoPolicy,
     ToolPolicy,
     ToolStrategy,
@@ -36,6 +38,7 @@ from prompts.modes import (
     get_mode,
     load_modes,
 )
+from prompts.refusals import mode_policy, policy_table, refusal, tool_refusal
 from prompts.requests import (
     CACHE_CONTROL,
     anthropic_messages,
@@ -65,6 +68,7 @@ __all__ = [
     "PromptBuilder",
     "PromptLayers",
     "SwitchStrategy",
+    "TaskPolicy",
     "TodoPolicy",
     "ToolCatalog",
     "ToolPolicy",
@@ -73,6 +77,7 @@ __all__ = [
     "anthropic_messages",
     "anthropic_request",
     "anthropic_system",
+    "anthropic_tool",
     "available_modes",
     "catalog_text",
     "common_prefix_length",
@@ -81,12 +86,15 @@ __all__ = [
     "linearize",
     "load_modes",
     "load_tools",
+    "mode_policy",
     "openai_message",
     "openai_request",
+    "openai_tool",
+    "policy_table",
     "refusal",
-    "run_todo_write",
     "shared_prefix_tokens",
     "switch_mode",
+    "task_tool_spec",
     "todo_write_description",
     "todo_write_spec",
     "tool_refusal",

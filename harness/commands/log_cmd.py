@@ -10,9 +10,11 @@ from compaction.errors import ConfigError
 from compaction.events import event_json_schema
 from compaction.invariants import RULES, LogChecker
 from compaction.log import ReadReport, read_events
+from compaction.policy import PolicyChecker
 from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
 from compaction.views import UsageProjection
 from harness.output import console, print_json
+from prompts import available_modes, policy_table
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,7 +24,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="validate a log and summarise it",
         description=(
             "Read LOG, check its durable rules, and print events by type, tokens, and any torn or "
-            "bad lines. Exits 2 on a malformed line unless --skip-bad is given. With --schema, "
+            "bad lines. Warns (exit status unchanged) about each recorded todo/write, task/create "
+            "or task/update inside a turn whose mode forbids that tool, as imported history may "
+            "hold. Exits 2 on a malformed line unless --skip-bad is given. With --schema, "
             "print the JSON Schema of one log line instead (generated from the event models; "
             "compaction/schemas/event.schema.json is this output)."
         ),
@@ -34,6 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--skip-bad", action="store_true", help="count and skip malformed lines")
     p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--modes-file", metavar="FILE", help="user modes (TOML or JSON)")
     p.set_defaults(func=run)
 
 
@@ -47,11 +52,15 @@ def run(args: argparse.Namespace) -> int:
     report = ReadReport(path=args.log)
     # One streaming pass: the checks and the usage fold keep counts and ids, never the events.
     checker = LogChecker(RULES if not args.skip_bad else ())
+    policies = PolicyChecker(policy_table(available_modes(args.modes_file)))
+    warnings: list[str] = []
     projection = UsageProjection(get_tokenizer(args.tokenizer))
     state = projection.init()
     for event in read_events(args.log, skip_bad_lines=args.skip_bad, report=report):
         checker.feed(event)
         state = projection.apply(state, event)
+        if (found := policies.feed(event)) is not None:
+            warnings.append(str(found))
     checker.finish()
     usage = projection.view(state)
     summary = {
@@ -66,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         "torn_line": report.torn_line,
         "bad_lines": [{"line": b.line, "reason": b.reason} for b in report.bad_lines],
         "provider_usage": {k: v.model_dump() for k, v in usage.provider_by_purpose.items()},
+        "policy_warnings": warnings,
     }
     if args.json:
         print_json(summary)
@@ -92,4 +102,6 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"torn last line {report.torn_line} (a crash mid-append): skipped")
     for bad in report.bad_lines:
         out.print(f"bad line {bad.line}: {bad.reason} (skipped)")
+    for warning in warnings:
+        out.print(f"warning: {warning}")
     return 0

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from compaction.session import Session
-from prompts import available_modes, get_mode, run_todo_write
+from prompts import available_modes, get_mode, policy_table
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -16,7 +16,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="call todo_write on a log (arguments as JSON on stdin or --json)",
         description=(
             "Call the todo_write tool against LOG with the arguments a model would send. Prints "
-            "the model-facing result; exits 1 when the call is rejected (nothing is appended)."
+            "the model-facing result; exits 1 when the call is rejected or refused (nothing is "
+            "appended). The mode is the one of LOG's latest turn/start unless --mode is given: "
+            "in a mode that forbids todo_write (plan) the call is refused."
         ),
     )
     p.add_argument("log", metavar="LOG", help="session log (JSONL); created if missing")
@@ -24,12 +26,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--allow-parallel",
         action="store_true",
-        help="allow several in_progress items (allow_parallel_in_progress=true)",
+        help="allow several in_progress items (default: as the mode says)",
     )
     p.add_argument(
         "--mode",
-        default="agent",
-        help="run under this mode: in plan mode the call is refused and nothing is appended",
+        help="run under this mode instead of the latest turn's (plan: refused, nothing appended)",
     )
     p.add_argument("--modes-file", metavar="FILE", help="user modes (TOML or JSON)")
     p.set_defaults(func=run)
@@ -38,11 +39,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Execute the call and print the result."""
     raw: str | bytes = args.arguments if args.arguments is not None else sys.stdin.buffer.read()
-    mode = get_mode(args.mode, available_modes(args.modes_file))
-    if args.allow_parallel:
-        todo = mode.todo.model_copy(update={"allow_parallel_in_progress": True})
-        mode = mode.model_copy(update={"todo": todo})
-    with Session(args.log) as session:
-        result = run_todo_write(session, raw, mode)
+    modes = available_modes(args.modes_file)
+    if args.mode is not None:
+        get_mode(args.mode, modes)
+    with Session(args.log, policies=policy_table(modes)) as session:
+        result = session.todo_write(
+            raw, allow_parallel_in_progress=True if args.allow_parallel else None, mode=args.mode
+        )
     print(result.content)
     return 1 if result.is_error else 0
