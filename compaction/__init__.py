@@ -3,19 +3,22 @@
 Everything a model or a user sees is a pure function of the append-only session log.
 """
 
-from compaction.board import TaskBoard, TasksProjection
+from compaction.board import TASK_MARKS, TaskBoard, TasksProjection, panel_line
 from compaction.checkpoint import (
     CODE_OWNED_SECTIONS,
     NARRATIVE_SECTIONS,
     SECTION_NAMES,
     Checkpoint,
+    Section,
     parse_checkpoint,
     render_checkpoint,
     split_sections,
 )
 from compaction.compactor import (
+    DEFAULT_WINDOW,
     CompactionPolicy,
     CompactionResult,
+    checkpoint_message_for,
     compact,
     maybe_compact,
     select_cut,
@@ -43,6 +46,7 @@ from compaction.events import (
     ImagePart,
     Message,
     MessageAdded,
+    Origin,
     Task,
     TaskCreated,
     TaskCreateData,
@@ -66,8 +70,8 @@ from compaction.events import (
     event_json_schema,
     parse_event,
 )
-from compaction.invariants import LogChecker, check_log
-from compaction.log import BadLine, ReadReport, SessionLog, read_events
+from compaction.invariants import RULES, LogChecker, check_log
+from compaction.log import BadLine, ReadReport, SessionLog, SyncPolicy, read_events
 from compaction.policy import (
     DEFAULT_POLICY,
     ModePolicy,
@@ -102,16 +106,19 @@ from compaction.todos import (
     summary_line,
 )
 from compaction.tokens import (
+    TOKENIZER_NAMES,
     DeepSeekTokenizer,
     TiktokenTokenizer,
     Tokenizer,
     count_message,
     get_tokenizer,
     install_bundled_encodings,
+    message_text,
 )
 from compaction.tool_result import ToolResult
 from compaction.tools import BUILTIN_TOOLS, ToolHandler, call_tool
 from compaction.views import (
+    STATUS_MARKS,
     ContextProjection,
     ContextWindow,
     LatestTodosProjection,
@@ -121,6 +128,7 @@ from compaction.views import (
     TodosProjection,
     Usage,
     UsageProjection,
+    checkpoint_preamble,
     fold,
 )
 
@@ -128,12 +136,17 @@ __all__ = [
     "BUILTIN_TOOLS",
     "CODE_OWNED_SECTIONS",
     "DEFAULT_POLICY",
+    "DEFAULT_WINDOW",
     "NARRATIVE_SECTIONS",
+    "RULES",
     "SCHEMA_VERSION",
     "SECTION_NAMES",
+    "STATUS_MARKS",
+    "TASK_MARKS",
     "TASK_STATUSES",
     "TASK_TOOL_NAMES",
     "TASK_WRITE_TOOLS",
+    "TOKENIZER_NAMES",
     "TOOL_NAME",
     "BadLine",
     "Checkpoint",
@@ -160,6 +173,7 @@ __all__ = [
     "Message",
     "MessageAdded",
     "ModePolicy",
+    "Origin",
     "PolicyChecker",
     "PolicyTable",
     "PolicyWarning",
@@ -167,10 +181,12 @@ __all__ = [
     "ProviderError",
     "ProviderTotals",
     "ReadReport",
+    "Section",
     "Session",
     "SessionLog",
     "Summarizer",
     "SummaryInput",
+    "SyncPolicy",
     "Task",
     "TaskBoard",
     "TaskCreateData",
@@ -208,6 +224,8 @@ __all__ = [
     "call_tool",
     "check_log",
     "check_output",
+    "checkpoint_message_for",
+    "checkpoint_preamble",
     "compact",
     "count_message",
     "dump_event",
@@ -218,6 +236,8 @@ __all__ = [
     "install_bundled_encodings",
     "load_policies",
     "maybe_compact",
+    "message_text",
+    "panel_line",
     "parameters_schema",
     "parse_checkpoint",
     "parse_event",

@@ -61,6 +61,7 @@ from compaction.tasks import (
 from compaction.todos import TOOL_NAME, parse_todo_write, summary_line
 from compaction.tokens import Tokenizer, get_tokenizer
 from compaction.tool_result import ToolResult
+from compaction.turn_modes import TurnModes, TurnModesProjection
 from compaction.views import (
     ContextProjection,
     ContextState,
@@ -118,6 +119,8 @@ class Session:
         self._usage_p = UsageProjection(self.tokenizer)
         self._tasks_p = TasksProjection()
         self._tasks: TasksState = self._tasks_p.init()
+        self._modes_p = TurnModesProjection()
+        self._modes: TurnModes = self._modes_p.init()
         self._todos: TodoPanel = self._todos_p.init()
         self._latest: TodoPanel = self._latest_p.init()
         self._context: ContextState = self._context_p.init()
@@ -150,6 +153,7 @@ class Session:
         self._tasks = self._tasks_p.apply(self._tasks, event)
         if isinstance(event, TurnStarted):
             self.mode = event.data.mode
+        self._modes = self._modes_p.apply(self._modes, event)
         self.applied_seq = event.seq
 
     def refresh(self) -> list[Event]:
@@ -392,6 +396,11 @@ class Session:
     def usage(self) -> Usage:
         """Token figures."""
         return self._usage_p.view(self._usage)
+
+    @property
+    def turn_modes(self) -> TurnModes:
+        """The mode each stretch of the log ran in."""
+        return self._modes_p.view(self._modes)
 
     @property
     def context_tokens(self) -> int:

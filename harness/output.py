@@ -8,8 +8,7 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
-from compaction.board import TaskBoard, panel_line
-from compaction.views import STATUS_MARKS, TodoPanel
+from compaction import STATUS_MARKS, TaskBoard, TodoPanel, panel_line
 
 _STYLES = {
     "completed": "green",

@@ -7,8 +7,7 @@ import time
 
 from rich.live import Live
 
-from compaction.board import TaskBoard
-from compaction.session import Session
+from compaction import Session, TaskBoard
 from harness.output import board_text, console, print_json
 
 

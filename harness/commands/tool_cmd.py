@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compaction import BUILTIN_TOOLS, call_tool
-from compaction.session import Session
+from compaction import BUILTIN_TOOLS, Session, call_tool
 from prompts import available_modes, get_mode, policy_table
 
 
