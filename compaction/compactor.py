@@ -9,6 +9,9 @@ Where the tasks come from: `Session.latest_todos`, the latest todo list recorded
 at the moment of compaction (even when its ``todo/write`` sits in the kept tail), never the
 ``todos`` view, which a new turn empties. Every ``pending`` item goes into Pending Jobs and every
 ``in_progress`` item into Current Work, verbatim and in list order; ``completed`` items never do.
+The shared task list (`Session.tasks`, every agent's; both lists may exist in one session) is
+copied the same way after the todo items: ``pending`` tasks into Pending Jobs, ``in_progress``
+ones into Current Work, each with its id and owner, in creation order.
 
 An unfinished list from an earlier turn (its ``todo/write`` came before the latest
 ``turn/start`` and the model has not rewritten it since) is still the latest list, so it is
@@ -46,9 +49,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from compaction.board import TaskBoard
 from compaction.checkpoint import Checkpoint, Section, parse_checkpoint, render_checkpoint
 from compaction.errors import CompactionError, ConfigError
-from compaction.events import CheckpointData, CheckpointRecorded, Message, TodoItem
+from compaction.events import CheckpointData, CheckpointRecorded, Message, TaskRef, TodoItem
 from compaction.session import Session
 from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInput, check_output
 from compaction.tokens import count_message
@@ -241,6 +245,11 @@ def unfinished(todos: Sequence[TodoItem]) -> tuple[tuple[str, ...], tuple[str, .
     return pending, current
 
 
+def unfinished_tasks(board: TaskBoard) -> tuple[tuple[TaskRef, ...], tuple[TaskRef, ...]]:
+    """Return the shared list's pending and in-progress tasks, each in creation order."""
+    return board.unfinished("pending"), board.unfinished("in_progress")
+
+
 def previous_checkpoint(data: CheckpointData | None) -> Checkpoint | None:
     """Read the previous checkpoint back; text this toolkit did not render is kept as context."""
     if data is None:
@@ -301,6 +310,7 @@ def compact(
     previous_data = context.checkpoint
     previous = previous_checkpoint(previous_data)
     pending, current = unfinished(session.latest_todos)
+    pending_tasks, current_tasks = unfinished_tasks(session.tasks)
     fallback = ExtractiveSummarizer(session.tokenizer)
     span = SummaryInput(
         messages=context.messages[:k],
@@ -320,6 +330,8 @@ def compact(
         next_step=sections[Section.NEXT_STEP],
         critical_context=sections[Section.CRITICAL_CONTEXT],
         carried_over=bool(pending or current) and session.todos.seq is None,
+        pending_tasks=pending_tasks,
+        current_tasks=current_tasks,
     )
     text = render_checkpoint(checkpoint)
     previous_tokens = (
@@ -337,6 +349,8 @@ def compact(
         fallback_reason=fallback_reason,
         pending=pending,
         current=current,
+        pending_tasks=pending_tasks or None,
+        current_tasks=current_tasks or None,
     )
     event = None if dry_run else session.append(data)
     assert event is None or isinstance(event, CheckpointRecorded)
