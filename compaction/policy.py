@@ -85,11 +85,15 @@ def load_policies(text: str, *, source: str = "policy table") -> dict[str, ModeP
         raise ConfigError(f"{source}: not valid JSON: {exc}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected an object of mode name -> policy")
-    try:
-        return {str(k): ModePolicy.model_validate(v) for k, v in raw.items()}
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        raise ConfigError(f"{source}: {first['msg']} at {first['loc']}") from None
+    table: dict[str, ModePolicy] = {}
+    for name, value in raw.items():
+        try:
+            table[str(name)] = ModePolicy.model_validate(value)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"]) or "policy"
+            raise ConfigError(f"{source}: mode {name!r}: {where}: {first['msg']}") from None
+    return table
 
 
 @cache

@@ -28,9 +28,9 @@ The rules of an update, for agent *me* (each breach rejected, nothing appended):
    changed since, the call is rejected with the task's current line.
 3. *Ownership*: a task owned by another agent changes only if the same call takes it
    (``"owner": me``); assigning an owner is always allowed.
-4. *Blockers*: ``blocked_by`` names existing, live tasks, never the task itself, without a
-   cycle; a task starts (``in_progress``) or completes only when all its blockers are completed
-   or deleted.
+4. *Blockers*: a ``blocked_by`` sent names existing, live tasks, never the task itself,
+   without a cycle; a task starts (``in_progress``) or completes only when all its blockers are
+   completed or deleted (a blocker deleted later counts as done).
 5. Starting an unowned task makes *me* its owner.
 
 Invariants: a rejected call appends nothing and changes no view; validation never raises
@@ -271,7 +271,9 @@ def plan_update(
     new = task.model_copy(update=dict(changes))
     if new.status == "in_progress" and new.owner is None:
         new = new.model_copy(update={"owner": agent})
-    problems = _ownership(task, changes, agent) + _blocker_rules(board, new)
+    problems = _ownership(task, changes, agent) + _blocker_rules(
+        board, new, checked="blocked_by" in changes
+    )
     if problems:
         raise ToolInputError(TASK_UPDATE, problems)
     if new == task:
@@ -290,9 +292,13 @@ def _ownership(task: Task, changes: Mapping[str, Any], agent: str) -> list[str]:
     ]
 
 
-def _blocker_rules(board: TaskBoard, new: Task) -> list[str]:
+def _blocker_rules(board: TaskBoard, new: Task, *, checked: bool) -> list[str]:
+    """Check the blockers: the ids given now (`checked`) exist and make no cycle; all are done.
+
+    A blocker deleted after it was set counts as done, so a task never gets stuck behind it.
+    """
     problems: list[str] = []
-    for blocker in new.blocked_by:
+    for blocker in new.blocked_by if checked else ():
         other = board.get(blocker)
         if blocker == new.id:
             problems.append(f"blocked_by: task {new.id} cannot block itself")
