@@ -66,9 +66,7 @@ class TestToolAndTasks:
         assert listed.stdout.splitlines()[0] == "Tasks: 0 pending, 1 in progress, 1 completed."
 
     def test_plan_turn_refuses_and_bad_agent_is_one_line(self, log_path: Path) -> None:
-        """In a Plan turn `harness tool` is refused (exit 1, nothing appended); a bad --agent is
-        a one-line error (exit 2).
-        """
+        """A Plan turn refuses `harness tool` (exit 1); a bad --agent is one error line (2)."""
         with Session(log_path) as session:
             session.start_turn("Plan it", mode="plan")
         before = log_path.read_bytes()
