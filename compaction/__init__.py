@@ -16,6 +16,7 @@ from compaction.checkpoint import (
 )
 from compaction.compactor import (
     DEFAULT_WINDOW,
+    CompactionPlan,
     CompactionPolicy,
     CompactionResult,
     checkpoint_message_for,
@@ -31,6 +32,7 @@ from compaction.errors import (
     LogFormatError,
     LogIntegrityError,
     ProviderError,
+    SeqConflictError,
     TokenizerError,
     ToolInputError,
     TranscriptError,
@@ -70,8 +72,17 @@ from compaction.events import (
     event_json_schema,
     parse_event,
 )
-from compaction.invariants import RULES, LogChecker, check_log
-from compaction.log import BadLine, ReadReport, SessionLog, SyncPolicy, read_events
+from compaction.invariants import RULES, LogChecker, check_log, check_next_seq
+from compaction.log import (
+    MAX_EVENT_BYTES,
+    BadLine,
+    LogReader,
+    ReadReport,
+    SessionLog,
+    SyncPolicy,
+    TailRepair,
+    read_events,
+)
 from compaction.policy import (
     DEFAULT_POLICY,
     ModePolicy,
@@ -137,6 +148,7 @@ __all__ = [
     "CODE_OWNED_SECTIONS",
     "DEFAULT_POLICY",
     "DEFAULT_WINDOW",
+    "MAX_EVENT_BYTES",
     "NARRATIVE_SECTIONS",
     "RULES",
     "SCHEMA_VERSION",
@@ -153,6 +165,7 @@ __all__ = [
     "CheckpointData",
     "CheckpointRecorded",
     "CompactionError",
+    "CompactionPlan",
     "CompactionPolicy",
     "CompactionResult",
     "ConfigError",
@@ -170,6 +183,7 @@ __all__ = [
     "LogError",
     "LogFormatError",
     "LogIntegrityError",
+    "LogReader",
     "Message",
     "MessageAdded",
     "ModePolicy",
@@ -182,11 +196,13 @@ __all__ = [
     "ProviderTotals",
     "ReadReport",
     "Section",
+    "SeqConflictError",
     "Session",
     "SessionLog",
     "Summarizer",
     "SummaryInput",
     "SyncPolicy",
+    "TailRepair",
     "Task",
     "TaskBoard",
     "TaskCreateData",
@@ -223,6 +239,7 @@ __all__ = [
     "builtin_policies",
     "call_tool",
     "check_log",
+    "check_next_seq",
     "check_output",
     "checkpoint_message_for",
     "checkpoint_preamble",

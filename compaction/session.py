@@ -1,5 +1,8 @@
 """A live session: the log on disk plus its views, updated as events are appended.
 
+The usage view (token counts) is folded on first use: a session that only writes or reads todos
+never loads a tokenizer. Until then its events wait, in order, to be counted once.
+
 The session is also where the built-in tools run (`todo_write`, `task_create`, `task_update`,
 `task_list`): each call is checked against the tool policy of the current turn's mode (the
 ``mode`` of the latest `turn/start`, looked up in the session's policy table), so a host cannot
@@ -20,7 +23,7 @@ from typing import Any
 
 from compaction.arguments import Arguments
 from compaction.board import TaskBoard, TasksProjection, TasksState
-from compaction.errors import ConfigError, LogFormatError, LogIntegrityError, ToolInputError
+from compaction.errors import ConfigError, ToolInputError
 from compaction.events import (
     Event,
     EventData,
@@ -34,15 +37,7 @@ from compaction.events import (
     TurnStartData,
     TurnStarted,
 )
-from compaction.log import (
-    BadLine,
-    ReadReport,
-    SessionLog,
-    SyncPolicy,
-    error_reason,
-    parse_line,
-    read_events,
-)
+from compaction.log import LogReader, ReadReport, SessionLog, SyncPolicy, read_events
 from compaction.policy import ModePolicy, PolicyTable, builtin_policies, policy_for
 from compaction.tasks import (
     AGENT_PATTERN,
@@ -80,7 +75,7 @@ class Session:
 
     Args:
         path: the JSONL log; created on first append, replayed when it exists.
-        tokenizer: counts tokens for the usage view (default `o200k_base`).
+        tokenizer: counts tokens for the usage view (default `o200k_base`, loaded on first use).
         sync: fsync every append (``"always"``) or once per `batch()` (``"batch"``).
         skip_bad_lines: skip and count malformed lines instead of raising on them.
         agent: the agent this session speaks for in task events (default ``main``).
@@ -110,25 +105,32 @@ class Session:
         self._seen: dict[str, dict[str, int]] = {}
         """Agent -> task id -> the version of the task that agent was last shown."""
         self.log = SessionLog(path, sync=sync)
-        self.tokenizer = tokenizer or get_tokenizer()
+        self._tokenizer = tokenizer
         self.skip_bad_lines = skip_bad_lines
         self.report = ReadReport(path=str(path))
         self._todos_p = TodosProjection()
         self._latest_p = LatestTodosProjection()
         self._context_p = ContextProjection()
-        self._usage_p = UsageProjection(self.tokenizer)
-        self._tasks_p = TasksProjection()
-        self._tasks: TasksState = self._tasks_p.init()
+        self._usage_p: UsageProjection | None = None
         self._modes_p = TurnModesProjection()
         self._modes: TurnModes = self._modes_p.init()
+        self._tasks_p = TasksProjection()
+        self._tasks: TasksState = self._tasks_p.init()
         self._todos: TodoPanel = self._todos_p.init()
         self._latest: TodoPanel = self._latest_p.init()
         self._context: ContextState = self._context_p.init()
-        self._usage: UsageState = self._usage_p.init()
+        self._usage: UsageState = UsageState()
+        self._uncounted: list[Event] = []
         self.applied_seq = 0
-        self._offset = 0
-        self._lines = 0
+        self._reader = LogReader(path, skip_bad_lines=skip_bad_lines, report=self.report)
         self.refresh()
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The tokenizer of the usage view, loaded on first use."""
+        if self._tokenizer is None:
+            self._tokenizer = get_tokenizer()
+        return self._tokenizer
 
     @property
     def path(self) -> Path:
@@ -145,22 +147,43 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def event_tokens(self, seq: int) -> int:
+        """Return the token count of the applied event with this seq (0 for one never applied).
+
+        Keyed by seq, not position: a log read with bad lines skipped has gaps.
+        """
+        projection, state = self._counted()
+        return projection.tokens_of(state, seq)
+
     def _apply(self, event: Event) -> None:
         self._todos = self._todos_p.apply(self._todos, event)
         self._latest = self._latest_p.apply(self._latest, event)
         self._context = self._context_p.apply(self._context, event)
-        self._usage = self._usage_p.apply(self._usage, event)
+        self._modes = self._modes_p.apply(self._modes, event)
         self._tasks = self._tasks_p.apply(self._tasks, event)
         if isinstance(event, TurnStarted):
             self.mode = event.data.mode
-        self._modes = self._modes_p.apply(self._modes, event)
+        if self._usage_p is None:
+            self._uncounted.append(event)
+        else:
+            self._usage = self._usage_p.apply(self._usage, event)
         self.applied_seq = event.seq
+
+    def _counted(self) -> tuple[UsageProjection, UsageState]:
+        """Return the usage projection and state, counting the waiting events on first use."""
+        if self._usage_p is None:
+            self._usage_p = UsageProjection(self.tokenizer)
+            self._usage = self._usage_p.init()
+            for event in self._uncounted:
+                self._usage = self._usage_p.apply(self._usage, event)
+            self._uncounted = []
+        return self._usage_p, self._usage
 
     def refresh(self) -> list[Event]:
         """Apply events appended since the last read (by any writer); return them.
 
-        A last line with no newline yet (being written, or torn by a crash) is left for a later
-        refresh and shown in `report.torn_line` meanwhile.
+        A last line that is not a whole event yet (being written, or torn by a crash) is left for
+        a later refresh and shown in `report.torn_line` meanwhile.
 
         Raises:
             LogFormatError: a malformed complete line, unless `skip_bad_lines`.
@@ -169,63 +192,34 @@ class Session:
         if not self.log.path.exists():
             return []
         new: list[Event] = []
-        self.report.torn_line = None
-        with open(self.log.path, "rb") as fh:
-            fh.seek(self._offset)
-            for raw in fh:
-                if not raw.endswith(b"\n"):
-                    self.report.torn_line = self._lines + 1
-                    break
-                self._offset += len(raw)
-                self._lines += 1
-                self.report.lines = self._lines
-                event = self._parse(raw)
-                if event is not None:
-                    self._apply(event)
-                    new.append(event)
+        for event in self._reader.read():
+            self._apply(event)
+            new.append(event)
         return new
 
-    def _parse(self, raw: bytes) -> Event | None:
-        if not raw.strip():
-            return None
-        try:
-            event = parse_line(raw)
-        except ValueError as exc:
-            if not self.skip_bad_lines:
-                raise LogFormatError(self.log.path, self._lines, error_reason(exc)) from None
-            self.report.bad_lines.append(BadLine(self._lines, error_reason(exc)))
-            return None
-        expected = self.applied_seq + 1
-        # Skipped bad lines may leave gaps; seqs must still only grow.
-        if event.seq != expected and not (self.skip_bad_lines and event.seq > expected):
-            raise LogIntegrityError(
-                "seq_contiguous",
-                f"line {self._lines} has seq {event.seq}, expected {expected}",
-                seq=event.seq,
-                path=str(self.log.path),
-            )
-        self.report.events += 1
-        self.report.by_type[event.type] += 1
-        return event
+    def append(self, data: EventData, *, expected_seq: int | None = None) -> Event:
+        """Append one event and update the views (see `append_many`)."""
+        return self.append_many([data], expected_seq=expected_seq)[0]
 
-    def append(self, data: EventData) -> Event:
-        """Append one event and update the views."""
-        return self.append_many([data])[0]
+    def append_many(
+        self, items: Iterable[EventData], *, expected_seq: int | None = None
+    ) -> list[Event]:
+        """Append events in one locked write and update the views.
 
-    def append_many(self, items: Iterable[EventData]) -> list[Event]:
-        """Append events in one locked write and update the views."""
-        events = self.log.append_many(list(items))
-        if events and events[0].seq == self.applied_seq + 1 and self.report.torn_line is None:
-            # Nobody else appended since our last read: apply our own events directly.
+        Args:
+            items: the payloads.
+            expected_seq: the last seq the caller read (e.g. `applied_seq`); if another writer
+                appended since, nothing is written and `SeqConflictError` is raised.
+        """
+        events = self.log.append_many(list(items), expected_seq=expected_seq)
+        start, size = self.log.last_append_start, self.log.last_append_bytes
+        # Nobody else appended since our last read: take our own events as read.
+        fresh = bool(events) and events[0].seq == self.applied_seq + 1
+        if fresh and self._reader.skip_appended(events, start, start + size):
             for e in events:
                 self._apply(e)
-                self.report.by_type[e.type] += 1
-            self._offset += self.log.last_append_bytes
-            self._lines += len(events)
-            self.report.lines = self._lines
-            self.report.events += len(events)
-        else:
-            self.refresh()
+            return events
+        self.refresh()
         return events
 
     def batch(self) -> AbstractContextManager[SessionLog]:
@@ -395,7 +389,8 @@ class Session:
     @property
     def usage(self) -> Usage:
         """Token figures."""
-        return self._usage_p.view(self._usage)
+        projection, state = self._counted()
+        return projection.view(state)
 
     @property
     def turn_modes(self) -> TurnModes:
@@ -404,8 +399,9 @@ class Session:
 
     @property
     def context_tokens(self) -> int:
-        """Tokens of the model's context now, in O(1): the budget check."""
-        return self._usage_p.context_tokens(self._usage)
+        """Tokens of the model's context now, in O(1) once counted: the budget check."""
+        projection, state = self._counted()
+        return projection.context_tokens(state)
 
     def events(self) -> Iterable[Event]:
         """Stream this session's events from disk."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -140,8 +140,8 @@ class PromptBuilder:
         """Return the mode block: the mode's templates rendered in order."""
         names = tuple(t.name for t in (self.tools(mode) if tools is None else tools))
         context = {
-            "mode": mode,
-            "env": self.environment,
+            "mode": mode_data(mode),
+            "env": self.environment.model_dump(mode="json"),
             "tool_names": names,
             "forbidden_tools": mode.tools.forbidden,
         }
@@ -155,7 +155,9 @@ class PromptBuilder:
             core=render("core.md.j2", {}).strip("\n"),
             tools=tools,
             mode=self.mode_block(mode, tools),
-            environment=render("environment.md.j2", {"env": self.environment}).strip("\n"),
+            environment=render(
+                "environment.md.j2", {"env": self.environment.model_dump(mode="json")}
+            ).strip("\n"),
         )
 
     def system_prompt(self, mode: Mode) -> str:
@@ -164,8 +166,15 @@ class PromptBuilder:
 
     def mode_message(self, mode: Mode) -> Message:
         """Return the user message (origin ``mode_switch``) switching the conversation to `mode`."""
-        text = render("mode_switch.md.j2", {"mode": mode, "block": self.mode_block(mode)})
+        text = render(
+            "mode_switch.md.j2", {"mode": mode_data(mode), "block": self.mode_block(mode)}
+        )
         return Message(role="user", content=text.rstrip("\n"), origin="mode_switch")
+
+
+def mode_data(mode: Mode) -> dict[str, Any]:
+    """Return what a template sees of `mode`: its fields as plain data, without its folder."""
+    return mode.model_dump(mode="json", exclude={"template_dir"})
 
 
 def switch_mode(

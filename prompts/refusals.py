@@ -7,7 +7,8 @@ the session enforces (`compaction.ModePolicy` by mode name), so `compaction` nev
 `prompts`; `compaction/schemas/mode_policies.json` is this table for the built-in modes.
 
 Invariants: a tool is refused by the session exactly when `tool_refusal` returns text for it;
-the same modes give the same table bytes (`compaction.dump_policies`).
+the same modes give the same table bytes (`compaction.dump_policies`); a template sees the mode
+as plain data (`mode_data`), never the object.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from compaction import TASK_WRITE_TOOLS, TOOL_NAME, ModePolicy
+from prompts.builder import mode_data
 from prompts.modes import BUILTIN_MODES, Mode
 from prompts.rendering import render
 
@@ -23,7 +25,8 @@ def refusal(mode: Mode) -> str | None:
     """Return the model-facing refusal of `todo_write` in `mode`, or None when it is allowed."""
     if mode.todo_write_allowed:
         return None
-    return render(mode.todo.refusal, {"mode": mode}, folder=mode.template_dir).rstrip("\n")
+    context = {"mode": mode_data(mode)}
+    return render(mode.todo.refusal, context, folder=mode.template_dir).rstrip("\n")
 
 
 def tool_refusal(mode: Mode, tool: str) -> str | None:
@@ -35,11 +38,12 @@ def tool_refusal(mode: Mode, tool: str) -> str | None:
     if tool == TOOL_NAME:
         return refusal(mode)
     if tool in TASK_WRITE_TOOLS and mode.tasks.forbidden:
-        context = {"mode": mode, "tool": tool}
+        context = {"mode": mode_data(mode), "tool": tool}
         return render(mode.tasks.refusal, context, folder=mode.template_dir).rstrip("\n")
     if tool not in mode.tools.forbidden:
         return None
-    text = render("refusals/tool.md.j2", {"mode": mode, "tool": tool}, folder=mode.template_dir)
+    context = {"mode": mode_data(mode), "tool": tool}
+    text = render("refusals/tool.md.j2", context, folder=mode.template_dir)
     return text.rstrip("\n")
 
 
