@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import queue
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 from compaction import Session, TodoWriteData, TurnStartData, dump_policies
@@ -80,6 +83,61 @@ class TestToolAndTasks:
         assert bad.returncode == 2
         assert bad.stderr.count("\n") == 1
         assert "Traceback" not in bad.stderr
+
+    def test_follow_redraws_when_another_agent_writes(self, log_path: Path) -> None:
+        """`harness tasks --follow` prints the panel, then again when another process updates."""
+        with Session(log_path, agent="lead") as lead:
+            lead.task_create({"subject": "Add the flag"})
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "harness",
+                "tasks",
+                str(log_path),
+                "--follow",
+                "--interval",
+                "0.05",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        lines: queue.Queue[str] = queue.Queue()
+        assert proc.stdout is not None
+        out = proc.stdout
+        reader = threading.Thread(target=lambda: [lines.put(x) for x in out], daemon=True)
+        reader.start()
+
+        def read_until(wanted: str) -> list[str]:
+            seen: list[str] = []
+            deadline = time.monotonic() + 60
+            while wanted not in seen:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"never saw {wanted!r}; saw {seen!r}")
+                try:
+                    seen.append(lines.get(timeout=1).rstrip("\n"))
+                except queue.Empty:
+                    continue
+            return seen
+
+        try:
+            assert read_until('○ #1 "Add the flag" · unowned') == [
+                "0 completed, 0 in progress, 1 pending",
+                '○ #1 "Add the flag" · unowned',
+            ]
+            with Session(log_path, agent="worker-1") as worker:
+                worker.task_update({"id": "1", "status": "in_progress"})
+            assert read_until('◉ #1 "Add the flag" · worker-1') == [
+                "",
+                "0 completed, 1 in progress, 0 pending",
+                '◉ #1 "Add the flag" · worker-1',
+            ]
+        finally:
+            proc.terminate()
+            proc.communicate(timeout=30)
+        reader.join(timeout=30)
 
 
 class TestLogWarnings:
