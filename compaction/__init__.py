@@ -70,6 +70,7 @@ from compaction.events import (
     UsageReported,
     dump_event,
     event_json_schema,
+    make_event,
     parse_event,
 )
 from compaction.invariants import RULES, LogChecker, check_log, check_next_seq
@@ -95,6 +96,17 @@ from compaction.policy import (
     policy_for,
 )
 from compaction.session import Session
+from compaction.stores import (
+    EventStore,
+    JsonlStore,
+    PostgresStore,
+    SessionInfo,
+    SqliteStore,
+    copy_session,
+    is_store_url,
+    open_store,
+    write_new_session,
+)
 from compaction.summarizers import (
     ExtractiveSummarizer,
     Summarizer,
@@ -174,10 +186,12 @@ __all__ = [
     "DeepSeekTokenizer",
     "Event",
     "EventData",
+    "EventStore",
     "ExtractiveSummarizer",
     "FunctionCall",
     "HarnessError",
     "ImagePart",
+    "JsonlStore",
     "LatestTodosProjection",
     "LogChecker",
     "LogError",
@@ -191,6 +205,7 @@ __all__ = [
     "PolicyChecker",
     "PolicyTable",
     "PolicyWarning",
+    "PostgresStore",
     "Projection",
     "ProviderError",
     "ProviderTotals",
@@ -198,7 +213,9 @@ __all__ = [
     "Section",
     "SeqConflictError",
     "Session",
+    "SessionInfo",
     "SessionLog",
+    "SqliteStore",
     "Summarizer",
     "SummaryInput",
     "SyncPolicy",
@@ -244,6 +261,7 @@ __all__ = [
     "checkpoint_message_for",
     "checkpoint_preamble",
     "compact",
+    "copy_session",
     "count_message",
     "dump_event",
     "dump_policies",
@@ -251,9 +269,12 @@ __all__ = [
     "fold",
     "get_tokenizer",
     "install_bundled_encodings",
+    "is_store_url",
     "load_policies",
+    "make_event",
     "maybe_compact",
     "message_text",
+    "open_store",
     "panel_line",
     "parameters_schema",
     "parse_checkpoint",
@@ -269,4 +290,5 @@ __all__ = [
     "split_sections",
     "summary_line",
     "task_parameters_schema",
+    "write_new_session",
 ]

@@ -6,8 +6,10 @@ never loads a tokenizer. Until then its events wait, in order, to be counted onc
 The session is also where the built-in tools run (`todo_write`, `task_create`, `task_update`,
 `task_list`): each call is checked against the tool policy of the current turn's mode (the
 ``mode`` of the latest `turn/start`, looked up in the session's policy table), so a host cannot
-forget to refuse a tool the mode forbids. Task updates are checked and appended under the log's
-lock against the board as it is on disk, so concurrent agents never lose an update.
+forget to refuse a tool the mode forbids. Task writes are checked and appended inside one
+`batch()` (the file's lock, or the store's transaction) against the board as stored, and append
+only if no other writer got in first (an expected seq), so concurrent agents never lose an
+update.
 
 Invariants: the views always equal a fold of the log up to `applied_seq`; a view is never updated
 for an event that did not reach the log; a refused or rejected tool call appends nothing.
@@ -16,14 +18,14 @@ for an event that did not reach the log; a refused or rejected tool call appends
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from compaction.arguments import Arguments
 from compaction.board import TaskBoard, TasksProjection, TasksState
-from compaction.errors import ConfigError, ToolInputError
+from compaction.errors import ConfigError, SeqConflictError, ToolInputError
 from compaction.events import (
     Event,
     EventData,
@@ -37,8 +39,10 @@ from compaction.events import (
     TurnStartData,
     TurnStarted,
 )
-from compaction.log import LogReader, ReadReport, SessionLog, SyncPolicy, read_events
+from compaction.log import ReadReport, SessionLog, SyncPolicy
 from compaction.policy import ModePolicy, PolicyTable, builtin_policies, policy_for
+from compaction.sources import EventSource, FileSource, StoreSource
+from compaction.stores import EventStore, is_store_url, open_store
 from compaction.tasks import (
     AGENT_PATTERN,
     TASK_CREATE,
@@ -69,27 +73,47 @@ from compaction.views import (
     UsageState,
 )
 
+TaskEventData = TaskCreateData | TaskUpdateData
+TASK_WRITE_ATTEMPTS = 50
+"""How many times a task write is checked again when another writer got in first."""
+
+
+def _busy(tool: str) -> str:
+    return (
+        f"{tool}: rejected, nothing was changed. The shared task list kept changing while this "
+        "call was checked; call task_list, then call again."
+    )
+
 
 class Session:
-    """A session log with live `todos`, `tasks`, `context` and `usage` views.
+    """A session log with live `todos`, `tasks`, `context` and `usage` views, on any store.
+
+    ``Session("s.jsonl")`` works on a JSONL file, as always; ``Session.open("sqlite:///s.db",
+    session="abc")`` (or ``Session(store=store, session="abc")``) on a session of a store.
 
     Args:
-        path: the JSONL log; created on first append, replayed when it exists.
+        path: the JSONL log (created on first append, replayed when it exists), or a store URL
+            (then `session` is required).
+        store: an `EventStore` to use instead of a path (the caller closes it).
+        session: the session id within the store.
         tokenizer: counts tokens for the usage view (default `o200k_base`, loaded on first use).
         sync: fsync every append (``"always"``) or once per `batch()` (``"batch"``).
-        skip_bad_lines: skip and count malformed lines instead of raising on them.
+        skip_bad_lines: skip and count malformed lines instead of raising on them (JSONL).
         agent: the agent this session speaks for in task events (default ``main``).
         policies: mode name -> tool policy (default: the built-in modes'; `prompts` builds
             one from any modes with `prompts.policy_table`).
 
     Raises:
-        ConfigError: `agent` is not a valid agent name.
+        ConfigError: neither a path nor a store, a store without a session id, or an `agent`
+            that is not a valid agent name.
     """
 
     def __init__(
         self,
-        path: Path | str,
+        path: Path | str | None = None,
         *,
+        store: EventStore | None = None,
+        session: str | None = None,
         tokenizer: Tokenizer | None = None,
         sync: SyncPolicy = "always",
         skip_bad_lines: bool = False,
@@ -104,10 +128,10 @@ class Session:
         """The mode of the current turn (the latest `turn/start`'s), None when not given."""
         self._seen: dict[str, dict[str, int]] = {}
         """Agent -> task id -> the version of the task that agent was last shown."""
-        self.log = SessionLog(path, sync=sync)
         self._tokenizer = tokenizer
         self.skip_bad_lines = skip_bad_lines
-        self.report = ReadReport(path=str(path))
+        self._source = self._open_source(path, store, session, sync)
+        self.report = self._report
         self._todos_p = TodosProjection()
         self._latest_p = LatestTodosProjection()
         self._context_p = ContextProjection()
@@ -122,8 +146,81 @@ class Session:
         self._usage: UsageState = UsageState()
         self._uncounted: list[Event] = []
         self.applied_seq = 0
-        self._reader = LogReader(path, skip_bad_lines=skip_bad_lines, report=self.report)
-        self.refresh()
+        try:
+            self.refresh()
+        except BaseException:
+            self._source.close()
+            raise
+
+    def _open_source(
+        self,
+        path: Path | str | None,
+        store: EventStore | None,
+        session: str | None,
+        sync: SyncPolicy,
+    ) -> EventSource:
+        owns = store is None and path is not None and is_store_url(path)
+        if owns and session is None:
+            raise ConfigError(f"{path}: name the session (session=..., CLI --session)")
+        if owns:
+            store = open_store(str(path), sync=sync)
+        where = str(path) if store is None else f"{store.url}#{session}"
+        self._report = ReadReport(path=where)
+        if store is not None:
+            if session is None:
+                raise ConfigError(f"{store.url}: name the session (session=..., CLI --session)")
+            return StoreSource(store, session, report=self._report, owns_store=owns)
+        if path is None:
+            raise ConfigError("Session needs a log path, a store URL or a store")
+        return FileSource(path, sync=sync, skip_bad_lines=self.skip_bad_lines, report=self._report)
+
+    @classmethod
+    def open(
+        cls,
+        url: str,
+        *,
+        session: str | None = None,
+        tokenizer: Tokenizer | None = None,
+        sync: SyncPolicy = "always",
+        skip_bad_lines: bool = False,
+        agent: str = "main",
+        policies: PolicyTable | None = None,
+    ) -> Session:
+        """Open a session by URL: a store URL with `session`, or a JSONL path without.
+
+        ``Session.open("sqlite:///sessions.db", session="abc")``; the store is closed with the
+        session.
+        """
+        if session is not None and not is_store_url(url):
+            raise ConfigError(
+                f"{url}: --session needs a store URL (jsonl:///folder, sqlite:///file.db, "
+                "postgresql://...); a JSONL path is one session already"
+            )
+        return cls(
+            url,
+            session=session,
+            tokenizer=tokenizer,
+            sync=sync,
+            skip_bad_lines=skip_bad_lines,
+            agent=agent,
+            policies=policies,
+        )
+
+    @property
+    def where(self) -> str:
+        """The log file, or the store URL and ``#session``, for messages."""
+        return self._source.where
+
+    @property
+    def log(self) -> SessionLog:
+        """The JSONL log (a session on a file only).
+
+        Raises:
+            ConfigError: the session lives in a store.
+        """
+        if not isinstance(self._source, FileSource):
+            raise ConfigError(f"{self.where}: a store session has no JSONL log")
+        return self._source.log
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -134,12 +231,12 @@ class Session:
 
     @property
     def path(self) -> Path:
-        """The log file."""
+        """The log file (a session on a file only; see `log`)."""
         return self.log.path
 
     def close(self) -> None:
-        """Flush and close the log."""
-        self.log.close()
+        """Flush and close the log (and a store opened by URL)."""
+        self._source.close()
 
     def __enter__(self) -> Session:
         return self
@@ -189,10 +286,8 @@ class Session:
             LogFormatError: a malformed complete line, unless `skip_bad_lines`.
             LogIntegrityError: an event whose seq does not follow the last one applied.
         """
-        if not self.log.path.exists():
-            return []
         new: list[Event] = []
-        for event in self._reader.read():
+        for event in self._source.read_new():
             self._apply(event)
             new.append(event)
         return new
@@ -211,20 +306,18 @@ class Session:
             expected_seq: the last seq the caller read (e.g. `applied_seq`); if another writer
                 appended since, nothing is written and `SeqConflictError` is raised.
         """
-        events = self.log.append_many(list(items), expected_seq=expected_seq)
-        start, size = self.log.last_append_start, self.log.last_append_bytes
-        # Nobody else appended since our last read: take our own events as read.
-        fresh = bool(events) and events[0].seq == self.applied_seq + 1
-        if fresh and self._reader.skip_appended(events, start, start + size):
+        events, taken = self._source.append(list(items), expected_seq, self.applied_seq)
+        if taken:
+            # Nobody else appended since our last read: apply our own events directly.
             for e in events:
                 self._apply(e)
             return events
         self.refresh()
         return events
 
-    def batch(self) -> AbstractContextManager[SessionLog]:
-        """Hold the log's lock across many appends (see `SessionLog.batch`)."""
-        return self.log.batch()
+    def batch(self) -> AbstractContextManager[object]:
+        """Hold the session across many appends: the file's lock, or the store's transaction."""
+        return self._source.transaction()
 
     # --- convenience for agent loops ---------------------------------------------------------
 
@@ -302,12 +395,16 @@ class Session:
             subject, description = parse_task_create(arguments)
         except ToolInputError as exc:
             return ToolResult(str(exc), is_error=True)
-        with self.log.batch():
-            self.refresh()
-            task = Task(id=self.tasks.next_id, subject=subject, description=description)
-            self.append(TaskCreateData(agent=who, task=task))
-        self._seen.setdefault(who, {})[task.id] = task.version
-        return ToolResult(created_line(task))
+        made: list[Task] = []
+
+        def plan(board: TaskBoard) -> TaskCreateData:
+            made[:] = [Task(id=board.next_id, subject=subject, description=description)]
+            return TaskCreateData(agent=who, task=made[0])
+
+        if not self._write_task(plan):
+            return ToolResult(_busy(TASK_CREATE), is_error=True)
+        self._seen.setdefault(who, {})[made[0].id] = made[0].version
+        return ToolResult(created_line(made[0]))
 
     def task_update(
         self, arguments: Arguments, *, agent: str | None = None, mode: str | None = None
@@ -323,27 +420,55 @@ class Session:
         if refused is not None:
             return ToolResult(refused, is_error=True)
         seen = self._seen.setdefault(who, {})
+        shown = dict(seen)
+        before: list[Task] = []
+        after: list[Task | None] = []
+
+        def plan(board: TaskBoard) -> TaskUpdateData | None:
+            old = board.get(task_id)
+            before[:], after[:] = [] if old is None else [old], [None]
+            try:
+                after[0] = plan_update(board, task_id, changes, who, shown.get(task_id))
+            finally:
+                if old is not None:
+                    # The rejection shows the current state, so that is what it has seen.
+                    seen[task_id] = old.version
+            return None if after[0] is None else TaskUpdateData(agent=who, task=after[0])
+
         try:
             task_id, changes = read_update(arguments)
-            with self.log.batch():
-                self.refresh()
-                board = self.tasks
-                old = board.get(task_id)
-                try:
-                    new = plan_update(board, task_id, changes, who, seen.get(task_id))
-                finally:
-                    if old is not None:
-                        # The rejection shows the current state, so that is what it has seen.
-                        seen[task_id] = old.version
-                if new is not None:
-                    self.append(TaskUpdateData(agent=who, task=new))
+            if not self._write_task(plan):
+                return ToolResult(_busy(TASK_UPDATE), is_error=True)
         except ToolInputError as exc:
             return ToolResult(str(exc), is_error=True)
-        assert old is not None  # plan_update raises for an unknown id
+        old, new = before[0], after[0]
         if new is None:
             return ToolResult(unchanged_line(old))
         seen[task_id] = new.version
         return ToolResult(updated_line(old, new))
+
+    def _write_task(self, plan: Callable[[TaskBoard], TaskEventData | None]) -> bool:
+        """Plan a task event on the board as stored and append it, no other writer in between.
+
+        Inside one `batch()` (the file's lock, or the store's transaction) the session reads
+        what others appended, `plan` checks the call and returns the event (None: nothing to
+        write; it raises `ToolInputError` to reject), and the event is appended only if the log
+        has not moved on since (an expected seq). A store whose transactions do not serialize
+        writers may still move on: the whole check runs again, up to `TASK_WRITE_ATTEMPTS`
+        times. Returns False when every attempt lost the race.
+        """
+        for _ in range(TASK_WRITE_ATTEMPTS):
+            with self.batch():
+                self.refresh()
+                data = plan(self.tasks)
+                if data is None:
+                    return True
+                try:
+                    self.append(data, expected_seq=self.applied_seq)
+                except SeqConflictError:
+                    continue
+                return True
+        return False
 
     def task_list(
         self,
@@ -405,4 +530,4 @@ class Session:
 
     def events(self) -> Iterable[Event]:
         """Stream this session's events from disk."""
-        return read_events(self.log.path, skip_bad_lines=self.skip_bad_lines)
+        return self._source.events()

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from rich.console import Console
 from rich.text import Text
@@ -48,3 +51,17 @@ def board_text(board: TaskBoard) -> Text:
         text.append("\n")
         text.append(panel_line(task), style=_STYLES[task.status])
     return text
+
+
+@contextmanager
+def notes_on_stderr(command: str) -> Iterator[None]:
+    """Print the toolkit's warnings (e.g. a torn log tail cut and saved) as one stderr line each."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter(f"harness {command}: note: %(message)s"))
+    logger = logging.getLogger("compaction")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)

@@ -626,3 +626,9 @@ plan_mode_calls = st.tuples(
     ),
 )
 """A write tool Plan mode forbids, with any arguments."""
+
+
+# --- stores ------------------------------------------------------------------------------------
+
+append_chunk_sizes = st.lists(st.integers(1, 6), min_size=1, max_size=30)
+"""How a session's payloads are split into appends (cycled): one event, or several at once."""

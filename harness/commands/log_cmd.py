@@ -16,8 +16,8 @@ from compaction import (
     UsageProjection,
     event_json_schema,
     get_tokenizer,
-    read_events,
 )
+from harness.commands.stores import LOG_HELP, add_session_option, read_log
 from harness.output import console, print_json
 from prompts import available_modes, policy_table
 
@@ -36,7 +36,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "compaction/schemas/event.schema.json is this output)."
         ),
     )
-    p.add_argument("log", metavar="LOG", nargs="?", help="session log (JSONL)")
+    p.add_argument("log", metavar="LOG", nargs="?", help=LOG_HELP)
+    add_session_option(p)
     p.add_argument(
         "--schema", action="store_true", help="print the JSON Schema of a log line and exit"
     )
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     warnings: list[str] = []
     projection = UsageProjection(get_tokenizer(args.tokenizer))
     state = projection.init()
-    for event in read_events(args.log, skip_bad_lines=args.skip_bad, report=report):
+    for event in read_log(args, report):
         checker.feed(event)
         state = projection.apply(state, event)
         if (found := policies.feed(event)) is not None:

@@ -8,6 +8,7 @@ import time
 from rich.live import Live
 
 from compaction import Session, TaskBoard
+from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from harness.output import board_text, console, print_json
 
 
@@ -22,7 +23,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "subject, owner and blockers. Unlike the todo panel, a new turn does not empty it."
         ),
     )
-    p.add_argument("log", metavar="LOG", help="session log (JSONL)")
+    p.add_argument("log", metavar="LOG", help=LOG_HELP)
+    add_session_option(p)
     p.add_argument(
         "--json",
         action="store_true",
@@ -46,7 +48,12 @@ def board_json(board: TaskBoard) -> dict[str, object]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the panel, or follow the log until interrupted."""
-    session = Session(args.log, sync="batch")
+    with open_session(args, sync="batch") as session:
+        return _show(args, session)
+
+
+def _show(args: argparse.Namespace, session: Session) -> int:
+    """Print the panel of an open session, or follow it."""
     if args.json:
         print_json(board_json(session.tasks))
         return 0

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from compaction import Session
+from harness.commands.stores import LOG_HELP, add_session_option
 from prompts import available_modes, get_mode, policy_table
 
 
@@ -21,7 +22,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "in a mode that forbids todo_write (plan) the call is refused."
         ),
     )
-    p.add_argument("log", metavar="LOG", help="session log (JSONL); created if missing")
+    p.add_argument("log", metavar="LOG", help=LOG_HELP + "; created if missing")
+    add_session_option(p)
     p.add_argument("--json", dest="arguments", metavar="ARGS", help="arguments as a JSON string")
     p.add_argument(
         "--allow-parallel",
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     modes = available_modes(args.modes_file)
     if args.mode is not None:
         get_mode(args.mode, modes)
-    with Session(args.log, policies=policy_table(modes)) as session:
+    with Session.open(args.log, session=args.session, policies=policy_table(modes)) as session:
         result = session.todo_write(
             raw, allow_parallel_in_progress=True if args.allow_parallel else None, mode=args.mode
         )

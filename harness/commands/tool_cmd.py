@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from compaction import BUILTIN_TOOLS, Session, call_tool
+from harness.commands.stores import LOG_HELP, add_session_option
 from prompts import available_modes, get_mode, policy_table
 
 
@@ -22,7 +23,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "appended)."
         ),
     )
-    p.add_argument("log", metavar="LOG", help="session log (JSONL); created if missing")
+    p.add_argument("log", metavar="LOG", help=LOG_HELP + "; created if missing")
+    add_session_option(p)
     p.add_argument("name", metavar="NAME", choices=BUILTIN_TOOLS, help=", ".join(BUILTIN_TOOLS))
     p.add_argument("--json", dest="arguments", metavar="ARGS", help="arguments as a JSON string")
     p.add_argument("--agent", default="main", help="the agent making the call (task tools)")
@@ -42,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
     modes = available_modes(args.modes_file)
     if args.mode is not None:
         get_mode(args.mode, modes)
-    with Session(args.log, agent=args.agent, policies=policy_table(modes)) as session:
+    table = policy_table(modes)
+    with Session.open(args.log, session=args.session, agent=args.agent, policies=table) as session:
         result = call_tool(session, args.name, raw or "{}", mode=args.mode)
     print(result.content)
     return 1 if result.is_error else 0
