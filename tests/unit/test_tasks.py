@@ -338,3 +338,23 @@ class TestSchemas:
         schema = task_parameters_schema("task_update")
         assert sorted(schema["properties"]) == ["blocked_by", "id", "owner", "status", "subject"]
         assert schema["required"] == ["id"]
+
+
+class TestOnAStore:
+    def test_two_agents_on_one_sqlite_session(self, tmp_path: Path) -> None:
+        """On a SQLite store the task tools behave as on a file: ids, claims, stale checks."""
+        url = f"sqlite:///{tmp_path / 's.db'}"
+        with (
+            Session.open(url, session="team", agent="lead") as lead,
+            Session.open(url, session="team", agent="worker-1") as worker,
+        ):
+            assert lead.task_create({"subject": "A"}).content.startswith("Created task 1:")
+            assert worker.task_create({"subject": "B"}).content.startswith("Created task 2:")
+            assert not worker.task_update({"id": "1", "status": "in_progress"}).is_error
+            stale = lead.task_update({"id": "1", "status": "completed"})
+            assert "task 1 changed since you last listed it" in stale.content
+            lead.refresh()
+            assert [(t.id, t.owner, t.version) for t in lead.tasks.live()] == [
+                ("1", "worker-1", 2),
+                ("2", None, 1),
+            ]
