@@ -3,6 +3,7 @@
 Everything a model or a user sees is a pure function of the append-only session log.
 """
 
+from compaction.arguments import MAX_ARGUMENT_BYTES
 from compaction.board import TASK_MARKS, TaskBoard, TasksProjection, panel_line
 from compaction.checkpoint import (
     CODE_OWNED_SECTIONS,
@@ -38,6 +39,7 @@ from compaction.errors import (
     TranscriptError,
 )
 from compaction.events import (
+    ORIGINS,
     SCHEMA_VERSION,
     TASK_STATUSES,
     CheckpointData,
@@ -95,6 +97,7 @@ from compaction.policy import (
     load_policies,
     policy_for,
 )
+from compaction.secrets import REDACTED, redact
 from compaction.session import Session
 from compaction.stores import (
     EventStore,
@@ -124,6 +127,7 @@ from compaction.tasks import (
 from compaction.todos import (
     TOOL_NAME,
     TodoWriteArgs,
+    is_blank,
     parameters_schema,
     parse_todo_write,
     summary_line,
@@ -160,8 +164,11 @@ __all__ = [
     "CODE_OWNED_SECTIONS",
     "DEFAULT_POLICY",
     "DEFAULT_WINDOW",
+    "MAX_ARGUMENT_BYTES",
     "MAX_EVENT_BYTES",
     "NARRATIVE_SECTIONS",
+    "ORIGINS",
+    "REDACTED",
     "RULES",
     "SCHEMA_VERSION",
     "SECTION_NAMES",
@@ -269,6 +276,7 @@ __all__ = [
     "fold",
     "get_tokenizer",
     "install_bundled_encodings",
+    "is_blank",
     "is_store_url",
     "load_policies",
     "make_event",
@@ -285,6 +293,7 @@ __all__ = [
     "policy_for",
     "read_events",
     "read_update",
+    "redact",
     "render_checkpoint",
     "select_cut",
     "split_sections",

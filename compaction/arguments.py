@@ -36,12 +36,16 @@ def load_arguments(
     """
     if isinstance(arguments, Mapping):
         return dict(arguments)
-    if isinstance(arguments, (str, bytes)) and len(arguments) > MAX_ARGUMENT_BYTES:
+    if isinstance(arguments, (str, bytes)) and _over_size_limit(arguments):
         raise ToolInputError(
             tool, [f"arguments are larger than {MAX_ARGUMENT_BYTES} bytes; send a short {short}"]
         )
     try:
-        obj = json.loads(arguments)
+        obj = json.loads(arguments, object_pairs_hook=_unique_keys)
+    except _DuplicateKeyError as exc:
+        key = json.dumps(exc.key, ensure_ascii=False)
+        problem = f"arguments repeat the key {key}; send each key once"
+        raise ToolInputError(tool, [problem]) from None
     except RecursionError:
         raise ToolInputError(tool, [f"arguments are nested too deeply; send {example}"]) from None
     except (ValueError, UnicodeDecodeError):
@@ -65,3 +69,28 @@ def show(value: object) -> str:
     except (TypeError, ValueError, RecursionError):
         text = type(value).__name__
     return text if len(text) <= 100 else text[:97] + "..."
+
+
+class _DuplicateKeyError(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Build a JSON object, refusing a key that repeats (JSON would keep the last silently)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKeyError(key)
+        out[key] = value
+    return out
+
+
+def _over_size_limit(arguments: str | bytes) -> bool:
+    """Tell whether the arguments pass `MAX_ARGUMENT_BYTES` in UTF-8 (encoding only if in doubt)."""
+    if isinstance(arguments, bytes) or len(arguments) > MAX_ARGUMENT_BYTES:
+        return len(arguments) > MAX_ARGUMENT_BYTES
+    if len(arguments) * 4 <= MAX_ARGUMENT_BYTES:
+        return False  # even at 4 bytes a character it stays under the limit
+    return len(arguments.encode("utf-8", "surrogatepass")) > MAX_ARGUMENT_BYTES

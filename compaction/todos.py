@@ -8,9 +8,12 @@ Model experience (these strings are a contract; tests pin them):
 - rejected: ``todo_write: rejected, nothing was changed. Fix the arguments and call again:``
   followed by one ``- `` line per violation, for example
   ``- todos[1]: unknown field "id"; an item has only "content" and "status"``,
-  ``- todos[2].content is blank``,
+  ``- todos[2].content is blank`` (also for content made only of invisible characters: zero-width
+  spaces, a BOM, bidi marks),
   ``- todos[3].content duplicates todos[0]: "Run tests"``,
-  ``- 2 items are in_progress (todos[0], todos[2]); keep exactly one in_progress``.
+  ``- 2 items are in_progress (todos[0], todos[2]); keep exactly one in_progress``,
+  ``- arguments repeat the key "todos"; send each key once``,
+  ``- arguments are larger than 1000000 bytes; send a short list`` (UTF-8 bytes, not characters).
 - refused by mode: the mode's refusal (`compaction.policy`), appended nothing.
 
 Hosts run the tool through `Session.todo_write` (or `compaction.call_tool`); this module owns
@@ -23,6 +26,7 @@ so it lives here and not in the log's invariants: recorded history may hold seve
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
@@ -39,10 +43,27 @@ _MAX_REPORTED = 20
 ARGUMENT_EXAMPLE = '{"todos": [{"content": "Run the tests", "status": "in_progress"}]}'
 
 
+_INVISIBLE_FILLERS = frozenset("\u115f\u1160\u2800\u3164\uffa0")
+"""Characters that render as nothing though Unicode does not class them as format characters."""
+
+
+def is_blank(content: str) -> bool:
+    """Tell whether `content` shows nothing: only whitespace and invisible characters.
+
+    Invisible: Unicode format characters (category Cf: zero-width space and joiners, the BOM,
+    bidi marks and isolates, the soft hyphen...) and the blank fillers (Hangul fillers, the
+    blank braille pattern).
+    """
+    return all(
+        ch.isspace() or ch in _INVISIBLE_FILLERS or unicodedata.category(ch) == "Cf"
+        for ch in content
+    )
+
+
 def _trimmed(content: str) -> str:
     """Trim content with `str.strip`, the same rule the duplicate check uses; reject blank."""
     content = content.strip()
-    if not content:
+    if is_blank(content):
         raise PydanticCustomError("blank", "content is blank")
     try:
         content.encode("utf-8")

@@ -12,6 +12,7 @@ from prompts.builder import (
     PromptBuilder,
     PromptLayers,
     SwitchStrategy,
+    mode_data,
     switch_mode,
 )
 from prompts.catalog import (
@@ -39,6 +40,7 @@ from prompts.modes import (
     load_modes,
 )
 from prompts.refusals import mode_policy, policy_table, refusal, tool_refusal
+from prompts.rendering import render
 from prompts.requests import (
     CACHE_CONTROL,
     anthropic_messages,
@@ -48,6 +50,7 @@ from prompts.requests import (
     openai_message,
     openai_request,
 )
+from prompts.sandbox import LIMITS, RenderLimits, check_plain
 from prompts.stability import (
     PrefixOrder,
     catalog_text,
@@ -60,6 +63,7 @@ __all__ = [
     "BUILTIN_MODES",
     "CACHE_CONTROL",
     "DEFAULT_MODE",
+    "LIMITS",
     "SWITCH_STRATEGIES",
     "TOOL_STRATEGIES",
     "Environment",
@@ -67,6 +71,7 @@ __all__ = [
     "PrefixOrder",
     "PromptBuilder",
     "PromptLayers",
+    "RenderLimits",
     "SwitchStrategy",
     "TaskPolicy",
     "TodoPolicy",
@@ -80,18 +85,21 @@ __all__ = [
     "anthropic_tool",
     "available_modes",
     "catalog_text",
+    "check_plain",
     "common_prefix_length",
     "dumps",
     "get_mode",
     "linearize",
     "load_modes",
     "load_tools",
+    "mode_data",
     "mode_policy",
     "openai_message",
     "openai_request",
     "openai_tool",
     "policy_table",
     "refusal",
+    "render",
     "shared_prefix_tokens",
     "switch_mode",
     "task_tool_spec",

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from compaction.errors import TranscriptError
+from compaction.importers.records import read_document_bytes
 
 Format = Literal["claude-code", "codex", "openai", "swe-agent"]
 FORMATS: tuple[Format, ...] = ("claude-code", "codex", "openai", "swe-agent")
@@ -69,8 +70,8 @@ def _whole_document(path: Path, head: str) -> Format | None:
     except ValueError:
         pass
     try:
-        doc = json.loads(path.read_bytes())
-    except (ValueError, UnicodeDecodeError):
+        doc = json.loads(read_document_bytes(path))
+    except (ValueError, UnicodeDecodeError, RecursionError, TranscriptError):
         doc = None
     keys = doc.keys() if isinstance(doc, Mapping) else _top_keys(head)
     if "history" in keys or "trajectory" in keys:

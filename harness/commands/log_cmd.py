@@ -11,6 +11,8 @@ from compaction import (
     TOKENIZER_NAMES,
     ConfigError,
     LogChecker,
+    LogError,
+    LogFormatError,
     PolicyChecker,
     ReadReport,
     UsageProjection,
@@ -62,12 +64,24 @@ def run(args: argparse.Namespace) -> int:
     warnings: list[str] = []
     projection = UsageProjection(get_tokenizer(args.tokenizer))
     state = projection.init()
-    for event in read_log(args, report):
-        checker.feed(event)
-        state = projection.apply(state, event)
-        if (found := policies.feed(event)) is not None:
-            warnings.append(str(found))
+    try:
+        for event in read_log(args, report):
+            checker.feed(event)
+            state = projection.apply(state, event)
+            if (found := policies.feed(event)) is not None:
+                warnings.append(str(found))
+    except LogFormatError as exc:
+        if report.events:
+            raise
+        raise LogError(
+            f"{args.log} is not a session log: line {exc.line}: {exc.reason} (a session log "
+            "holds one JSON event a line; see harness log --schema)"
+        ) from None
     checker.finish()
+    if report.lines and not report.events:
+        raise LogError(
+            f"{args.log} is not a session log: none of its {report.lines} lines is an event"
+        )
     usage = projection.view(state)
     summary = {
         "path": args.log,

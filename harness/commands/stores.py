@@ -12,6 +12,7 @@ from compaction import (
     Event,
     EventStore,
     JsonlStore,
+    PolicyTable,
     ReadReport,
     Session,
     SyncPolicy,
@@ -20,6 +21,7 @@ from compaction import (
     open_store,
     read_events,
 )
+from harness.files import check_file
 
 LOG_HELP = (
     "session log (JSONL file), or a store URL (jsonl:///folder, sqlite:///file.db, "
@@ -40,14 +42,27 @@ def open_session(
     tokenizer: Tokenizer | None = None,
     sync: SyncPolicy = "always",
     skip_bad_lines: bool = False,
+    must_exist: bool = True,
+    agent: str = "main",
+    policies: PolicyTable | None = None,
 ) -> Session:
-    """Open the session LOG names (`Session.open`)."""
+    """Open the session LOG names (`Session.open`).
+
+    A LOG that is a file path is checked first (`check_file`): a directory, a FIFO, a dangling
+    symlink or (with `must_exist`) a missing file fails with one clear line.
+    """
+    if not is_store_url(args.log):
+        if args.session is not None:
+            raise ConfigError(f"{args.log}: --session needs a store URL")
+        check_file(args.log, must_exist=must_exist, what="session log")
     return Session.open(
         args.log,
         session=args.session,
         tokenizer=tokenizer,
         sync=sync,
         skip_bad_lines=skip_bad_lines,
+        agent=agent,
+        policies=policies,
     )
 
 
@@ -79,6 +94,7 @@ def read_log(args: argparse.Namespace, report: ReadReport) -> Iterator[Event]:
     if not is_store_url(args.log):
         if args.session is not None:
             raise ConfigError(f"{args.log}: --session needs a store URL")
+        check_file(args.log, what="session log")
         yield from read_events(args.log, skip_bad_lines=args.skip_bad, report=report)
         return
     with store_and_session(args.log, args.session) as (store, session):

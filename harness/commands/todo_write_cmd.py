@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
-from compaction import Session
-from harness.commands.stores import LOG_HELP, add_session_option
+from compaction import MAX_ARGUMENT_BYTES
+from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from prompts import available_modes, get_mode, policy_table
 
 
@@ -40,13 +41,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute the call and print the result."""
-    raw: str | bytes = args.arguments if args.arguments is not None else sys.stdin.buffer.read()
+    raw: str | bytes = args.arguments if args.arguments is not None else _read_stdin()
     modes = available_modes(args.modes_file)
     if args.mode is not None:
         get_mode(args.mode, modes)
-    with Session.open(args.log, session=args.session, policies=policy_table(modes)) as session:
+    with open_session(args, must_exist=False, policies=policy_table(modes)) as session:
         result = session.todo_write(
             raw, allow_parallel_in_progress=True if args.allow_parallel else None, mode=args.mode
         )
     print(result.content)
     return 1 if result.is_error else 0
+
+
+def _read_stdin() -> bytes:
+    """Read the arguments from stdin, at most one byte past the size limit.
+
+    Raises:
+        OSError: stdin is closed (``<&-``).
+    """
+    if sys.stdin is None:
+        raise OSError(
+            errno.EBADF, "stdin is closed; send the arguments on stdin or with --json", "stdin"
+        )
+    return sys.stdin.buffer.read(MAX_ARGUMENT_BYTES + 1)

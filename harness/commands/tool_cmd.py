@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compaction import BUILTIN_TOOLS, Session, call_tool
-from harness.commands.stores import LOG_HELP, add_session_option
+from compaction import BUILTIN_TOOLS, call_tool
+from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from prompts import available_modes, get_mode, policy_table
 
 
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     if args.mode is not None:
         get_mode(args.mode, modes)
     table = policy_table(modes)
-    with Session.open(args.log, session=args.session, agent=args.agent, policies=table) as session:
+    with open_session(args, must_exist=False, agent=args.agent, policies=table) as session:
         result = call_tool(session, args.name, raw or "{}", mode=args.mode)
     print(result.content)
     return 1 if result.is_error else 0

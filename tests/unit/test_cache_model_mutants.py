@@ -1,0 +1,92 @@
+"""Cache-model rules that `scripts/mutate` showed untested; each mutant changed a published hit.
+
+- block digests are chained to their parent, so an equal block after a different prefix is no
+  hit (one unchained digest made a binary search report a false prefix);
+- hits are whole token counts (`int`), never floats that print as ``16.0``;
+- an Anthropic breakpoint below the minimum skips only itself, not the later ones;
+- an Anthropic entry is keyed by its whole prefix, and positions are kept for any order of writes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.simulation import (
+    PROVIDER_MODELS,
+    AnthropicCache,
+    CacheModel,
+    DeepSeekCache,
+    OpenAICache,
+    VLLMCache,
+    replay_hits,
+)
+
+
+def seq(start: int, n: int) -> list[int]:
+    return list(range(start, start + n))
+
+
+class TestChainedBlocks:
+    @pytest.mark.parametrize(
+        "model", [DeepSeekCache(unit=4), OpenAICache(minimum=4, step=4), VLLMCache(block_size=4)]
+    )
+    def test_same_blocks_after_a_different_first_block_miss(self, model: CacheModel) -> None:
+        """A block seen only after another prefix is no hit at the start of a request."""
+        a, b, c = seq(0, 4), seq(10, 4), seq(20, 4)
+        requests = [[*a, *b, 1], [*a, *c, 1], [*c, 1]]
+        assert replay_hits(model, requests) == [0, 4, 0]
+
+
+class TestWholeTokens:
+    def test_every_model_returns_ints(self) -> None:
+        """Hits are ints for every provider model (a float would print as 16.0 in the report)."""
+        requests = [seq(0, 1500), seq(0, 1700), [*seq(0, 1600), 3]]
+        for model in PROVIDER_MODELS:
+            hits = replay_hits(model, requests)
+            assert all(type(h) is int for h in hits), (model.name, hits)
+            assert hits[1] > 0
+
+
+class TestAnthropicEntries:
+    def test_a_short_breakpoint_skips_only_itself(self) -> None:
+        """A breakpoint under the minimum writes nothing, and a later one is still written."""
+        model = AnthropicCache(min_tokens=5)
+        hits = replay_hits(model, [seq(0, 12), [*seq(0, 10), 99, 98]], [[2, 10], [12]])
+        assert hits == [0, 10]
+
+    def test_entries_are_keyed_by_the_whole_prefix(self) -> None:
+        """A breakpoint on a block boundary after a different block is no hit."""
+        model = AnthropicCache(min_tokens=4)
+        first = [*seq(0, 16), *seq(100, 16)]
+        second = [*seq(0, 16), *seq(200, 16), 7]
+        assert replay_hits(model, [first, second], [[32], [33]]) == [0, 0]
+
+    def test_a_shorter_breakpoint_written_later_is_found(self) -> None:
+        """Positions written out of order are all kept: a later, shorter breakpoint still hits."""
+        model = AnthropicCache(min_tokens=4)
+        requests = [seq(0, 20), seq(0, 12), [*seq(0, 11), 99]]
+        assert replay_hits(model, requests, [[20], [10], [12]]) == [0, 0, 10]
+
+
+class TestParameters:
+    @pytest.mark.parametrize(
+        ("build", "name"),
+        [
+            (lambda: DeepSeekCache(unit=0), "unit"),
+            (lambda: OpenAICache(minimum=0), "minimum"),
+            (lambda: OpenAICache(step=0), "step"),
+            (lambda: VLLMCache(block_size=0), "block_size"),
+            (lambda: AnthropicCache(min_tokens=0), "min_tokens"),
+            (lambda: AnthropicCache(max_breakpoints=0), "max_breakpoints"),
+        ],
+    )
+    def test_zero_is_refused_naming_the_parameter(self, build: object, name: str) -> None:
+        """Each model refuses a parameter under 1, naming it."""
+        assert callable(build)
+        with pytest.raises(ValueError, match=f"^{name} must be a positive number of tokens, not 0"):
+            build()
+
+    def test_misaligned_breakpoint_lists_are_refused(self) -> None:
+        """replay_hits refuses a breakpoint list of another length than the requests."""
+        with pytest.raises(ValueError, match="2 requests but 1 breakpoint lists"):
+            replay_hits(AnthropicCache(), [seq(0, 5), seq(0, 6)], [[5]])
