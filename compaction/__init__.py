@@ -1,8 +1,10 @@
-"""Context Harness, session side: the event log, the todo_write tool, views and compaction.
+"""Context Harness, session side: the event log, the tools, views and compaction.
 
 Everything a model or a user sees is a pure function of the append-only session log.
 """
 
+from compaction.arguments import MAX_ARGUMENT_BYTES
+from compaction.board import TASK_MARKS, TaskBoard, TasksProjection, panel_line
 from compaction.checkpoint import (
     CODE_OWNED_SECTIONS,
     NARRATIVE_SECTIONS,
@@ -38,6 +40,7 @@ from compaction.errors import (
 from compaction.events import (
     ORIGINS,
     SCHEMA_VERSION,
+    TASK_STATUSES,
     CheckpointData,
     CheckpointRecorded,
     ClipData,
@@ -48,6 +51,13 @@ from compaction.events import (
     Message,
     MessageAdded,
     Origin,
+    Task,
+    TaskCreated,
+    TaskCreateData,
+    TaskRef,
+    TaskStatus,
+    TaskUpdated,
+    TaskUpdateData,
     TextPart,
     TodoItem,
     TodoStatus,
@@ -76,6 +86,17 @@ from compaction.log import (
     TailRepair,
     read_events,
 )
+from compaction.mode_policy import (
+    DEFAULT_POLICY,
+    ModePolicy,
+    PolicyChecker,
+    PolicyTable,
+    PolicyWarning,
+    builtin_policies,
+    dump_policies,
+    load_policies,
+    policy_for,
+)
 from compaction.policy import DEFAULT_WINDOW, CompactionPolicy
 from compaction.secrets import REDACTED, redact
 from compaction.session import Session
@@ -96,18 +117,21 @@ from compaction.summarizers import (
     SummaryInput,
     check_output,
 )
+from compaction.tasks import (
+    TASK_TOOL_NAMES,
+    TASK_WRITE_TOOLS,
+    parse_task_create,
+    plan_update,
+    read_update,
+    task_parameters_schema,
+)
 from compaction.todos import (
-    MAX_ARGUMENT_BYTES,
     TOOL_NAME,
     TodoWriteArgs,
-    ToolResult,
-    anthropic_tool,
     is_blank,
-    openai_tool,
     parameters_schema,
     parse_todo_write,
     summary_line,
-    todo_write,
 )
 from compaction.tokens import (
     TOKENIZER_NAMES,
@@ -119,6 +143,8 @@ from compaction.tokens import (
     install_bundled_encodings,
     message_text,
 )
+from compaction.tool_result import ToolResult
+from compaction.tools import BUILTIN_TOOLS, ToolHandler, call_tool
 from compaction.views import (
     STATUS_MARKS,
     ContextProjection,
@@ -135,7 +161,9 @@ from compaction.views import (
 )
 
 __all__ = [
+    "BUILTIN_TOOLS",
     "CODE_OWNED_SECTIONS",
+    "DEFAULT_POLICY",
     "DEFAULT_WINDOW",
     "MAX_ARGUMENT_BYTES",
     "MAX_EVENT_BYTES",
@@ -146,6 +174,10 @@ __all__ = [
     "SCHEMA_VERSION",
     "SECTION_NAMES",
     "STATUS_MARKS",
+    "TASK_MARKS",
+    "TASK_STATUSES",
+    "TASK_TOOL_NAMES",
+    "TASK_WRITE_TOOLS",
     "TOKENIZER_NAMES",
     "TOOL_NAME",
     "BadLine",
@@ -177,7 +209,11 @@ __all__ = [
     "LogReader",
     "Message",
     "MessageAdded",
+    "ModePolicy",
     "Origin",
+    "PolicyChecker",
+    "PolicyTable",
+    "PolicyWarning",
     "PostgresStore",
     "Projection",
     "ProviderError",
@@ -193,6 +229,15 @@ __all__ = [
     "SummaryInput",
     "SyncPolicy",
     "TailRepair",
+    "Task",
+    "TaskBoard",
+    "TaskCreateData",
+    "TaskCreated",
+    "TaskRef",
+    "TaskStatus",
+    "TaskUpdateData",
+    "TaskUpdated",
+    "TasksProjection",
     "TextPart",
     "TiktokenTokenizer",
     "TodoItem",
@@ -205,6 +250,7 @@ __all__ = [
     "Tokenizer",
     "TokenizerError",
     "ToolCall",
+    "ToolHandler",
     "ToolInputError",
     "ToolResult",
     "TranscriptError",
@@ -216,7 +262,8 @@ __all__ = [
     "UsageProjection",
     "UsageReportData",
     "UsageReported",
-    "anthropic_tool",
+    "builtin_policies",
+    "call_tool",
     "check_log",
     "check_next_seq",
     "check_output",
@@ -229,28 +276,34 @@ __all__ = [
     "count_message",
     "cut_points",
     "dump_event",
+    "dump_policies",
     "event_json_schema",
     "fold",
     "get_tokenizer",
     "install_bundled_encodings",
     "is_blank",
     "is_store_url",
+    "load_policies",
     "make_event",
     "maybe_compact",
     "message_text",
     "open_store",
-    "openai_tool",
+    "panel_line",
     "parameters_schema",
     "parse_checkpoint",
     "parse_event",
+    "parse_task_create",
     "parse_todo_write",
+    "plan_update",
+    "policy_for",
     "read_events",
+    "read_update",
     "redact",
     "render_checkpoint",
     "select_cut",
     "shown_message",
     "split_sections",
     "summary_line",
-    "todo_write",
+    "task_parameters_schema",
     "write_new_session",
 ]

@@ -9,9 +9,10 @@ level-two Markdown heading (`## Pending Jobs`) with ``(none)`` under it when emp
 4. Errors and Fixes             8. Critical Context
 
 The six narrative sections are written by a summarizer. `Pending Jobs` and `Current Work` are
-*code-owned*: the compactor copies them from the latest todo list, and no summarizer can touch
-them. `render_checkpoint()` lays a Checkpoint out with the jinja2 template
-``compaction/templates/checkpoint.md.j2``; `parse_checkpoint()` reads the text back.
+*code-owned*: the compactor copies them from the latest todo list and from the shared task list
+(both may exist in one session), and no summarizer can touch them. `render_checkpoint()` lays a
+Checkpoint out with the jinja2 template ``compaction/templates/checkpoint.md.j2``;
+`parse_checkpoint()` reads the text back.
 
 Encoding (why no text can break the structure):
 
@@ -23,6 +24,10 @@ Encoding (why no text can break the structure):
   ``\uXXXX`` escapes, so a right-to-left override cannot visually swallow the rest of the line.
   ``json.loads`` decodes every line back to the exact item: headings, list markers, code fences,
   template syntax, ``(none)`` and 10,000-character items all survive unchanged.
+- **Shared tasks** follow the todo items of their section, one a line, with their id and owner:
+  ``- task 3 (owner "worker-1"): "Run the tests"`` or ``- task 4 (no owner): "Write docs"``. The
+  id is a short token (letters, digits, ``_.:-``); owner and subject are JSON string literals
+  escaped as above, so a task line parses back to the exact `TaskRef`.
 - **Narrative sections** are Markdown text, escaped line by line: a line whose first
   non-blank character is ``#`` or ``\``, that opens a code fence (```` ``` ```` or
   ``~~~``), that is a setext underline or thematic break (only ``=`` or only ``-``), or that
@@ -54,6 +59,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from compaction.errors import CompactionError
+from compaction.events import TaskRef
 
 
 class Section(StrEnum):
@@ -96,6 +102,12 @@ FIELD_BY_SECTION: Final[dict[Section, str]] = {
 }
 """The `Checkpoint` field that holds each section."""
 
+TASKS_BY_SECTION: Final[dict[Section, str]] = {
+    Section.PENDING_JOBS: "pending_tasks",
+    Section.CURRENT_WORK: "current_tasks",
+}
+"""The `Checkpoint` field that holds each code-owned section's shared tasks."""
+
 EMPTY: Final = "(none)"
 """What an empty section shows."""
 
@@ -128,6 +140,10 @@ class Checkpoint(BaseModel):
     """Critical Context: constraints and facts that must not be lost."""
     carried_over: bool = False
     """True when the todo list was written before the latest user request (an earlier turn)."""
+    pending_tasks: tuple[TaskRef, ...] = ()
+    """Pending Jobs, continued: the shared list's `pending` tasks, creation order (code-owned)."""
+    current_tasks: tuple[TaskRef, ...] = ()
+    """Current Work, continued: the shared list's `in_progress` tasks, creation order."""
 
     @field_validator(
         "primary_request",
@@ -146,6 +162,11 @@ class Checkpoint(BaseModel):
         value: str | tuple[str, ...] = getattr(self, FIELD_BY_SECTION[Section(name)])
         return value
 
+    def tasks(self, name: str) -> tuple[TaskRef, ...]:
+        """Return the shared tasks of a code-owned section (empty for any other section)."""
+        key = TASKS_BY_SECTION.get(Section(name))
+        return () if key is None else tuple(getattr(self, key))
+
     def narrative(self) -> dict[Section, str]:
         """Return the six narrative sections by heading name, in order."""
         return {name: str(self.section(name)) for name in NARRATIVE_SECTIONS}
@@ -163,8 +184,7 @@ _ESCAPED = re.compile(r"^([ \t]*)\\")
 
 def encode_item(text: str) -> str:
     """Encode one todo item as a single ``- "..."`` line (a JSON string literal)."""
-    literal = json.dumps(text, ensure_ascii=False)
-    return "- " + _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", literal)
+    return "- " + _literal(text)
 
 
 def decode_item(line: str) -> str:
@@ -175,6 +195,44 @@ def decode_item(line: str) -> str:
     if not isinstance(value, str):
         raise ValueError("an item is a JSON string")
     return value
+
+
+def _literal(text: str) -> str:
+    """Return `text` as a JSON string literal with invisible characters escaped."""
+    literal = json.dumps(text, ensure_ascii=False)
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", literal)
+
+
+_TASK_HEAD = re.compile(r"^- task ([A-Za-z0-9_.:-]{1,64}) \(")
+
+
+def encode_task(task: TaskRef) -> str:
+    """Encode one shared task as a single ``- task ID (owner "x"): "subject"`` line."""
+    owner = "no owner" if task.owner is None else f"owner {_literal(task.owner)}"
+    return f"- task {task.id} ({owner}): {_literal(task.subject)}"
+
+
+def decode_task(line: str) -> TaskRef:
+    """Decode a line written by `encode_task`; raise ValueError if it is not one."""
+    head = _TASK_HEAD.match(line)
+    if head is None:
+        raise ValueError("a task line starts with - task ID (")
+    rest, owner = line[head.end() :], None
+    if rest.startswith("owner "):
+        value, end = json.JSONDecoder().raw_decode(rest, len("owner "))
+        if not isinstance(value, str):
+            raise ValueError("a task's owner is a JSON string")
+        owner, rest = value, rest[end:]
+    elif rest.startswith("no owner"):
+        rest = rest[len("no owner") :]
+    else:
+        raise ValueError("a task line names its owner or says no owner")
+    if not rest.startswith("): "):
+        raise ValueError('the owner is followed by "): "')
+    subject = json.loads(rest[3:])
+    if not isinstance(subject, str):
+        raise ValueError("a task's subject is a JSON string")
+    return TaskRef(id=head.group(1), owner=owner, subject=subject)
 
 
 def escape_narrative(text: str) -> str:
@@ -215,6 +273,7 @@ def render_checkpoint(checkpoint: Checkpoint) -> str:
         value = checkpoint.section(name)
         if isinstance(value, tuple):
             lines = [encode_item(item) for item in value]
+            lines += [encode_task(task) for task in checkpoint.tasks(name)]
         else:
             lines = [escape_narrative(value)] if value else []
         carried = checkpoint.carried_over and name == CODE_OWNED_SECTIONS[0]
@@ -260,7 +319,9 @@ def _body(lines: list[str], start: int, end: int) -> list[str]:
     return body
 
 
-def _parse_items(body: list[str], first_line: int) -> tuple[tuple[str, ...], bool]:
+def _parse_items(
+    body: list[str], first_line: int
+) -> tuple[tuple[str, ...], tuple[TaskRef, ...], bool]:
     carried = False
     while body and body[0].startswith("> "):
         carried = True
@@ -270,14 +331,18 @@ def _parse_items(body: list[str], first_line: int) -> tuple[tuple[str, ...], boo
         body = body[1:]
         first_line += 1
     if body == [EMPTY]:
-        return (), carried
-    items = []
+        return (), (), carried
+    items: list[str] = []
+    tasks: list[TaskRef] = []
     for offset, line in enumerate(body):
         try:
-            items.append(decode_item(line))
+            if line.startswith("- task "):
+                tasks.append(decode_task(line))
+            else:
+                items.append(decode_item(line))
         except ValueError as exc:
             raise _bad(first_line + offset, f"not an item line ({exc}): {line[:60]!r}") from None
-    return tuple(items), carried
+    return tuple(items), tuple(tasks), carried
 
 
 def _parse_narrative(body: list[str], first_line: int) -> str:
@@ -308,8 +373,9 @@ def parse_checkpoint(text: str) -> Checkpoint:
         body = _body(lines, start, end)
         key = FIELD_BY_SECTION[name]
         if name in CODE_OWNED_SECTIONS:
-            items, carried = _parse_items(body, start + 3)
+            items, tasks, carried = _parse_items(body, start + 3)
             fields[key] = items
+            fields[TASKS_BY_SECTION[name]] = tasks
             if name == CODE_OWNED_SECTIONS[0]:
                 fields["carried_over"] = carried
         else:

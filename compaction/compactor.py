@@ -9,6 +9,9 @@ Where the tasks come from: `Session.latest_todos`, the latest todo list recorded
 at the moment of compaction (even when its ``todo/write`` sits in the kept tail), never the
 ``todos`` view, which a new turn empties. Every ``pending`` item goes into Pending Jobs and every
 ``in_progress`` item into Current Work, verbatim and in list order; ``completed`` items never do.
+The shared task list (`Session.tasks`, every agent's; both lists may exist in one session) is
+copied the same way after the todo items: ``pending`` tasks into Pending Jobs, ``in_progress``
+ones into Current Work, each with its id and owner, in creation order.
 
 An unfinished list from an earlier turn (its ``todo/write`` came before the latest
 ``turn/start`` and the model has not rewritten it since) is still the latest list, so it is
@@ -62,12 +65,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
+from compaction.board import TaskBoard
 from compaction.checkpoint import Checkpoint, Section, parse_checkpoint, render_checkpoint
 from compaction.cuts import cut_points, tail_tokens
 from compaction.cuts import select_cut as select_cut
 from compaction.cuts import unsafe_cuts as unsafe_cuts
 from compaction.errors import CompactionError, SeqConflictError
-from compaction.events import CheckpointData, CheckpointRecorded, Message, TodoItem
+from compaction.events import CheckpointData, CheckpointRecorded, Message, TaskRef, TodoItem
 from compaction.policy import DEFAULT_WINDOW as DEFAULT_WINDOW
 from compaction.policy import CompactionPolicy as CompactionPolicy
 from compaction.secrets import redact
@@ -158,6 +162,11 @@ def unfinished(todos: Sequence[TodoItem]) -> tuple[tuple[str, ...], tuple[str, .
     pending = tuple(t.content for t in todos if t.status == "pending")
     current = tuple(t.content for t in todos if t.status == "in_progress")
     return pending, current
+
+
+def unfinished_tasks(board: TaskBoard) -> tuple[tuple[TaskRef, ...], tuple[TaskRef, ...]]:
+    """Return the shared list's pending and in-progress tasks, each in creation order."""
+    return board.unfinished("pending"), board.unfinished("in_progress")
 
 
 def previous_checkpoint(data: CheckpointData | None) -> Checkpoint | None:
@@ -305,6 +314,8 @@ def _plan(
         instructions=instructions,
         pending=checkpoint.pending_jobs,
         current=checkpoint.current_work,
+        pending_tasks=checkpoint.pending_tasks or None,
+        current_tasks=checkpoint.current_tasks or None,
     )
     return CompactionResult(
         checkpoint=checkpoint,
@@ -396,10 +407,13 @@ class _Plan:
     def skeleton(self) -> Checkpoint:
         """Return the Checkpoint with its code-owned sections only (empty narrative)."""
         pending, current = unfinished(self.session.latest_todos)
+        pending_tasks, current_tasks = unfinished_tasks(self.session.tasks)
         return Checkpoint(
             pending_jobs=pending,
             current_work=current,
             carried_over=bool(pending or current) and self.session.todos.seq is None,
+            pending_tasks=pending_tasks,
+            current_tasks=current_tasks,
         )
 
     def checkpoint_tokens(self, checkpoint: Checkpoint) -> int:
@@ -432,6 +446,8 @@ class _Plan:
             next_step=sections[Section.NEXT_STEP],
             critical_context=sections[Section.CRITICAL_CONTEXT],
             carried_over=skeleton.carried_over,
+            pending_tasks=skeleton.pending_tasks,
+            current_tasks=skeleton.current_tasks,
         )
         return checkpoint, used, reason
 

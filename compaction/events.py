@@ -34,6 +34,10 @@ ORIGINS: tuple[Origin, ...] = (
 )
 TodoStatus = Literal["pending", "in_progress", "completed"]
 TODO_STATUSES: tuple[TodoStatus, ...] = ("pending", "in_progress", "completed")
+TaskStatus = Literal["pending", "in_progress", "completed", "deleted"]
+TASK_STATUSES: tuple[TaskStatus, ...] = ("pending", "in_progress", "completed", "deleted")
+TASK_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
+"""A task id: a short token (``3``, or an imported agent's own id), never free text."""
 
 
 class _Frozen(BaseModel):
@@ -171,6 +175,48 @@ class TodoWriteData(_Frozen):
     todos: tuple[TodoItem, ...]
 
 
+class Task(_Frozen):
+    """One task of the shared task list, as recorded: its whole state after a change."""
+
+    id: str = Field(pattern=TASK_ID_PATTERN)
+    """Short, stable, deterministic: ``1``, ``2``... in creation order (imports keep theirs)."""
+    subject: str
+    """What to do, as an imperative sentence."""
+    description: str | None = None
+    """More detail, when the creator gave it."""
+    status: TaskStatus = "pending"
+    owner: str | None = None
+    """The agent working on it (or assigned it); None while unclaimed."""
+    blocked_by: tuple[str, ...] = ()
+    """Ids of the tasks that must be finished before this one can start."""
+    version: int = Field(default=1, ge=1)
+    """1 at creation, one more at each recorded update."""
+
+
+class TaskCreateData(_Frozen):
+    """A task was added to the shared list (`task_create`)."""
+
+    agent: str = Field(min_length=1)
+    """The agent that created it."""
+    task: Task
+
+
+class TaskUpdateData(_Frozen):
+    """A task of the shared list changed (`task_update`): its whole new state."""
+
+    agent: str = Field(min_length=1)
+    """The agent that changed it."""
+    task: Task
+
+
+class TaskRef(_Frozen):
+    """An unfinished shared task as a Checkpoint carries it: id, owner and subject."""
+
+    id: str = Field(pattern=TASK_ID_PATTERN)
+    owner: str | None = None
+    subject: str
+
+
 class CheckpointData(_Frozen):
     """A compaction: a Checkpoint that replaces the events `first_seq..last_seq` in the context."""
 
@@ -194,6 +240,10 @@ class CheckpointData(_Frozen):
     """Pending Jobs, copied by code from the latest todo list."""
     current: tuple[str, ...] = ()
     """Current Work, copied by code from the latest todo list."""
+    pending_tasks: tuple[TaskRef, ...] | None = None
+    """The shared list's `pending` tasks in Pending Jobs, copied by code (None: no tasks)."""
+    current_tasks: tuple[TaskRef, ...] | None = None
+    """The shared list's `in_progress` tasks in Current Work, copied by code (None: no tasks)."""
 
 
 class UsageReportData(_Frozen):
@@ -239,6 +289,20 @@ class TodoWritten(_Event):
     data: TodoWriteData
 
 
+class TaskCreated(_Event):
+    """An agent added a task to the shared list (`task/create`); never part of the context."""
+
+    type: Literal["task/create"] = "task/create"
+    data: TaskCreateData
+
+
+class TaskUpdated(_Event):
+    """An agent changed a task of the shared list (`task/update`); never part of the context."""
+
+    type: Literal["task/update"] = "task/update"
+    data: TaskUpdateData
+
+
 class TurnEnded(_Event):
     """The agent finished the current request (`turn/end`)."""
 
@@ -261,12 +325,28 @@ class UsageReported(_Event):
 
 
 Event = Annotated[
-    TurnStarted | MessageAdded | TodoWritten | TurnEnded | CheckpointRecorded | UsageReported,
+    TurnStarted
+    | MessageAdded
+    | TodoWritten
+    | TurnEnded
+    | CheckpointRecorded
+    | UsageReported
+    | TaskCreated
+    | TaskUpdated,
     Discriminator("type"),
 ]
 """Any event of a session log, discriminated by `type`."""
 
-EventData = TurnStartData | Message | TodoWriteData | TurnEndData | CheckpointData | UsageReportData
+EventData = (
+    TurnStartData
+    | Message
+    | TodoWriteData
+    | TurnEndData
+    | CheckpointData
+    | UsageReportData
+    | TaskCreateData
+    | TaskUpdateData
+)
 """The payload of an event, as handed to `SessionLog.append`."""
 
 EVENT_TYPES: tuple[str, ...] = (
@@ -276,6 +356,8 @@ EVENT_TYPES: tuple[str, ...] = (
     "turn/end",
     "compaction/checkpoint",
     "usage/report",
+    "task/create",
+    "task/update",
 )
 
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
@@ -296,6 +378,10 @@ def make_event(seq: int, data: EventData) -> Event:
             return CheckpointRecorded(seq=seq, data=data)
         case UsageReportData():
             return UsageReported(seq=seq, data=data)
+        case TaskCreateData():
+            return TaskCreated(seq=seq, data=data)
+        case TaskUpdateData():
+            return TaskUpdated(seq=seq, data=data)
         case _:
             raise TypeError(f"not an event payload: {type(data).__name__}")
 

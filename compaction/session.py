@@ -3,33 +3,65 @@
 The usage view (token counts) is folded on first use: a session that only writes or reads todos
 never loads a tokenizer. Until then its events wait, in order, to be counted once.
 
+The session is also where the built-in tools run (`todo_write`, `task_create`, `task_update`,
+`task_list`): each call is checked against the tool policy of the current turn's mode (the
+``mode`` of the latest `turn/start`, looked up in the session's policy table), so a host cannot
+forget to refuse a tool the mode forbids. Task writes are checked and appended inside one
+`batch()` (the file's lock, or the store's transaction) against the board as stored, and append
+only if no other writer got in first (an expected seq), so concurrent agents never lose an
+update.
+
 Invariants: the views always equal a fold of the log up to `applied_seq`; a view is never updated
-for an event that did not reach the log.
+for an event that did not reach the log; a refused or rejected tool call appends nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from compaction.arguments import Arguments
+from compaction.board import TaskBoard, TasksProjection, TasksState
 from compaction.clipping import clip_tool_output
-from compaction.errors import ConfigError, LogError
+from compaction.errors import ConfigError, LogError, SeqConflictError, ToolInputError
 from compaction.events import (
     Event,
     EventData,
     Message,
+    Task,
+    TaskCreateData,
+    TaskUpdateData,
     TodoItem,
+    TodoWriteData,
     TurnEndData,
     TurnStartData,
+    TurnStarted,
 )
 from compaction.log import ReadReport, SessionLog, SyncPolicy
+from compaction.mode_policy import ModePolicy, PolicyTable, builtin_policies, policy_for
 from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
 from compaction.sources import EventSource, FileSource, StoreSource
 from compaction.stores import EventStore, is_store_url, open_store
-from compaction.todos import ToolResult, todo_write
+from compaction.tasks import (
+    AGENT_PATTERN,
+    TASK_CREATE,
+    TASK_LIST,
+    TASK_UPDATE,
+    created_line,
+    list_text,
+    parse_task_create,
+    parse_task_list,
+    plan_update,
+    read_update,
+    unchanged_line,
+    updated_line,
+)
+from compaction.todos import TOOL_NAME, parse_todo_write, summary_line
 from compaction.tokens import Tokenizer, get_tokenizer
+from compaction.tool_result import ToolResult
 from compaction.turn_modes import TurnModes, TurnModesProjection
 from compaction.views import (
     ContextProjection,
@@ -43,9 +75,20 @@ from compaction.views import (
     UsageState,
 )
 
+TaskEventData = TaskCreateData | TaskUpdateData
+TASK_WRITE_ATTEMPTS = 50
+"""How many times a task write is checked again when another writer got in first."""
+
+
+def _busy(tool: str) -> str:
+    return (
+        f"{tool}: rejected, nothing was changed. The shared task list kept changing while this "
+        "call was checked; call task_list, then call again."
+    )
+
 
 class Session:
-    """A session log with live `todos`, `context` and `usage` views, on any store.
+    """A session log with live `todos`, `tasks`, `context` and `usage` views, on any store.
 
     ``Session("s.jsonl")`` works on a JSONL file, as always; ``Session.open("sqlite:///s.db",
     session="abc")`` (or ``Session(store=store, session="abc")``) on a session of a store.
@@ -57,14 +100,18 @@ class Session:
         session: the session id within the store.
         tokenizer: counts tokens for the usage view (default `o200k_base`, loaded on first use).
         sync: fsync every append (``"always"``) or once per `batch()` (``"batch"``).
-        skip_bad_lines: skip and count malformed lines instead of raising on them.
+        skip_bad_lines: skip and count malformed lines instead of raising on them (JSONL).
         tool_output_cap: a tool result over this many tokens is appended with a clip: the log
             keeps it whole, the context view shows its head and tail around a note (see
             `compaction.clipping`); None appends every result unclipped. Default: 0.1 of the
             default 128,000-token window (`CompactionPolicy.tool_output_tokens`).
+        agent: the agent this session speaks for in task events (default ``main``).
+        policies: mode name -> tool policy (default: the built-in modes'; `prompts` builds
+            one from any modes with `prompts.policy_table`).
 
     Raises:
-        ConfigError: neither a path nor a store, or a store without a session id.
+        ConfigError: neither a path nor a store, a store without a session id, or an `agent`
+            that is not a valid agent name.
     """
 
     def __init__(
@@ -77,12 +124,22 @@ class Session:
         sync: SyncPolicy = "always",
         skip_bad_lines: bool = False,
         tool_output_cap: int | None = DEFAULT_TOOL_OUTPUT_CAP,
+        agent: str = "main",
+        policies: PolicyTable | None = None,
     ) -> None:
         if tool_output_cap is not None and tool_output_cap < 1:
             raise ConfigError(
                 f"tool_output_cap must be a positive integer or None, not {tool_output_cap!r}"
             )
         self.tool_output_cap = tool_output_cap
+        if not re.match(AGENT_PATTERN, agent):
+            raise ConfigError(f"agent {agent!r} must match {AGENT_PATTERN}")
+        self.agent = agent
+        self.policies: PolicyTable = builtin_policies() if policies is None else policies
+        self.mode: str | None = None
+        """The mode of the current turn (the latest `turn/start`'s), None when not given."""
+        self._seen: dict[str, dict[str, int]] = {}
+        """Agent -> task id -> the version of the task that agent was last shown."""
         self._tokenizer = tokenizer
         self.skip_bad_lines = skip_bad_lines
         self._source = self._open_source(path, store, session, sync)
@@ -93,6 +150,8 @@ class Session:
         self._usage_p: UsageProjection | None = None
         self._modes_p = TurnModesProjection()
         self._modes: TurnModes = self._modes_p.init()
+        self._tasks_p = TasksProjection()
+        self._tasks: TasksState = self._tasks_p.init()
         self._todos: TodoPanel = self._todos_p.init()
         self._latest: TodoPanel = self._latest_p.init()
         self._context: ContextState = self._context_p.init()
@@ -136,6 +195,8 @@ class Session:
         tokenizer: Tokenizer | None = None,
         sync: SyncPolicy = "always",
         skip_bad_lines: bool = False,
+        agent: str = "main",
+        policies: PolicyTable | None = None,
     ) -> Session:
         """Open a session by URL: a store URL with `session`, or a JSONL path without.
 
@@ -148,7 +209,13 @@ class Session:
                 "postgresql://...); a JSONL path is one session already"
             )
         return cls(
-            url, session=session, tokenizer=tokenizer, sync=sync, skip_bad_lines=skip_bad_lines
+            url,
+            session=session,
+            tokenizer=tokenizer,
+            sync=sync,
+            skip_bad_lines=skip_bad_lines,
+            agent=agent,
+            policies=policies,
         )
 
     @property
@@ -202,6 +269,9 @@ class Session:
         self._latest = self._latest_p.apply(self._latest, event)
         self._context = self._context_p.apply(self._context, event)
         self._modes = self._modes_p.apply(self._modes, event)
+        self._tasks = self._tasks_p.apply(self._tasks, event)
+        if isinstance(event, TurnStarted):
+            self.mode = event.data.mode
         if self._usage_p is None:
             self._uncounted.append(event)
         else:
@@ -285,20 +355,160 @@ class Session:
         msg = message if isinstance(message, Message) else Message.model_validate(message)
         return self.append(msg)
 
+    # --- the built-in tools -------------------------------------------------------------------
+
+    def policy(self, mode: str | None = None) -> ModePolicy:
+        """Return the tool policy of `mode` (default: the current turn's mode)."""
+        return policy_for(self.policies, self.mode if mode is None else mode)
+
+    def refusal(self, tool: str, *, mode: str | None = None) -> str | None:
+        """Return the refusal of `tool` under `mode` (default: the current turn's), or None.
+
+        Reads what other writers appended first, so a turn another process started counts.
+        """
+        self.refresh()
+        return self.policy(mode).refusal(tool)
+
     def todo_write(
         self,
-        arguments: str | bytes | Mapping[str, Any],
+        arguments: Arguments,
         *,
-        allow_parallel_in_progress: bool = False,
-        refuse: str | None = None,
+        allow_parallel_in_progress: bool | None = None,
+        mode: str | None = None,
     ) -> ToolResult:
-        """Run the `todo_write` tool against this session (see `compaction.todos.todo_write`)."""
-        return todo_write(
-            self,
-            arguments,
-            allow_parallel_in_progress=allow_parallel_in_progress,
-            refuse=refuse,
-        )
+        """Run `todo_write`: validate, append one `todo/write` event, return the model's result.
+
+        Args:
+            arguments: the raw arguments the model sent (JSON text, bytes, or a mapping).
+            allow_parallel_in_progress: accept several `in_progress` items; None follows the
+                mode's policy.
+            mode: run under this mode instead of the current turn's (a host that tracks it).
+
+        A call the mode forbids returns the mode's refusal (``is_error``); a call with bad
+        arguments returns every violation. Either way nothing is appended. Never raises for
+        bad arguments.
+        """
+        refused = self.refusal(TOOL_NAME, mode=mode)
+        if refused is not None:
+            return ToolResult(refused, is_error=True)
+        if allow_parallel_in_progress is None:
+            allow_parallel_in_progress = self.policy(mode).allow_parallel_in_progress
+        try:
+            todos = parse_todo_write(arguments, allow_parallel=allow_parallel_in_progress)
+        except ToolInputError as exc:
+            return ToolResult(str(exc), is_error=True)
+        self.append(TodoWriteData(todos=todos))
+        return ToolResult(summary_line(todos))
+
+    def task_create(
+        self, arguments: Arguments, *, agent: str | None = None, mode: str | None = None
+    ) -> ToolResult:
+        """Run `task_create` for `agent` (default: the session's): add a task, return its id.
+
+        The new id is one more than the largest numeric id on the board, read under the log's
+        lock, so two agents creating at once get different ids.
+        """
+        who = agent or self.agent
+        refused = self.refusal(TASK_CREATE, mode=mode)
+        if refused is not None:
+            return ToolResult(refused, is_error=True)
+        try:
+            subject, description = parse_task_create(arguments)
+        except ToolInputError as exc:
+            return ToolResult(str(exc), is_error=True)
+        made: list[Task] = []
+
+        def plan(board: TaskBoard) -> TaskCreateData:
+            made[:] = [Task(id=board.next_id, subject=subject, description=description)]
+            return TaskCreateData(agent=who, task=made[0])
+
+        if not self._write_task(plan):
+            return ToolResult(_busy(TASK_CREATE), is_error=True)
+        self._seen.setdefault(who, {})[made[0].id] = made[0].version
+        return ToolResult(created_line(made[0]))
+
+    def task_update(
+        self, arguments: Arguments, *, agent: str | None = None, mode: str | None = None
+    ) -> ToolResult:
+        """Run `task_update` for `agent` (default: the session's): change one task by id.
+
+        Checked under the log's lock against the board on disk (see `compaction.tasks` for the
+        rules); an update to a task that changed since this agent was last shown it is rejected
+        with the task's current state.
+        """
+        who = agent or self.agent
+        refused = self.refusal(TASK_UPDATE, mode=mode)
+        if refused is not None:
+            return ToolResult(refused, is_error=True)
+        seen = self._seen.setdefault(who, {})
+        shown = dict(seen)
+        before: list[Task] = []
+        after: list[Task | None] = []
+
+        def plan(board: TaskBoard) -> TaskUpdateData | None:
+            old = board.get(task_id)
+            before[:], after[:] = [] if old is None else [old], [None]
+            try:
+                after[0] = plan_update(board, task_id, changes, who, shown.get(task_id))
+            finally:
+                if old is not None:
+                    # The rejection shows the current state, so that is what it has seen.
+                    seen[task_id] = old.version
+            return None if after[0] is None else TaskUpdateData(agent=who, task=after[0])
+
+        try:
+            task_id, changes = read_update(arguments)
+            if not self._write_task(plan):
+                return ToolResult(_busy(TASK_UPDATE), is_error=True)
+        except ToolInputError as exc:
+            return ToolResult(str(exc), is_error=True)
+        old, new = before[0], after[0]
+        if new is None:
+            return ToolResult(unchanged_line(old))
+        seen[task_id] = new.version
+        return ToolResult(updated_line(old, new))
+
+    def _write_task(self, plan: Callable[[TaskBoard], TaskEventData | None]) -> bool:
+        """Plan a task event on the board as stored and append it, no other writer in between.
+
+        Inside one `batch()` (the file's lock, or the store's transaction) the session reads
+        what others appended, `plan` checks the call and returns the event (None: nothing to
+        write; it raises `ToolInputError` to reject), and the event is appended only if the log
+        has not moved on since (an expected seq). A store whose transactions do not serialize
+        writers may still move on: the whole check runs again, up to `TASK_WRITE_ATTEMPTS`
+        times. Returns False when every attempt lost the race.
+        """
+        for _ in range(TASK_WRITE_ATTEMPTS):
+            with self.batch():
+                self.refresh()
+                data = plan(self.tasks)
+                if data is None:
+                    return True
+                try:
+                    self.append(data, expected_seq=self.applied_seq)
+                except SeqConflictError:
+                    continue
+                return True
+        return False
+
+    def task_list(
+        self,
+        arguments: Arguments | None = None,
+        *,
+        agent: str | None = None,
+        mode: str | None = None,
+    ) -> ToolResult:
+        """Run `task_list` for `agent`: the live tasks, compact; remembers the versions shown."""
+        refused = self.refusal(TASK_LIST, mode=mode)
+        if refused is not None:
+            return ToolResult(refused, is_error=True)
+        try:
+            parse_task_list(arguments)
+        except ToolInputError as exc:
+            return ToolResult(str(exc), is_error=True)
+        board = self.tasks
+        self._seen[agent or self.agent] = {t.id: t.version for t in board.tasks}
+        return ToolResult(list_text(board))
 
     # --- views ---------------------------------------------------------------------------------
 
@@ -306,6 +516,11 @@ class Session:
     def todos(self) -> TodoPanel:
         """The task panel (emptied by a new turn)."""
         return self._todos_p.view(self._todos)
+
+    @property
+    def tasks(self) -> TaskBoard:
+        """The shared task list (every agent's tasks; not emptied by a new turn)."""
+        return self._tasks_p.view(self._tasks)
 
     @property
     def latest_todos(self) -> tuple[TodoItem, ...]:

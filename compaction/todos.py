@@ -14,7 +14,10 @@ Model experience (these strings are a contract; tests pin them):
   ``- 2 items are in_progress (todos[0], todos[2]); keep exactly one in_progress``,
   ``- arguments repeat the key "todos"; send each key once``,
   ``- arguments are larger than 1000000 bytes; send a short list`` (UTF-8 bytes, not characters).
-- refused by mode: see `refusal`.
+- refused by mode: the mode's refusal (`compaction.mode_policy`), appended nothing.
+
+Hosts run the tool through `Session.todo_write` (or `compaction.call_tool`); this module owns
+its schema and its validation, and never touches a session.
 
 Invariants: a rejected call appends nothing and changes no view; validation never raises,
 whatever bytes it is given. "At most one in_progress" is policy (`allow_parallel_in_progress`),
@@ -23,24 +26,18 @@ so it lives here and not in the log's invariants: recorded history may hold seve
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
+from compaction.arguments import Arguments, load_arguments, show
 from compaction.errors import ToolInputError
-from compaction.events import TODO_STATUSES, TodoItem, TodoStatus, TodoWriteData
-
-if TYPE_CHECKING:
-    from compaction.session import Session
+from compaction.events import TODO_STATUSES, TodoItem, TodoStatus
 
 TOOL_NAME = "todo_write"
-MAX_ARGUMENT_BYTES = 1_000_000
-"""Arguments larger than this are rejected before parsing (a runaway model, not a todo list)."""
 _MAX_REPORTED = 20
 
 ARGUMENT_EXAMPLE = '{"todos": [{"content": "Run the tests", "status": "in_progress"}]}'
@@ -95,33 +92,11 @@ class TodoWriteArgs(BaseModel):
     todos: list[TodoArg] = Field(description="The complete updated todo list.")
 
 
-@dataclass(frozen=True)
-class ToolResult:
-    """What a tool call returns to the model."""
-
-    content: str
-    """The text the model reads."""
-    is_error: bool = False
-    """True when the call was rejected and nothing changed."""
-
-
 def _loc(loc: Sequence[int | str]) -> str:
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
-
-
-def _show(value: object) -> str:
-    """Quote a value the model sent, cut to 80 characters so a runaway input stays short."""
-    if isinstance(value, str) and len(value) > 80:
-        value = value[:77] + "..."
-    try:
-        # Lone surrogates would break printing; show them escaped.
-        text = json.dumps(value, ensure_ascii=False).encode("utf-8", "backslashreplace").decode()
-    except (TypeError, ValueError):
-        text = type(value).__name__
-    return text if len(text) <= 100 else text[:97] + "..."
 
 
 def _describe(err: Mapping[str, Any]) -> str:
@@ -142,7 +117,7 @@ def _describe(err: Mapping[str, Any]) -> str:
             return f'{item} is missing "{field}"'
         case "literal_error":
             statuses = ", ".join(TODO_STATUSES)
-            return f"{where} must be one of {statuses}, not {_show(err.get('input'))}"
+            return f"{where} must be one of {statuses}, not {show(err.get('input'))}"
         case "blank":
             return f"{where} is blank"
         case "string_type":
@@ -170,7 +145,7 @@ def _semantic(raw_items: list[Any], allow_parallel: bool) -> list[str]:
             key = content.strip()
             if key in first_at:
                 problems.append(
-                    f"todos[{i}].content duplicates todos[{first_at[key]}]: {_show(key)}"
+                    f"todos[{i}].content duplicates todos[{first_at[key]}]: {show(key)}"
                 )
             else:
                 first_at[key] = i
@@ -185,15 +160,19 @@ def _semantic(raw_items: list[Any], allow_parallel: bool) -> list[str]:
     return problems
 
 
-def parse_todo_write(
-    arguments: str | bytes | Mapping[str, Any], *, allow_parallel: bool = False
-) -> tuple[TodoItem, ...]:
+def parse_todo_write(arguments: Arguments, *, allow_parallel: bool = False) -> tuple[TodoItem, ...]:
     """Validate `todo_write` arguments; return the new list or raise `ToolInputError`.
 
     Every violation is listed, with its item index. Never raises anything else.
     """
     try:
-        obj = _load(arguments)
+        obj = load_arguments(
+            arguments,
+            TOOL_NAME,
+            example=ARGUMENT_EXAMPLE,
+            shape='with one key "todos"',
+            short="list",
+        )
         try:
             args = TodoWriteArgs.model_validate(obj)
             problems: list[str] = []
@@ -218,56 +197,6 @@ def parse_todo_write(
     return tuple(TodoItem(content=t.content, status=t.status) for t in args.todos)
 
 
-def _load(arguments: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
-    if isinstance(arguments, Mapping):
-        return dict(arguments)
-    if _over_size_limit(arguments):
-        raise ToolInputError(
-            TOOL_NAME, [f"arguments are larger than {MAX_ARGUMENT_BYTES} bytes; send a short list"]
-        )
-    try:
-        obj = json.loads(arguments, object_pairs_hook=_unique_keys)
-    except _DuplicateKeyError as exc:
-        key = json.dumps(exc.key, ensure_ascii=False)
-        problem = f"arguments repeat the key {key}; send each key once"
-        raise ToolInputError(TOOL_NAME, [problem]) from None
-    except (ValueError, UnicodeDecodeError):
-        raise ToolInputError(
-            TOOL_NAME, [f"arguments are not valid JSON; send an object like {ARGUMENT_EXAMPLE}"]
-        ) from None
-    if not isinstance(obj, dict):
-        raise ToolInputError(
-            TOOL_NAME,
-            [f'arguments must be a JSON object with one key "todos", like {ARGUMENT_EXAMPLE}'],
-        )
-    return obj
-
-
-class _DuplicateKeyError(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """Build a JSON object, refusing a key that repeats (JSON would keep the last silently)."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKeyError(key)
-        out[key] = value
-    return out
-
-
-def _over_size_limit(arguments: str | bytes) -> bool:
-    """Tell whether the arguments pass `MAX_ARGUMENT_BYTES` in UTF-8 (encoding only if in doubt)."""
-    if isinstance(arguments, bytes) or len(arguments) > MAX_ARGUMENT_BYTES:
-        return len(arguments) > MAX_ARGUMENT_BYTES
-    if len(arguments) * 4 <= MAX_ARGUMENT_BYTES:
-        return False  # even at 4 bytes a character it stays under the limit
-    return len(arguments.encode("utf-8", "surrogatepass")) > MAX_ARGUMENT_BYTES
-
-
 def summary_line(todos: Sequence[TodoItem]) -> str:
     """Return the one line of counts the model gets back from an accepted call."""
     counts = count_statuses(todos)
@@ -283,52 +212,6 @@ def count_statuses(todos: Sequence[TodoItem]) -> dict[TodoStatus, int]:
     for t in todos:
         counts[t.status] += 1
     return counts
-
-
-def todo_write(
-    session: Session,
-    arguments: str | bytes | Mapping[str, Any],
-    *,
-    allow_parallel_in_progress: bool = False,
-    refuse: str | None = None,
-) -> ToolResult:
-    """Run `todo_write` against a session: validate, append one event, return the model's result.
-
-    Args:
-        session: the session whose log receives the `todo/write` event.
-        arguments: the raw arguments the model sent (JSON text, bytes, or a parsed mapping).
-        allow_parallel_in_progress: accept several `in_progress` items.
-        refuse: when set, the call is refused with this model-facing text and nothing is
-            appended (Plan mode uses it).
-
-    Never raises for bad arguments: a rejected call returns an error result and appends nothing.
-    """
-    if refuse is not None:
-        return ToolResult(refuse, is_error=True)
-    try:
-        todos = parse_todo_write(arguments, allow_parallel=allow_parallel_in_progress)
-    except ToolInputError as exc:
-        return ToolResult(str(exc), is_error=True)
-    session.append(TodoWriteData(todos=todos))
-    return ToolResult(summary_line(todos))
-
-
-def openai_tool(description: str, *, strict: bool = True) -> dict[str, Any]:
-    """Return `todo_write` as an OpenAI function tool (`strict`, no additional properties)."""
-    return {
-        "type": "function",
-        "function": {
-            "name": TOOL_NAME,
-            "description": description,
-            "strict": strict,
-            "parameters": parameters_schema(),
-        },
-    }
-
-
-def anthropic_tool(description: str) -> dict[str, Any]:
-    """Return `todo_write` as an Anthropic tool (`input_schema`)."""
-    return {"name": TOOL_NAME, "description": description, "input_schema": parameters_schema()}
 
 
 def parameters_schema() -> dict[str, Any]:

@@ -11,9 +11,14 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.text import Text
 
-from compaction import STATUS_MARKS, TodoPanel
+from compaction import STATUS_MARKS, TaskBoard, TodoPanel, panel_line
 
-_STYLES = {"completed": "green", "in_progress": "bold yellow", "pending": "dim"}
+_STYLES = {
+    "completed": "green",
+    "in_progress": "bold yellow",
+    "pending": "dim",
+    "deleted": "dim",
+}
 
 
 def console(*, wrap: bool = False) -> Console:
@@ -36,6 +41,15 @@ def panel_text(panel: TodoPanel) -> Text:
         text.append("\n")
         text.append(f"{STATUS_MARKS[item.status]} ", style=_STYLES[item.status])
         text.append(item.content, style="strike dim" if item.status == "completed" else "")
+    return text
+
+
+def board_text(board: TaskBoard) -> Text:
+    """Return the shared task panel as styled text: counts line, then one line per live task."""
+    text = Text(board.counts_line(), style="bold")
+    for task in board.live():
+        text.append("\n")
+        text.append(panel_line(task), style=_STYLES[task.status])
     return text
 
 

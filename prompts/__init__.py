@@ -2,7 +2,8 @@
 
 A mode is data (`Mode`); `PromptBuilder` lays out its prompt with the stable layers first
 (core -> tool catalog -> mode block -> environment); `openai_request` and `anthropic_request`
-add a session's context view; `run_todo_write` refuses `todo_write` where a mode forbids it.
+add a session's context view; `policy_table` turns modes into the tool policies the session
+enforces (refusing `todo_write`, the task writes and forbidden user tools by mode).
 """
 
 from prompts.budget import RequestSize, fixed_tokens, request_size
@@ -13,15 +14,15 @@ from prompts.builder import (
     PromptLayers,
     SwitchStrategy,
     mode_data,
-    refusal,
-    run_todo_write,
     switch_mode,
-    tool_refusal,
 )
 from prompts.catalog import (
     ToolCatalog,
     ToolSpec,
+    anthropic_tool,
     load_tools,
+    openai_tool,
+    task_tool_spec,
     todo_write_description,
     todo_write_spec,
     tool_spec,
@@ -31,6 +32,7 @@ from prompts.modes import (
     DEFAULT_MODE,
     TOOL_STRATEGIES,
     Mode,
+    TaskPolicy,
     TodoPolicy,
     ToolPolicy,
     ToolStrategy,
@@ -38,6 +40,7 @@ from prompts.modes import (
     get_mode,
     load_modes,
 )
+from prompts.refusals import mode_policy, policy_table, refusal, tool_refusal
 from prompts.rendering import render
 from prompts.requests import (
     CACHE_CONTROL,
@@ -72,6 +75,7 @@ __all__ = [
     "RenderLimits",
     "RequestSize",
     "SwitchStrategy",
+    "TaskPolicy",
     "TodoPolicy",
     "ToolCatalog",
     "ToolPolicy",
@@ -80,6 +84,7 @@ __all__ = [
     "anthropic_messages",
     "anthropic_request",
     "anthropic_system",
+    "anthropic_tool",
     "available_modes",
     "catalog_text",
     "check_plain",
@@ -91,14 +96,17 @@ __all__ = [
     "load_modes",
     "load_tools",
     "mode_data",
+    "mode_policy",
     "openai_message",
     "openai_request",
+    "openai_tool",
+    "policy_table",
     "refusal",
     "render",
     "request_size",
-    "run_todo_write",
     "shared_prefix_tokens",
     "switch_mode",
+    "task_tool_spec",
     "todo_write_description",
     "todo_write_spec",
     "tool_refusal",

@@ -7,15 +7,15 @@ mode's in-progress rule; the mode block follows the catalog, and the environment
 directory, user variables: per session) comes last.
 
 Tool strategies, for the tools a mode forbids: ``stable`` keeps the catalog byte-identical across
-modes (the prompt forbids the tool and code refuses a call: see `run_todo_write`); ``filtered``
-removes them from the catalog.
+modes (the prompt forbids the tool and the session refuses a call: see `prompts.policy_table`);
+``filtered`` removes them from the catalog.
 
 A mode switch in mid-session leaves the prompt alone and appends a mode message to the
 conversation by default, so that every byte of the earlier request stays a prefix of the next
 one; rebuilding the system prompt for the new mode stays an option (`switch_mode(how="rebuild")`).
 
 Invariants: rendering is a pure function of the builder and the mode (no clock, no unordered
-iteration); a forbidden `todo_write` appends nothing to the log.
+iteration).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from compaction import TOOL_NAME, Message, Session, ToolResult, todo_write
+from compaction import Message, Session
 from prompts.catalog import ToolCatalog, ToolSpec
 from prompts.modes import Mode, ToolStrategy
 from prompts.rendering import render
@@ -136,12 +136,15 @@ class PromptBuilder:
     def tools(self, mode: Mode) -> tuple[ToolSpec, ...]:
         """Return the tool catalog of `mode` under the tool strategy."""
         allow_parallel = mode.todo.allow_parallel_in_progress
+        tasks = mode.tasks.enabled
         if self.tool_strategy(mode) == "stable":
-            return self.catalog.tools(allow_parallel_in_progress=allow_parallel)
+            return self.catalog.tools(allow_parallel_in_progress=allow_parallel, task_tools=tasks)
         return self.catalog.tools(
             allow_parallel_in_progress=allow_parallel,
             include_todo_write=mode.todo_write_allowed,
             exclude=mode.tools.forbidden,
+            task_tools=tasks,
+            task_writes=not mode.tasks.forbidden,
         )
 
     def mode_block(self, mode: Mode, tools: tuple[ToolSpec, ...] | None = None) -> str:
@@ -202,7 +205,8 @@ def switch_mode(
     the next request's system prompt (and catalog) is `new_mode`'s.
     `current` is the mode the agent works in now (default `prompt_mode`): with ``message``, a
     switch back to the prompt's own mode after an earlier mode message is announced too.
-    Either way, run tools under `new_mode` (e.g. `run_todo_write`).
+    Either way, tools run under `new_mode` once its `turn/start` is recorded (the session
+    enforces the turn's mode), or with ``mode=`` given to `compaction.call_tool`.
     """
     if how == "rebuild":
         return new_mode
@@ -210,42 +214,3 @@ def switch_mode(
         return prompt_mode
     session.add_message(builder.mode_message(new_mode))
     return prompt_mode
-
-
-def refusal(mode: Mode) -> str | None:
-    """Return the model-facing refusal of `todo_write` in `mode`, or None when it is allowed."""
-    if mode.todo_write_allowed:
-        return None
-    context = {"mode": mode_data(mode)}
-    return render(mode.todo.refusal, context, folder=mode.template_dir).rstrip("\n")
-
-
-def tool_refusal(mode: Mode, tool: str) -> str | None:
-    """Return the model-facing refusal of a call to `tool` in `mode`, or None when allowed.
-
-    Covers `todo_write` (the todo policy) and the user tools the mode's tool policy forbids;
-    an agent loop checks it before it runs any tool, whatever the tool strategy.
-    """
-    if tool == TOOL_NAME:
-        return refusal(mode)
-    if tool not in mode.tools.forbidden:
-        return None
-    context = {"mode": mode_data(mode), "tool": tool}
-    text = render("refusals/tool.md.j2", context, folder=mode.template_dir)
-    return text.rstrip("\n")
-
-
-def run_todo_write(
-    session: Session, arguments: str | bytes | Mapping[str, Any], mode: Mode
-) -> ToolResult:
-    """Run `todo_write` under `mode`: refused (nothing appended) when the mode forbids it.
-
-    Otherwise the call is validated with the mode's in-progress rule and, when accepted, appends
-    one `todo/write` event (see `compaction.todo_write`).
-    """
-    return todo_write(
-        session,
-        arguments,
-        allow_parallel_in_progress=mode.todo.allow_parallel_in_progress,
-        refuse=refusal(mode),
-    )

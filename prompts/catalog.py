@@ -1,13 +1,17 @@
-"""The tool catalog: the user's tools plus `todo_write`, in a deterministic order.
+"""The tool catalog: the user's tools plus the built-in ones, in a deterministic order.
 
 User tools come as OpenAI function definitions (``{"type": "function", "function": {...}}`` or
 the bare ``{"name", "description", "parameters"}``), Anthropic tools (``input_schema``), or
 pydantic models (name from the ``title`` in their config, else the class name in snake_case;
-description from the docstring; parameters from the JSON schema). `todo_write` comes from
-`compaction.todos`, with the description of the mode's todo policy.
+description from the docstring; parameters from the JSON schema). The built-in tools take their
+parameter schemas from `compaction` (`parameters_schema`, `task_parameters_schema`) and their
+descriptions from ``templates/tools/``. This module owns every provider tool shape: OpenAI
+function tools (`ToolSpec.openai`, `openai_tool`) and Anthropic tools (`ToolSpec.anthropic`,
+`anthropic_tool`).
 
-Invariants: the order is the user's tools sorted by name, then `todo_write` last, so the one
-mode-dependent tool sits at the end of the catalog; the same inputs give the same catalog bytes.
+Invariants: the order is the user's tools sorted by name, then `todo_write`, then (in a mode
+that offers them) the task tools by name, so the mode-dependent tools sit at the end of the
+catalog; the same inputs give the same catalog bytes.
 """
 
 from __future__ import annotations
@@ -20,7 +24,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compaction import TOOL_NAME, ConfigError, openai_tool
+from compaction import (
+    BUILTIN_TOOLS,
+    TASK_TOOL_NAMES,
+    TASK_WRITE_TOOLS,
+    TOOL_NAME,
+    ConfigError,
+    parameters_schema,
+    task_parameters_schema,
+)
 from prompts.rendering import render
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -125,25 +137,50 @@ def todo_write_description(*, allow_parallel_in_progress: bool) -> str:
 
 
 def todo_write_spec(*, allow_parallel_in_progress: bool) -> ToolSpec:
-    """Return `todo_write` as a `ToolSpec`, from compaction's schema and the mode's description."""
+    """Return `todo_write` as a strict `ToolSpec`: compaction's schema, the mode's description."""
     description = todo_write_description(allow_parallel_in_progress=allow_parallel_in_progress)
-    fn = openai_tool(description)["function"]
     return ToolSpec(
-        name=fn["name"],
-        description=fn["description"],
-        parameters=fn["parameters"],
-        strict=fn["strict"],
+        name=TOOL_NAME, description=description, parameters=parameters_schema(), strict=True
     )
 
 
+def task_tool_spec(name: str) -> ToolSpec:
+    """Return a task tool (`task_create`, `task_update`, `task_list`) as a `ToolSpec`.
+
+    Raises:
+        ConfigError: `name` is not a task tool.
+    """
+    if name not in TASK_TOOL_NAMES:
+        raise ConfigError(
+            f"{name!r} is not a task tool; choose one of {', '.join(TASK_TOOL_NAMES)}"
+        )
+    description = render(f"tools/{name}.md.j2", {}).rstrip("\n")
+    return ToolSpec(name=name, description=description, parameters=task_parameters_schema(name))
+
+
+def openai_tool(description: str, *, strict: bool = True) -> dict[str, Any]:
+    """Return `todo_write` with this description as an OpenAI function tool (closed schema)."""
+    spec = ToolSpec(
+        name=TOOL_NAME, description=description, parameters=parameters_schema(), strict=strict
+    )
+    return spec.openai()
+
+
+def anthropic_tool(description: str) -> dict[str, Any]:
+    """Return `todo_write` with this description as an Anthropic tool (`input_schema`)."""
+    return ToolSpec(
+        name=TOOL_NAME, description=description, parameters=parameters_schema()
+    ).anthropic()
+
+
 class ToolCatalog:
-    """The user's tools, checked and sorted by name (`todo_write` is added per mode).
+    """The user's tools, checked and sorted by name (the built-in tools are added per mode).
 
     Args:
         tools: tool definitions (OpenAI or Anthropic dicts, pydantic models, or `ToolSpec`).
 
     Raises:
-        ConfigError: two tools share a name, or a user tool is called ``todo_write``.
+        ConfigError: two tools share a name, or a user tool takes a built-in tool's name.
     """
 
     def __init__(
@@ -152,8 +189,8 @@ class ToolCatalog:
         specs = [t if isinstance(t, ToolSpec) else tool_spec(t) for t in tools]
         seen: set[str] = set()
         for spec in specs:
-            if spec.name == TOOL_NAME:
-                raise ConfigError(f"a user tool may not be called {TOOL_NAME}; it is built in")
+            if spec.name in BUILTIN_TOOLS:
+                raise ConfigError(f"a user tool may not be called {spec.name}; it is built in")
             if spec.name in seen:
                 raise ConfigError(f'two user tools are called "{spec.name}"; names must be unique')
             seen.add(spec.name)
@@ -170,11 +207,20 @@ class ToolCatalog:
         allow_parallel_in_progress: bool,
         include_todo_write: bool = True,
         exclude: Sequence[str] = (),
+        task_tools: bool = False,
+        task_writes: bool = True,
     ) -> tuple[ToolSpec, ...]:
-        """Return the catalog: user tools by name (minus `exclude`), then `todo_write`."""
+        """Return the catalog: user tools by name (minus `exclude`), `todo_write`, task tools.
+
+        The task tools come by name when `task_tools` is set (only `task_list` without
+        `task_writes`).
+        """
         out = [t for t in self.user_tools if t.name not in exclude]
         if include_todo_write:
             out.append(todo_write_spec(allow_parallel_in_progress=allow_parallel_in_progress))
+        if task_tools:
+            names = [n for n in TASK_TOOL_NAMES if task_writes or n not in TASK_WRITE_TOOLS]
+            out += [task_tool_spec(n) for n in names]
         return tuple(out)
 
     def names(self) -> tuple[str, ...]:

@@ -1,13 +1,22 @@
 """Modes: what the agent is told and allowed in each way of working. A mode is data.
 
 A `Mode` names its template blocks (rendered, in order, as the mode block of the system prompt),
-its tool policy (user tools it forbids, and how a forbidden tool is presented) and its todo policy
-(whether `todo_write` is allowed, and whether several items may be in progress). Three modes are
-built in: ``agent`` (the default: one task in progress), ``parallel`` (several in progress, for
-agents that dispatch sub-agents or background jobs) and ``plan`` (read-only planning, in which
-`todo_write` is forbidden by the prompt and refused by code). Users define more in a TOML or JSON
-file, with their templates in a folder beside it (see `load_modes`); nothing registers itself by
-import.
+its tool policy (user tools it forbids, and how a forbidden tool is presented), its todo policy
+(whether `todo_write` is allowed, and whether several items may be in progress) and its task
+policy (whether the shared task tools are offered, and whether their writes are forbidden). Four
+modes are built in: ``agent`` (the default: one task in progress), ``parallel`` (several in
+progress, for one agent that dispatches sub-agents or background jobs), ``plan`` (read-only
+planning, in which `todo_write` and the task writes are forbidden by the prompt and refused by
+code) and ``team`` (several agents sharing one task list by id: the task tools).
+
+Why ``team`` and not ``parallel`` for the task tools: ``parallel`` keeps one agent's own list,
+rewritten whole, with several items in flight; ``team`` is for a list that several agents write
+at once, which needs updates by id. Keeping them apart leaves ``parallel``'s prompt and catalog
+(and their cached prefix) as they were.
+
+Users define more modes in a TOML or JSON file, with their templates in a folder beside it (see
+`load_modes`); nothing registers itself by import. `prompts.policy_table` turns modes into the
+plain-data table the session enforces.
 
 Invariants: the built-in modes share every layer of the prompt except their mode block and the
 in-progress rule of the `todo_write` description; a forbidden `todo_write` is never executed.
@@ -65,8 +74,19 @@ class TodoPolicy(_Frozen):
     """Template of the result a refused call returns to the model."""
 
 
+class TaskPolicy(_Frozen):
+    """How a mode treats the shared task tools (`task_create`, `task_update`, `task_list`)."""
+
+    enabled: bool = False
+    """True: the task tools close the catalog and the mode block explains them."""
+    forbidden: bool = False
+    """True: `task_create` and `task_update` are refused by code (`task_list` still reads)."""
+    refusal: str = "refusals/task.md.j2"
+    """Template of the result a refused task write returns to the model."""
+
+
 class Mode(_Frozen):
-    """One mode: its name, template blocks, tool policy and todo policy."""
+    """One mode: its name, template blocks, tool policy, todo policy and task policy."""
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")
     """Lowercase name, as given to ``--mode``."""
@@ -78,6 +98,7 @@ class Mode(_Frozen):
     """Templates rendered in order as the mode block, e.g. ``modes/plan.md.j2``."""
     tools: ToolPolicy = ToolPolicy()
     todo: TodoPolicy = TodoPolicy()
+    tasks: TaskPolicy = TaskPolicy()
     template_dir: Path | None = None
     """A user's template folder (rendered sandboxed, falling back to the built-in templates);
     None for built-in modes."""
@@ -105,9 +126,17 @@ BUILTIN_MODES: dict[str, Mode] = {
     "plan": Mode(
         name="plan",
         title="Plan",
-        summary="read-only planning: todo_write is forbidden and refused",
+        summary="read-only planning: todo_write and task writes are forbidden and refused",
         blocks=("modes/plan.md.j2",),
         todo=TodoPolicy(forbidden=True),
+        tasks=TaskPolicy(forbidden=True),
+    ),
+    "team": Mode(
+        name="team",
+        title="Team",
+        summary="several agents share one task list by id: task_create, task_update, task_list",
+        blocks=("modes/team.md.j2",),
+        tasks=TaskPolicy(enabled=True),
     ),
 }
 """The built-in modes, by name."""

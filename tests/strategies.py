@@ -539,6 +539,97 @@ model_replies = st.one_of(
 """One answer of the stand-in model: generated Markdown, or an empty, junk or failed reply."""
 
 
+# --- the shared task list ---------------------------------------------------------------------
+
+TASK_AGENTS = ("lead", "worker-1", "worker-2")
+"""The agents of the task-list properties: a lead and two sub-agents."""
+
+_task_ids = st.one_of(
+    st.sampled_from(["1", "2", "3"]),
+    st.sampled_from(["1", "2", "3", "4"]),
+    st.sampled_from(["99", 2, "#3", "", 1.5]),
+)
+_good_subjects = st.sampled_from(["Write the parser", "Run the tests", "  padded  ", "Ship"])
+_task_subjects = st.one_of(
+    _good_subjects,
+    _good_subjects,
+    st.sampled_from(["   ", "", 7, "x" * 1001]),
+    st.sampled_from(ADVERSARIAL[:-3]),
+)
+_task_create_arguments: st.SearchStrategy[Any] = st.one_of(
+    st.fixed_dictionaries({"subject": _good_subjects}),
+    st.fixed_dictionaries({"subject": _task_subjects}),
+    st.fixed_dictionaries(
+        {"subject": _task_subjects, "description": st.sampled_from(["why", None, 3])}
+    ),
+    st.fixed_dictionaries({"subject": _task_subjects, "priority": st.just("high")}),
+    st.just({}),
+)
+_statuses = st.sampled_from(["pending", "in_progress", "completed"])
+_owners = st.sampled_from([*TASK_AGENTS, None])
+_good_ids = st.sampled_from(["1", "2", "3"])
+_good_blockers = st.lists(_good_ids, max_size=2, unique=True)
+_good_updates = st.one_of(
+    st.fixed_dictionaries(
+        {"id": _good_ids, "status": _statuses},
+        optional={"owner": _owners, "blocked_by": _good_blockers},
+    ),
+    st.fixed_dictionaries({"id": _good_ids, "owner": _owners}),
+    st.fixed_dictionaries({"id": _good_ids, "blocked_by": _good_blockers}),
+    st.fixed_dictionaries({"id": _good_ids, "status": st.just("deleted")}),
+)
+_task_update_fields = st.one_of(
+    _good_updates,
+    _good_updates,
+    _good_updates,
+    st.fixed_dictionaries(
+        {"id": _task_ids},
+        optional={
+            "status": st.sampled_from(["pending", "in_progress", "completed", "deleted", "done"]),
+            "owner": st.sampled_from([*TASK_AGENTS, None, "not a name!"]),
+            "blocked_by": st.lists(_task_ids, max_size=3),
+            "subject": _task_subjects,
+            "eta": st.just("soon"),
+        },
+    ),
+)
+_task_tools = st.sampled_from(["task_create", "task_update", "task_update", "task_list"])
+task_calls: st.SearchStrategy[tuple[str, str, Any]] = st.one_of(
+    st.tuples(st.sampled_from(TASK_AGENTS), st.just("task_create"), _task_create_arguments),
+    st.tuples(st.sampled_from(TASK_AGENTS), st.just("task_update"), _task_update_fields),
+    st.tuples(st.sampled_from(TASK_AGENTS), st.just("task_update"), _task_update_fields),
+    st.tuples(st.sampled_from(TASK_AGENTS), st.just("task_list"), st.just({})),
+    st.tuples(st.sampled_from(TASK_AGENTS), _task_tools, _task_update_fields),
+)
+"""(agent, tool, arguments) of one task tool call, valid or not."""
+
+_SETUP = [("lead", "task_create", {"subject": s}) for s in ("Parse", "Test", "Ship")]
+task_call_sequences = st.lists(task_calls, min_size=1, max_size=60).map(lambda c: _SETUP + c)
+"""Interleaved task calls of several agents, after the lead creates tasks 1, 2 and 3."""
+
+task_sessions = st.lists(
+    st.one_of(
+        task_calls.map(lambda call: ("call", call)),
+        st.text(max_size=40).map(lambda text: ("message", text)),
+        st.just(("compact", None)),
+    ),
+    min_size=1,
+    max_size=40,
+)
+"""Task calls, messages and compactions, interleaved."""
+
+plan_mode_calls = st.tuples(
+    st.sampled_from(["todo_write", "task_create", "task_update"]),
+    st.one_of(
+        _task_create_arguments,
+        _task_update_fields,
+        st.just({"todos": [{"content": "Read the code", "status": "in_progress"}]}),
+        st.text(max_size=30),
+    ),
+)
+"""A write tool Plan mode forbids, with any arguments."""
+
+
 # --- stores ------------------------------------------------------------------------------------
 
 append_chunk_sizes = st.lists(st.integers(1, 6), min_size=1, max_size=30)

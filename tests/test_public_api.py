@@ -39,10 +39,17 @@ def test_public_names_are_exported() -> None:
 def test_core_names_present() -> None:
     """The session core's names are part of the API."""
     core = {
-        "Session", "SessionLog", "read_events", "ReadReport", "BadLine", "todo_write",
-        "parse_todo_write", "openai_tool", "anthropic_tool", "parameters_schema", "fold",
+        "Session", "SessionLog", "read_events", "ReadReport", "BadLine", "call_tool",
+        "parse_todo_write", "ToolResult", "parameters_schema", "fold", "ModePolicy",
+        "PolicyTable", "builtin_policies", "TaskBoard", "TasksProjection",
+        "task_parameters_schema", "TASK_TOOL_NAMES",
         "TodosProjection", "ContextProjection", "UsageProjection", "get_tokenizer", "Tokenizer",
         "event_json_schema", "dump_event", "parse_event", "HarnessError", "ToolInputError",
         "LogFormatError", "LogIntegrityError",
     }  # fmt: skip
     assert core <= set(compaction.__all__)
+
+
+def test_provider_tool_shapes_live_in_prompts() -> None:
+    """Compaction exports no provider tool shape: prompts.catalog owns them."""
+    assert not {"openai_tool", "anthropic_tool", "todo_write"} & set(compaction.__all__)

@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from compaction.board import TaskBoard, TasksProjection
 from compaction.errors import ToolInputError, TranscriptError
 from compaction.events import (
     CheckpointData,
@@ -30,6 +31,8 @@ from compaction.events import (
     ImagePart,
     Message,
     Origin,
+    TaskCreateData,
+    TaskUpdateData,
     TextPart,
     TodoItem,
     TodoWriteData,
@@ -170,6 +173,8 @@ class EventBuilder:
         self._open: _OpenAssistant | None = None
         self._known_calls: set[str] = set()
         self._latest_todos: tuple[TodoItem, ...] = ()
+        self._tasks_p = TasksProjection()
+        self._tasks = self._tasks_p.init()
         self._last_replaced = 0
         self._no_result = no_result_text()
         report.tokenizer = tokenizer.name
@@ -328,6 +333,14 @@ class EventBuilder:
         if problems:
             self.report.rule_breaking_lists.append(RuleBreak(event.seq, problems))
 
+    def tasks(self) -> TaskBoard:
+        """Return the shared task list as the events written so far leave it."""
+        return self._tasks_p.view(self._tasks)
+
+    def task(self, data: TaskCreateData | TaskUpdateData) -> None:
+        """Record a task the agent created or changed (`task/create` / `task/update`)."""
+        self._tasks = self._tasks_p.apply(self._tasks, self.emit(data))
+
     # --- the agent's own compactions ------------------------------------------------------------
 
     def checkpoint(self, text: str, summarizer: str) -> None:
@@ -335,9 +348,9 @@ class EventBuilder:
 
         The span runs from the event after the previous span (as the compactor does) to the
         last event before this one; `pending`/`current` copy the unfinished items of the latest
-        list at the cut. A summary with nothing before it to replace (a session resumed from
-        one) is kept as a user message of origin ``recorded_summary``, so the goal it holds is
-        not lost.
+        list at the cut, `pending_tasks`/`current_tasks` the shared list's unfinished tasks. A
+        summary with nothing before it to replace (a session resumed from one) is kept as a user
+        message of origin ``recorded_summary``, so the goal it holds is not lost.
         """
         self.flush()
         first, last = self._last_replaced + 1, self.seq
@@ -354,6 +367,8 @@ class EventBuilder:
             summarizer=summarizer,
             pending=tuple(t.content for t in self._latest_todos if t.status == "pending"),
             current=tuple(t.content for t in self._latest_todos if t.status == "in_progress"),
+            pending_tasks=self.tasks().unfinished("pending") or None,
+            current_tasks=self.tasks().unfinished("in_progress") or None,
         )
         after = self._usage_state.system_tokens + count_message(
             self.tokenizer, checkpoint_message(data)

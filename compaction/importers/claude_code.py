@@ -14,8 +14,9 @@ One JSON record a line. What each record becomes:
   ``message.id`` merge into one assistant message. ``text`` is kept, ``tool_use`` becomes an
   OpenAI tool call, ``thinking`` is dropped (counted).
 - ``TodoWrite`` calls become `todo/write` events (``activeForm`` dropped); ``TaskCreate`` and
-  ``TaskUpdate`` calls fold into the same list by task id (subject becomes content; a
-  ``deleted`` task leaves the list); ``TaskList``/``TaskGet`` only read it.
+  ``TaskUpdate`` calls become `task/create` and `task/update` events of the shared task list,
+  under Claude Code's own task ids, so a team session replays with its ids (see `TaskFolder`);
+  ``TaskList``/``TaskGet`` only read it.
 - ``system`` ``compact_boundary`` then a ``user`` record with ``isCompactSummary``: Claude Code's
   own compaction, kept as a `compaction/checkpoint` event with summarizer ``claude-code`` whose
   span is everything since the previous one and whose text is Claude Code's summary.
@@ -29,11 +30,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compaction.events import Event, ImagePart, ImageURL, Message, Origin, TextPart, TodoItem
+from compaction.events import (
+    TASK_ID_PATTERN,
+    TASK_STATUSES,
+    Event,
+    ImagePart,
+    ImageURL,
+    Message,
+    Origin,
+    Task,
+    TaskCreateData,
+    TaskUpdateData,
+    TextPart,
+    TodoItem,
+)
 from compaction.importers.base import (
     Content,
     EventBuilder,
@@ -83,24 +97,37 @@ COMMAND_TAGS: tuple[str, ...] = ("<command-name>", "<command-message>")
 _TASK_CREATED = re.compile(r"Task #(\S+?) created")
 
 
-class TaskBoard:
-    """Claude Code's task tools (TaskCreate/TaskUpdate) folded into one todo list by task id."""
+AGENT = "main"
+"""The agent that task events of the main conversation name (sidechains are skipped)."""
 
-    def __init__(self) -> None:
-        self.tasks: dict[str, TodoItem] = {}
 
-    def items(self) -> tuple[TodoItem, ...]:
-        """Return the list, tasks in creation order."""
-        return tuple(self.tasks.values())
+@dataclass
+class TaskFolder:
+    """Claude Code's task tools written as `task/create` / `task/update` events, by its own ids.
 
-    def create(self, call: RecordedCall) -> tuple[TodoItem, ...] | None:
-        """Add the task a TaskCreate call made, under the id its result gave."""
+    ``TaskCreate`` creates a task under the id its result gave (``toolUseResult.task.id``, or
+    ``Task #N created`` in the text); ``TaskUpdate`` changes status (``deleted`` included),
+    subject, description and owner, and ``addBlockedBy`` / ``addBlocks`` add blockers, each event
+    carrying the task's whole new state. A call naming an unknown id, or changing nothing,
+    writes nothing.
+    """
+
+    builder: EventBuilder
+
+    def create(self, call: RecordedCall) -> None:
+        """Write the task a TaskCreate call made."""
         args = call.input if isinstance(call.input, Mapping) else {}
-        subject = args.get("subject")
+        subject, description = args.get("subject"), args.get("description")
+        task_id = self._new_id(call)
+        report = self.builder.report
         if not isinstance(subject, str):
-            return None
-        self.tasks[self._new_id(call)] = TodoItem(content=subject, status="pending")
-        return self.items()
+            report.skip("TaskCreate call without a subject")
+        elif not re.match(TASK_ID_PATTERN, task_id) or self.builder.tasks().get(task_id):
+            report.skip("TaskCreate call with an unusable or repeated id")
+        else:
+            desc = description if isinstance(description, str) and description.strip() else None
+            task = Task(id=task_id, subject=subject, description=desc)
+            self.builder.task(TaskCreateData(agent=AGENT, task=task))
 
     def _new_id(self, call: RecordedCall) -> str:
         meta = call.meta if isinstance(call.meta, Mapping) else {}
@@ -110,35 +137,47 @@ class TaskBoard:
         found = _TASK_CREATED.search(call.result_text())
         if found:
             return found.group(1)
-        numbers = [int(k) for k in self.tasks if k.isdigit()]
-        return str(max(numbers, default=0) + 1)
+        return self.builder.tasks().next_id
 
-    def update(self, call: RecordedCall) -> tuple[TodoItem, ...] | None:
-        """Apply a TaskUpdate call: new status, new subject, or ``deleted``."""
+    def update(self, call: RecordedCall) -> None:
+        """Write the changes of a TaskUpdate call, and of the tasks its ``addBlocks`` blocks."""
         args = call.input if isinstance(call.input, Mapping) else {}
         task_id = str(args.get("taskId", ""))
-        if task_id not in self.tasks:
-            return None
-        status, subject = args.get("status"), args.get("subject")
-        if status == "deleted":
-            del self.tasks[task_id]
-            return self.items()
-        item = self.tasks[task_id]
-        if isinstance(subject, str):
-            item = TodoItem(content=subject, status=item.status)
-        if status in ("pending", "in_progress", "completed"):
-            item = TodoItem(content=item.content, status=status)
-        if item == self.tasks[task_id]:
-            return None
-        self.tasks[task_id] = item
-        return self.items()
+        board = self.builder.tasks()
+        task = board.get(task_id)
+        if task is None:
+            self.builder.report.skip("TaskUpdate call for an unknown task id")
+            return
+        changes: dict[str, Any] = {}
+        if args.get("status") in TASK_STATUSES:
+            changes["status"] = args["status"]
+        for key in ("subject", "description", "owner"):
+            if isinstance(args.get(key), str):
+                changes[key] = args[key]
+        added = [str(b) for b in _ids(args.get("addBlockedBy")) if board.get(str(b))]
+        if added:
+            changes["blocked_by"] = tuple(dict.fromkeys([*task.blocked_by, *added]))
+        self._write(task, changes)
+        for other_id in _ids(args.get("addBlocks")):
+            other = board.get(str(other_id))
+            if other is not None and task_id not in other.blocked_by:
+                self._write(other, {"blocked_by": (*other.blocked_by, task_id)})
+
+    def _write(self, task: Task, changes: Mapping[str, Any]) -> None:
+        new = task.model_copy(update=dict(changes))
+        if new != task:
+            new = new.model_copy(update={"version": task.version + 1})
+            self.builder.task(TaskUpdateData(agent=AGENT, task=new))
+
+
+def _ids(raw: object) -> list[object]:
+    return [v for v in raw if isinstance(v, str | int)] if isinstance(raw, list) else []
 
 
 @dataclass
 class _Reader(RecordReader):
-    """The state of one Claude Code import: the builder, the task board, a pending boundary."""
+    """The state of one Claude Code import: the builder, a pending boundary."""
 
-    board: TaskBoard = field(default_factory=TaskBoard)
     boundary_line: int | None = None
 
     def todo_hook(self, call: RecordedCall) -> tuple[TodoItem, ...] | None:
@@ -146,9 +185,9 @@ class _Reader(RecordReader):
             args = call.input if isinstance(call.input, Mapping) else {}
             return todo_items(args.get("todos"))
         if call.name == "TaskCreate":
-            return self.board.create(call)
-        if call.name == "TaskUpdate":
-            return self.board.update(call)
+            TaskFolder(self.builder).create(call)
+        elif call.name == "TaskUpdate":
+            TaskFolder(self.builder).update(call)
         return None
 
     def record(self, lineno: int, raw: object) -> None:

@@ -16,8 +16,10 @@ from harness.commands import (
     modes_cmd,
     prompt_cmd,
     sessions_cmd,
+    tasks_cmd,
     todo_write_cmd,
     todos_cmd,
+    tool_cmd,
 )
 
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
@@ -26,6 +28,8 @@ COMMANDS: tuple[Register, ...] = (
     demo_cmd.register,
     todo_write_cmd.register,
     todos_cmd.register,
+    tool_cmd.register,
+    tasks_cmd.register,
     log_cmd.register,
     compact_cmd.register,
     import_cmd.register,

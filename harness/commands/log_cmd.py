@@ -19,6 +19,7 @@ from compaction import (
     LogError,
     LogFormatError,
     MessageAdded,
+    PolicyChecker,
     ReadReport,
     UsageProjection,
     dump_event,
@@ -27,6 +28,7 @@ from compaction import (
 )
 from harness.commands.stores import LOG_HELP, add_session_option, read_log
 from harness.output import console, print_json
+from prompts import available_modes, policy_table
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,7 +38,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="validate a log and summarise it",
         description=(
             "Read LOG, check its durable rules, and print events by type, tokens, and any torn or "
-            "bad lines. Exits 2 on a malformed line unless --skip-bad is given. With --schema, "
+            "bad lines. Warns (exit status unchanged) about each recorded todo/write, task/create "
+            "or task/update inside a turn whose mode forbids that tool, as imported history may "
+            "hold. Exits 2 on a malformed line unless --skip-bad is given. With --schema, "
             "print the JSON Schema of one log line instead (generated from the event models; "
             "compaction/schemas/event.schema.json is this output)."
         ),
@@ -56,6 +60,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--skip-bad", action="store_true", help="count and skip malformed lines")
     p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--modes-file", metavar="FILE", help="user modes (TOML or JSON)")
     p.set_defaults(func=run)
 
 
@@ -71,12 +76,16 @@ def run(args: argparse.Namespace) -> int:
     report = ReadReport(path=args.log)
     # One streaming pass: the checks and the usage fold keep counts and ids, never the events.
     checker = LogChecker(RULES if not args.skip_bad else ())
+    policies = PolicyChecker(policy_table(available_modes(args.modes_file)))
+    warnings: list[str] = []
     projection = UsageProjection(get_tokenizer(args.tokenizer))
     state = projection.init()
     try:
         for event in read_log(args, report):
             checker.feed(event)
             state = projection.apply(state, event)
+            if (found := policies.feed(event)) is not None:
+                warnings.append(str(found))
     except LogFormatError as exc:
         if report.events:
             raise
@@ -102,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         "torn_line": report.torn_line,
         "bad_lines": [{"line": b.line, "reason": b.reason} for b in report.bad_lines],
         "provider_usage": {k: v.model_dump() for k, v in usage.provider_by_purpose.items()},
+        "policy_warnings": warnings,
     }
     if args.json:
         print_json(summary)
@@ -128,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"torn last line {report.torn_line} (a crash mid-append): skipped")
     for bad in report.bad_lines:
         out.print(f"bad line {bad.line}: {bad.reason} (skipped)")
+    for warning in warnings:
+        out.print(f"warning: {warning}")
     return 0
 
 

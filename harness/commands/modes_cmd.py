@@ -5,10 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compaction import TOKENIZER_NAMES, get_tokenizer
+from compaction import TOKENIZER_NAMES, dump_policies, get_tokenizer
 from harness.commands.prompt_cmd import add_prompt_options, builder_from_args
 from harness.output import print_json
-from prompts import available_modes, catalog_text, linearize, shared_prefix_tokens
+from prompts import (
+    available_modes,
+    catalog_text,
+    linearize,
+    policy_table,
+    shared_prefix_tokens,
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,11 +33,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--tokenizer", choices=TOKENIZER_NAMES, default="o200k_base", help="token counter"
     )
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument(
+        "--policies",
+        action="store_true",
+        help=(
+            "print the tool policy table the session enforces (mode -> refusals) and exit; "
+            "for the built-in modes this is compaction/schemas/mode_policies.json"
+        ),
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the table."""
+    if args.policies:
+        sys.stdout.write(dump_policies(policy_table(available_modes(args.modes_file))))
+        return 0
     builder = builder_from_args(args)
     tokenizer = get_tokenizer(args.tokenizer)
     rows: list[dict[str, object]] = []

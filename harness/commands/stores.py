@@ -12,6 +12,7 @@ from compaction import (
     Event,
     EventStore,
     JsonlStore,
+    PolicyTable,
     ReadReport,
     Session,
     SyncPolicy,
@@ -42,6 +43,8 @@ def open_session(
     sync: SyncPolicy = "always",
     skip_bad_lines: bool = False,
     must_exist: bool = True,
+    agent: str = "main",
+    policies: PolicyTable | None = None,
 ) -> Session:
     """Open the session LOG names (`Session.open`).
 
@@ -58,6 +61,8 @@ def open_session(
         tokenizer=tokenizer,
         sync=sync,
         skip_bad_lines=skip_bad_lines,
+        agent=agent,
+        policies=policies,
     )
 
 

@@ -8,7 +8,7 @@ import sys
 
 from compaction import MAX_ARGUMENT_BYTES
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
-from prompts import available_modes, get_mode, run_todo_write
+from prompts import available_modes, get_mode, policy_table
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -18,7 +18,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="call todo_write on a log (arguments as JSON on stdin or --json)",
         description=(
             "Call the todo_write tool against LOG with the arguments a model would send. Prints "
-            "the model-facing result; exits 1 when the call is rejected (nothing is appended)."
+            "the model-facing result; exits 1 when the call is rejected or refused (nothing is "
+            "appended). The mode is the one of LOG's latest turn/start unless --mode is given: "
+            "in a mode that forbids todo_write (plan) the call is refused."
         ),
     )
     p.add_argument("log", metavar="LOG", help=LOG_HELP + "; created if missing")
@@ -27,12 +29,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--allow-parallel",
         action="store_true",
-        help="allow several in_progress items (allow_parallel_in_progress=true)",
+        help="allow several in_progress items (default: as the mode says)",
     )
     p.add_argument(
         "--mode",
-        default="agent",
-        help="run under this mode: in plan mode the call is refused and nothing is appended",
+        help="run under this mode instead of the latest turn's (plan: refused, nothing appended)",
     )
     p.add_argument("--modes-file", metavar="FILE", help="user modes (TOML or JSON)")
     p.set_defaults(func=run)
@@ -40,13 +41,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute the call and print the result."""
-    raw = args.arguments if args.arguments is not None else _read_stdin()
-    mode = get_mode(args.mode, available_modes(args.modes_file))
-    if args.allow_parallel:
-        todo = mode.todo.model_copy(update={"allow_parallel_in_progress": True})
-        mode = mode.model_copy(update={"todo": todo})
-    with open_session(args, must_exist=False) as session:
-        result = run_todo_write(session, raw, mode)
+    raw: str | bytes = args.arguments if args.arguments is not None else _read_stdin()
+    modes = available_modes(args.modes_file)
+    if args.mode is not None:
+        get_mode(args.mode, modes)
+    with open_session(args, must_exist=False, policies=policy_table(modes)) as session:
+        result = session.todo_write(
+            raw, allow_parallel_in_progress=True if args.allow_parallel else None, mode=args.mode
+        )
     print(result.content)
     return 1 if result.is_error else 0
 

@@ -37,7 +37,6 @@ from prompts import (
     ToolCatalog,
     fixed_tokens,
     get_mode,
-    run_todo_write,
     switch_mode,
 )
 
@@ -107,7 +106,8 @@ def live_session(
                 if done is not None:
                     result.compactions.append(done)
                 if not mode.todo_write_allowed and result.plan_refusal is None:
-                    refused = run_todo_write(session, PLAN_ATTEMPT, mode)
+                    # The session refuses it by itself: the log says this turn is in Plan mode.
+                    refused = session.todo_write(PLAN_ATTEMPT)
                     result.plan_refusal = refused.content
             if not isinstance(payload, TurnStartData):
                 session.append(payload)

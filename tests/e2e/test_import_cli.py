@@ -28,7 +28,8 @@ class TestImportCommand:
         assert "records read: 34; lines: 35" in text
         assert "events written: 38" in text
         assert "turns: 3; 10 tool calls (1 with no recorded result" in text
-        assert "todo writes: 7" in text
+        assert "todo writes: 2" in text
+        assert "2 task/create, 3 task/update" in text, "task calls are task events, not todo lists"
         assert (
             "kept as messages, not requests: 1 interruption notice, "
             "1 meta (kept as context, not a request)"

@@ -38,7 +38,7 @@ def check_golden(name: str, text: str) -> None:
 
 
 class TestPromptCommand:
-    @pytest.mark.parametrize("mode", ["agent", "parallel", "plan"])
+    @pytest.mark.parametrize("mode", ["agent", "parallel", "plan", "team"])
     def test_golden_system_prompt(self, mode: str) -> None:
         """Each mode's rendered system prompt matches its golden file."""
         result = harness("prompt", "--mode", mode, "--tools-file", TOOLS, *ENV)
@@ -93,7 +93,7 @@ class TestPromptCommand:
         """An unknown mode exits 2 with the list of modes."""
         result = harness("prompt", "--mode", "yolo")
         assert result.returncode == 2
-        assert 'unknown mode "yolo"; choose one of agent, parallel, plan' in result.stderr
+        assert 'unknown mode "yolo"; choose one of agent, parallel, plan, team' in result.stderr
 
 
 class TestTodoWriteMode:
@@ -105,6 +105,24 @@ class TestTodoWriteMode:
         assert result.returncode == 1
         assert result.stdout.startswith("todo_write: refused, nothing was changed. You are in Plan")
         assert not log_path.exists()
+
+    def test_mode_comes_from_the_latest_turn(self, log_path: Path) -> None:
+        """Without --mode the log's latest turn/start decides: refused in plan, then allowed."""
+        with Session(log_path) as session:
+            session.start_turn("Plan it", mode="plan")
+        before = log_path.read_bytes()
+        result = harness("todo-write", str(log_path), "--json", self.ARGS)
+        assert result.returncode == 1
+        assert result.stdout.startswith("todo_write: refused, nothing was changed. You are in Plan")
+        assert log_path.read_bytes() == before
+        with Session(log_path) as session:
+            session.start_turn("Do it", mode="parallel")
+        two = json.dumps({"todos": [{"content": c, "status": "in_progress"} for c in ("a", "b")]})
+        result = harness("todo-write", str(log_path), "--json", two)
+        assert (result.returncode, result.stdout) == (
+            0,
+            "Todo list updated: 0 pending, 2 in progress, 0 completed.\n",
+        )
 
     def test_parallel_mode_allows_two_in_progress(self, log_path: Path) -> None:
         """`--mode parallel` accepts two in_progress items; the default mode rejects them."""
@@ -145,8 +163,9 @@ class TestModesCommand:
         assert result.returncode == 0, result.stderr
         check_golden("modes.txt", result.stdout)
         data = json.loads(harness("modes", "--json", "--tools-file", TOOLS, *ENV).stdout)
-        assert [m["mode"] for m in data["modes"]] == ["agent", "parallel", "plan"]
-        largest = max(m["total_tokens"] for m in data["modes"])
+        assert [m["mode"] for m in data["modes"]] == ["agent", "parallel", "plan", "team"]
+        # Team appends the task tools after todo_write: the one-list modes still share 90%.
+        largest = max(m["total_tokens"] for m in data["modes"] if m["mode"] != "team")
         assert data["shared_prefix_tokens"] >= 0.9 * largest
 
 

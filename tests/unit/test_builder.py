@@ -17,7 +17,6 @@ from prompts import (
     load_tools,
     openai_request,
     refusal,
-    run_todo_write,
     switch_mode,
     tool_refusal,
 )
@@ -97,7 +96,7 @@ class TestPlanMode:
         with Session(log_path) as session:
             session.start_turn("Plan the refactor", mode="plan")
             before = log_path.read_bytes()
-            result = run_todo_write(session, ARGS, PLAN)
+            result = session.todo_write(ARGS)
             assert result.is_error
             assert result.content.startswith("todo_write: refused, nothing was changed.")
             assert "You are in Plan mode" in result.content
@@ -117,9 +116,11 @@ class TestPlanMode:
             }
         )
         with Session(log_path) as session:
-            assert run_todo_write(session, ARGS, AGENT).content.startswith("Todo list updated")
-            assert run_todo_write(session, two, AGENT).is_error
-            assert not run_todo_write(session, two, PARALLEL).is_error
+            session.start_turn("go", mode="agent")
+            assert session.todo_write(ARGS).content.startswith("Todo list updated")
+            assert session.todo_write(two).is_error
+            session.start_turn("in parallel", mode="parallel")
+            assert not session.todo_write(two).is_error
             assert len(session.latest_todos) == 2
         assert refusal(AGENT) is None
 

@@ -8,8 +8,16 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from compaction import ConfigError, anthropic_tool, openai_tool
-from prompts import ToolCatalog, load_tools, todo_write_description, todo_write_spec, tool_spec
+from compaction import ConfigError
+from prompts import (
+    ToolCatalog,
+    anthropic_tool,
+    load_tools,
+    openai_tool,
+    todo_write_description,
+    todo_write_spec,
+    tool_spec,
+)
 
 EXAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "prompts" / "examples" / "coding_tools.json"
 

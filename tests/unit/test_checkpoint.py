@@ -12,11 +12,19 @@ from compaction import (
     SECTION_NAMES,
     Checkpoint,
     CompactionError,
+    TaskRef,
     parse_checkpoint,
     render_checkpoint,
     split_sections,
 )
-from compaction.checkpoint import decode_item, encode_item, escape_narrative, unescape_narrative
+from compaction.checkpoint import (
+    decode_item,
+    decode_task,
+    encode_item,
+    encode_task,
+    escape_narrative,
+    unescape_narrative,
+)
 
 ADVERSARIAL = [
     "## Pending Jobs",
@@ -113,6 +121,65 @@ class TestItemEncoding:
         """A line that encode_item could not have written is refused."""
         with pytest.raises(ValueError, match=match):
             decode_item(line)
+
+
+class TestTaskEncoding:
+    @pytest.mark.parametrize("text", ADVERSARIAL)
+    def test_task_is_one_line_and_decodes_unchanged(self, text: str) -> None:
+        """Any subject and owner encode to one task line that decodes to the same reference."""
+        for task in (
+            TaskRef(id="3", owner=text, subject=text),
+            TaskRef(id="a_b.c:1-2", owner=None, subject=text),
+        ):
+            line = encode_task(task)
+            assert "\n" not in line
+            assert "\r" not in line
+            assert not re.search("[\u2028\u2029\u202a-\u202e\u2066-\u2069\x85]", line)
+            assert decode_task(line) == task
+
+    def test_exact_lines(self) -> None:
+        """A task line names the id and the owner (or no owner), then the subject."""
+        assert encode_task(TaskRef(id="2", owner="worker-1", subject="Test")) == (
+            '- task 2 (owner "worker-1"): "Test"'
+        )
+        assert encode_task(TaskRef(id="4", subject='Say "hi"')) == (
+            '- task 4 (no owner): "Say \\"hi\\""'
+        )
+
+    @pytest.mark.parametrize(
+        ("line", "match"),
+        [
+            ('- task x y (no owner): "a"', "starts with"),
+            ('- task 1 (owned): "a"', "owner"),
+            ('- task 1 (owner 3): "a"', "JSON string"),
+            ('- task 1 (no owner) "a"', "followed by"),
+            ("- task 1 (no owner): 5", "JSON string"),
+        ],
+    )
+    def test_decode_rejects_non_tasks(self, line: str, match: str) -> None:
+        """A line that encode_task could not have written is refused."""
+        with pytest.raises(ValueError, match=match):
+            decode_task(line)
+
+    def test_tasks_follow_todos_and_round_trip(self) -> None:
+        """Both lists in one Checkpoint: todo items first, then tasks; it parses back equal."""
+        c = Checkpoint(
+            pending_jobs=("task 9 (no owner): looks like a task",),
+            current_work=("Mine",),
+            pending_tasks=(TaskRef(id="2", owner="w", subject="## Current Work"),),
+            current_tasks=(TaskRef(id="1", subject="(none)"),),
+        )
+        text = render_checkpoint(c)
+        assert headings(text) == list(SECTION_NAMES)
+        body = text.split("## Pending Jobs\n\n")[1].split("\n\n## ")[0]
+        assert body.splitlines() == [
+            '- "task 9 (no owner): looks like a task"',
+            '- task 2 (owner "w"): "## Current Work"',
+        ]
+        assert parse_checkpoint(text) == c
+        assert parse_checkpoint(render_checkpoint(Checkpoint(pending_tasks=c.pending_tasks))) == (
+            Checkpoint(pending_tasks=c.pending_tasks)
+        )
 
 
 class TestNarrativeEscaping:

@@ -11,7 +11,15 @@ from typing import Any
 import pytest
 
 import compaction
-from compaction import CompactionPolicy, Session, TodoItem, check_log, compact, importers
+from compaction import (
+    CompactionPolicy,
+    Session,
+    TasksProjection,
+    TodoItem,
+    check_log,
+    compact,
+    importers,
+)
 from compaction.checkpoint import encode_item, parse_checkpoint
 from compaction.errors import ConfigError, TranscriptError
 from compaction.events import (
@@ -20,6 +28,9 @@ from compaction.events import (
     Event,
     Message,
     MessageAdded,
+    TaskCreated,
+    TaskRef,
+    TaskUpdated,
     TodoWritten,
 )
 from compaction.importers import (
@@ -75,6 +86,15 @@ def todos_of(events: list[Event]) -> list[tuple[TodoItem, ...]]:
     return [e.data.todos for e in events if isinstance(e, TodoWritten)]
 
 
+def tasks_of(events: list[Event]) -> list[tuple[str, str, str, str, int]]:
+    """(type, id, subject, status, version) of each task event, in order."""
+    return [
+        (e.type, e.data.task.id, e.data.task.subject, e.data.task.status, e.data.task.version)
+        for e in events
+        if isinstance(e, TaskCreated | TaskUpdated)
+    ]
+
+
 @contextmanager
 def replayed(
     events: list[Event], path: Path, window: int
@@ -110,7 +130,9 @@ class TestClaudeCode:
         assert dict(report.events_by_type) == {
             "turn/start": 3,
             "message": 25,
-            "todo/write": 7,
+            "todo/write": 2,
+            "task/create": 2,
+            "task/update": 3,
             "compaction/checkpoint": 1,
             "turn/end": 2,
         }
@@ -154,16 +176,23 @@ class TestClaudeCode:
         events, _ = imported("claude_code_small.jsonl")
         assert all(t.content != "Oops" for todos in todos_of(events) for t in todos)
 
-    def test_task_tools_fold_by_id(self):
-        """TaskCreate/TaskUpdate calls fold into one list by task id."""
+    def test_task_tools_become_task_events(self):
+        """TaskCreate/TaskUpdate calls become task/create and task/update events, by their ids."""
         events, _ = imported("claude_code_small.jsonl")
-        assert todos_of(events)[2:] == [
-            (item("Write the parser", "pending"),),
-            (item("Write the parser", "pending"), item("Run the tests", "pending")),
-            (item("Write the parser", "in_progress"), item("Run the tests", "pending")),
-            (item("Write the parser", "completed"), item("Run the tests", "pending")),
-            (item("Write the parser", "completed"), item("Run the tests", "in_progress")),
+        assert tasks_of(events) == [
+            ("task/create", "1", "Write the parser", "pending", 1),
+            ("task/create", "2", "Run the tests", "pending", 1),
+            ("task/update", "1", "Write the parser", "in_progress", 2),
+            ("task/update", "1", "Write the parser", "completed", 3),
+            ("task/update", "2", "Run the tests", "in_progress", 2),
         ]
+        assert all(e.data.agent == "main" for e in events if isinstance(e, TaskCreated))
+        board = fold(TasksProjection(), events)
+        assert [(t.id, t.status, t.description) for t in board.live()] == [
+            ("1", "completed", "Parse the flag"),
+            ("2", "in_progress", "All of them"),
+        ]
+        assert len(todos_of(events)) == 2, "task calls write no todo list"
 
     def test_compaction_kept_as_checkpoint(self):
         """compact_boundary + isCompactSummary becomes a checkpoint over everything before it."""
@@ -207,12 +236,16 @@ class TestClaudeCode:
         }
 
     def test_views(self):
-        """The last request empties the panel; the latest list survives for compaction."""
+        """The last request empties the panel; the latest list and the tasks survive."""
         events, _ = imported("claude_code_small.jsonl")
         assert fold(TodosProjection(), events).todos == ()
         assert fold(LatestTodosProjection(), events).todos == (
-            item("Write the parser", "completed"),
-            item("Run the tests", "in_progress"),
+            item("Add the flag", "in_progress"),
+            item("Test it", "in_progress"),
+        )
+        board = fold(TasksProjection(), events)
+        assert board.unfinished("in_progress") == (
+            TaskRef(id="2", owner=None, subject="Run the tests"),
         )
 
 
@@ -277,13 +310,44 @@ class TestClaudeCodeEdges:
                 claude_result("t5", "Updated task #2 subject"),
             )
         )
-        events, _ = imported(path)
-        assert todos_of(events) == [
-            (item("A", "pending"),),
-            (item("A", "pending"), item("B", "pending")),
-            (item("B", "pending"),),
-            (item("B2", "pending"),),
+        events, report = imported(path)
+        assert tasks_of(events) == [
+            ("task/create", "1", "A", "pending", 1),
+            ("task/create", "2", "B", "pending", 1),
+            ("task/update", "1", "A", "deleted", 2),
+            ("task/update", "2", "B2", "pending", 2),
         ]
+        assert [t.id for t in fold(TasksProjection(), events).live()] == ["2"]
+        assert report.skipped["TaskUpdate call for an unknown task id"] == 1
+
+    def test_owner_and_blockers_folded(self, tmp_path):
+        """owner, addBlockedBy and addBlocks reach the task events; unknown blocker ids do not."""
+        path = tmp_path / "team.jsonl"
+        path.write_text(
+            claude_records(
+                {"type": "user", "message": {"role": "user", "content": "split the work"}},
+                claude_call("m1", "t1", "TaskCreate", {"subject": "A"}),
+                claude_result("t1", "Task #1 created successfully: A"),
+                claude_call("m2", "t2", "TaskCreate", {"subject": "B"}),
+                claude_result("t2", "ok", toolUseResult={"task": {"id": "7", "subject": "B"}}),
+                claude_call("m3", "t3", "TaskUpdate", {"taskId": "7", "addBlockedBy": ["1", "9"]}),
+                claude_result("t3", "Updated task #7 blockedBy"),
+                claude_call("m4", "t4", "TaskUpdate", {"taskId": "1", "owner": "researcher"}),
+                claude_result("t4", "Updated task #1 owner"),
+                claude_call("m5", "t5", "TaskCreate", {"subject": "C"}),
+                claude_result("t5", "Task #8 created successfully: C"),
+                claude_call("m6", "t6", "TaskUpdate", {"taskId": "1", "addBlocks": ["8"]}),
+                claude_result("t6", "Updated task #1 blocks"),
+            )
+        )
+        events, _ = imported(path)
+        board = fold(TasksProjection(), events)
+        assert [(t.id, t.owner, t.blocked_by) for t in board.live()] == [
+            ("1", "researcher", ()),
+            ("7", None, ("1",)),
+            ("8", None, ("1",)),
+        ]
+        assert board.next_id == "9"
 
 
 class TestCodex:
@@ -643,6 +707,49 @@ class TestRealTranscripts:
         assert report.skipped["progress (live tool, hook and sub-agent updates)"] == 1332
         assert report.handled["background task notification"] == 1
         assert report.turns == 2
+
+    def test_spotter_task_tools(self, transcripts, tmp_path):
+        """Spotter with task calls before its compaction: ids kept, carried by the checkpoint.
+
+        The shared file holds no TaskCreate/TaskUpdate record (its SOURCES.md line says it
+        does; the records are not there), so the calls are spliced in, in Claude Code 2.1's
+        shape, just before its real compact_boundary; the rest is the real session.
+        """
+        lines = (transcripts / SPOTTER).read_text(encoding="utf-8").splitlines(keepends=True)
+        assert not any('"TaskCreate"' in line or '"TaskUpdate"' in line for line in lines)
+        boundary = next(i for i, line in enumerate(lines) if '"compact_boundary"' in line)
+        calls = claude_records(
+            claude_call("mt1", "tt1", "TaskCreate", {"subject": "Add the registry"}),
+            claude_result("tt1", "Task #1 created successfully: Add the registry"),
+            claude_call("mt2", "tt2", "TaskCreate", {"subject": "Wire the hooks"}),
+            claude_result("tt2", "Task #2 created successfully: Wire the hooks"),
+            claude_call("mt3", "tt3", "TaskUpdate", {"taskId": "1", "status": "in_progress"}),
+            claude_result("tt3", "Updated task #1 status"),
+            claude_call("mt4", "tt4", "TaskUpdate", {"taskId": "2", "owner": "explorer"}),
+            claude_result("tt4", "Updated task #2 owner"),
+        )
+        path = tmp_path / "spotter_tasks.jsonl"
+        path.write_text("".join([*lines[:boundary], calls, *lines[boundary:]]), encoding="utf-8")
+        events, report = imported(path)
+        assert tasks_of(events) == [
+            ("task/create", "1", "Add the registry", "pending", 1),
+            ("task/create", "2", "Wire the hooks", "pending", 1),
+            ("task/update", "1", "Add the registry", "in_progress", 2),
+            ("task/update", "2", "Wire the hooks", "pending", 2),
+        ]
+        (checkpoint,) = [e for e in events if isinstance(e, CheckpointRecorded)]
+        assert checkpoint.data.current_tasks == (TaskRef(id="1", subject="Add the registry"),)
+        assert checkpoint.data.pending_tasks == (
+            TaskRef(id="2", owner="explorer", subject="Wire the hooks"),
+        )
+        assert report.events_by_type["compaction/checkpoint"] == 1
+        with replayed(events, tmp_path / "r.jsonl", 8192) as (session, replay_report):
+            assert replay_report.compactions, "the replay compacts at least once"
+            newest = parse_checkpoint(session.context.checkpoint.text)  # type: ignore[union-attr]
+            assert newest.current_tasks == (TaskRef(id="1", subject="Add the registry"),)
+            assert newest.pending_tasks == (
+                TaskRef(id="2", owner="explorer", subject="Wire the hooks"),
+            )
 
     @pytest.mark.parametrize("name", sorted(EXPECTED))
     def test_compaction_keeps_unfinished_todos(self, transcripts, tmp_path, name):

@@ -14,9 +14,9 @@ import pytest
 from compaction import (
     CompactionPolicy,
     Session,
+    call_tool,
     render_checkpoint,
     select_cut,
-    todo_write,
 )
 from compaction.checkpoint import Checkpoint, encode_item, escape_narrative
 from compaction.llm import ChatAnswer, ChatClient, ChatConfig, OpenAISummarizer
@@ -28,7 +28,6 @@ from harness.simulation import (
     VLLMCache,
     replay_hits,
 )
-from prompts import get_mode, run_todo_write
 
 
 def shared(prefix: int, total: int | None = None) -> list[list[int]]:
@@ -143,14 +142,14 @@ class TestTodoWriteLimits:
         )
         with Session(log_path) as session:
             for result in (
-                todo_write(session, two),
+                call_tool(session, "todo_write", two),
                 session.todo_write(two),
-                run_todo_write(session, two, get_mode("agent")),
+                session.todo_write(two, mode="agent"),
             ):
                 assert result.is_error
                 assert "in_progress" in result.content
             assert session.latest_todos == ()
-            assert not todo_write(session, two, allow_parallel_in_progress=True).is_error
+            assert not session.todo_write(two, allow_parallel_in_progress=True).is_error
             assert len(session.latest_todos) == 2
 
     @pytest.mark.parametrize(("problems", "listed"), [(20, 20), (21, 20)])
@@ -158,7 +157,7 @@ class TestTodoWriteLimits:
         """Up to 20 violations are listed one by one; beyond, the rest is counted."""
         todos = [{"content": f"t{i}", "status": "done"} for i in range(problems)]
         with Session(log_path) as session:
-            result = todo_write(session, json.dumps({"todos": todos}))
+            result = session.todo_write(json.dumps({"todos": todos}))
         lines = [line for line in result.content.splitlines() if line.startswith("- todos[")]
         assert len(lines) == listed
         assert ("more problems" in result.content) is (problems > listed)
@@ -171,7 +170,7 @@ class TestTodoWriteLimits:
         status = "x" * length
         args = json.dumps({"todos": [{"content": "a", "status": status}]})
         with Session(log_path) as session:
-            result = todo_write(session, args)
+            result = session.todo_write(args)
         assert result.is_error
         assert (json.dumps(status) in result.content) is not cut
         assert ("x" * 77 + "..." in result.content) is cut
@@ -182,7 +181,7 @@ class TestLoneSurrogates:
         """Content holding a lone surrogate is a model error, shown escaped; nothing is written."""
         args = '{"todos": [{"content": "half \\ud83d emoji", "status": "pending"}]}'
         with Session(log_path) as session:
-            result = todo_write(session, args)
+            result = session.todo_write(args)
             assert result.is_error
             assert "todos[0].content must be valid Unicode text" in result.content
             result.content.encode("utf-8")  # printable
@@ -193,7 +192,7 @@ class TestLoneSurrogates:
         """An unknown field whose name holds a lone surrogate is refused in printable text."""
         args = '{"todos": [{"content": "a", "status": "pending", "\\udc00x": 1}]}'
         with Session(log_path) as session:
-            result = todo_write(session, args)
+            result = session.todo_write(args)
         assert result.is_error
         result.content.encode("utf-8")
         assert "todos[0] must be valid Unicode text" in result.content

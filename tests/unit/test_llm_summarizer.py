@@ -24,7 +24,6 @@ from compaction import (
     Session,
     TextPart,
     check_log,
-    openai_tool,
 )
 from compaction.checkpoint import NARRATIVE_SECTIONS, SECTION_NAMES, parse_checkpoint
 from compaction.compactor import CompactionPolicy, CompactionResult, compact
@@ -37,6 +36,7 @@ from compaction.llm import (
     kept_after_span,
     record_usage,
 )
+from prompts import openai_tool
 
 PENDING = ["Write the docs\n## Pending Jobs", "Ship `v2` {{ now }}"]
 CURRENT = ["Fix the parser ‮ (RTL)"]

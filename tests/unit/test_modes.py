@@ -20,9 +20,9 @@ from prompts import (
 
 
 class TestBuiltinModes:
-    def test_the_three_modes(self) -> None:
+    def test_the_built_in_modes(self) -> None:
         """Agent (default, one in progress), parallel (several), plan (todo_write forbidden)."""
-        assert list(BUILTIN_MODES) == ["agent", "parallel", "plan"]
+        assert list(BUILTIN_MODES) == ["agent", "parallel", "plan", "team"]
         assert DEFAULT_MODE == "agent"
         agent, parallel, plan = (BUILTIN_MODES[n] for n in ("agent", "parallel", "plan"))
         assert agent.todo_write_allowed
@@ -31,6 +31,18 @@ class TestBuiltinModes:
         assert parallel.todo.allow_parallel_in_progress
         assert not plan.todo_write_allowed
         assert not plan.todo.allow_parallel_in_progress
+        assert plan.tasks.forbidden
+        assert not plan.tasks.enabled
+
+    def test_team_mode_offers_the_task_tools(self) -> None:
+        """Team mode: task tools enabled and allowed, todo_write allowed, one in progress."""
+        team = BUILTIN_MODES["team"]
+        assert team.tasks.enabled
+        assert not team.tasks.forbidden
+        assert team.todo_write_allowed
+        assert not team.todo.allow_parallel_in_progress
+        for name in ("agent", "parallel"):
+            assert not BUILTIN_MODES[name].tasks.enabled
 
     def test_modes_are_frozen_data(self) -> None:
         """A mode round-trips through JSON and cannot be changed in place."""
@@ -42,7 +54,7 @@ class TestBuiltinModes:
 
     def test_get_mode_names_the_choices(self) -> None:
         """An unknown mode name is a ConfigError listing the modes."""
-        with pytest.raises(ConfigError, match="choose one of agent, parallel, plan"):
+        with pytest.raises(ConfigError, match="choose one of agent, parallel, plan, team"):
             get_mode("review")
 
 
@@ -84,7 +96,7 @@ class TestUserModes:
     def test_json_mode(self, tmp_path: Path) -> None:
         """The same mode can come from JSON; available_modes adds it to the built-in ones."""
         modes = available_modes(_write_review(tmp_path, fmt="json"))
-        assert list(modes) == ["agent", "parallel", "plan", "review"]
+        assert list(modes) == ["agent", "parallel", "plan", "team", "review"]
         assert modes["review"].todo.allow_parallel_in_progress
 
     def test_user_templates_are_sandboxed(self, tmp_path: Path) -> None:

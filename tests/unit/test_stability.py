@@ -23,15 +23,19 @@ EXAMPLE_TOOLS = Path(__file__).resolve().parents[2] / "prompts" / "examples" / "
 ENV = Environment(date="2026-11-30", cwd="/home/user/project", variables={"shell": "bash"})
 
 
-def coverage(strategy: ToolStrategy, order: PrefixOrder = "layout") -> dict[str, float]:
-    """Return, per mode, the share of its catalog + system prompt tokens all modes share."""
+ONE_LIST_MODES = ("agent", "parallel", "plan")
+"""The modes of one agent's own list; team adds the task tools after todo_write."""
+
+
+def coverage(
+    strategy: ToolStrategy, order: PrefixOrder = "layout", modes: tuple[str, ...] = ONE_LIST_MODES
+) -> dict[str, float]:
+    """Return, per mode, the share of its catalog + system prompt tokens all `modes` share."""
     builder = PromptBuilder(
         ToolCatalog.from_file(EXAMPLE_TOOLS), strategy=strategy, environment=ENV
     )
     tokenizer = get_tokenizer()
-    texts = {
-        name: linearize(builder.layers(mode), order=order) for name, mode in BUILTIN_MODES.items()
-    }
+    texts = {name: linearize(builder.layers(BUILTIN_MODES[name]), order=order) for name in modes}
     shared = shared_prefix_tokens(tokenizer, list(texts.values()))
     return {name: shared / tokenizer.count(text) for name, text in texts.items()}
 
@@ -41,6 +45,17 @@ class TestCommonPrefix:
         """With stable tools, agent, parallel and plan share >= 90% of catalog + system prompt."""
         figures = coverage("stable")
         assert min(figures.values()) >= 0.90, figures
+
+    def test_team_extends_the_shared_prefix(self) -> None:
+        """Team's catalog is agent's plus the task tools: adding team keeps the shared prefix."""
+        with_team = coverage("stable", modes=(*ONE_LIST_MODES, "team"))
+        without = coverage("stable")
+        for name in ONE_LIST_MODES:
+            assert with_team[name] == without[name], name
+        builder = PromptBuilder(ToolCatalog.from_file(EXAMPLE_TOOLS), environment=ENV)
+        agent, team = (builder.tools(BUILTIN_MODES[n]) for n in ("agent", "team"))
+        assert team[: len(agent)] == agent
+        assert [t.name for t in team[len(agent) :]] == ["task_create", "task_list", "task_update"]
 
     def test_filtered_tools_share_less(self) -> None:
         """Filtering todo_write out of plan's catalog costs agent and parallel their prefix."""

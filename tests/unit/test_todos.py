@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from compaction import (
+    ModePolicy,
     TodoItem,
     ToolInputError,
     ToolResult,
     parse_todo_write,
     summary_line,
-    todo_write,
 )
+from compaction.arguments import MAX_ARGUMENT_BYTES
 from compaction.session import Session
-from compaction.todos import MAX_ARGUMENT_BYTES
 
 HEAD = "todo_write: rejected, nothing was changed. Fix the arguments and call again:\n"
 EXAMPLE = '{"todos": [{"content": "Run the tests", "status": "in_progress"}]}'
@@ -219,11 +219,14 @@ class TestRejections:
         assert len(info.value.violations) == 2
 
     def test_refusal_text_is_returned_and_nothing_appended(self, log_path: Path) -> None:
-        """A refused call (Plan mode) returns the given text as an error and appends nothing."""
-        with Session(log_path) as session:
-            result = session.todo_write(todos(("a", "pending")), refuse="plan mode forbids it")
-            assert result == ToolResult("plan mode forbids it", is_error=True)
-        assert not log_path.exists()
+        """A call in a turn whose mode forbids it returns the policy's refusal; nothing appended."""
+        table = {"review": ModePolicy(refusals={"todo_write": "review mode forbids it"})}
+        with Session(log_path, policies=table) as session:
+            session.start_turn("review this", mode="review")
+            before = log_path.read_bytes()
+            result = session.todo_write(todos(("a", "pending")))
+            assert result == ToolResult("review mode forbids it", is_error=True)
+            assert log_path.read_bytes() == before
 
 
 class TestAccepted:
@@ -320,8 +323,7 @@ class TestNeverRaises:
     def test_odd_arguments_give_a_result(self, log_path: Path, arguments: object) -> None:
         """Whatever the arguments, todo_write returns a ToolResult (an error here)."""
         with Session(log_path) as session:
-            # A value of the wrong type on purpose: the runtime check is under test.
-            result = todo_write(session, arguments)  # type: ignore[arg-type]
+            result = session.todo_write(arguments)  # type: ignore[arg-type]
         assert isinstance(result, ToolResult)
         assert result.is_error
         assert result.content.startswith(HEAD)

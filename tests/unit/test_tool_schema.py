@@ -9,7 +9,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from compaction import anthropic_tool, openai_tool, parameters_schema
+from compaction import parameters_schema
+from prompts import anthropic_tool, openai_tool
 
 
 def objects(schema: Any) -> Iterator[dict[str, Any]]:

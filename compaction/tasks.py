@@ -1,0 +1,450 @@
+"""The task tools: a shared task list that several agents update by id.
+
+A second tool family beside `todo_write` (which stays one agent's full-overwrite list):
+
+- ``task_create``: ``subject`` and, optionally, ``description``; returns the new task's id.
+- ``task_update``: ``id`` and any of ``status``, ``subject``, ``owner``, ``blocked_by``.
+- ``task_list``: no parameters; the current tasks, one compact line each.
+
+This module owns their schemas, their validation and every model-facing string; it never
+touches a session. `Session.task_create` / `task_update` / `task_list` (or
+`compaction.call_tool`) run them: they check the call against the board under the log's lock
+and append one `task/create` or `task/update` event holding the task's whole new state.
+
+Model experience (these strings are a contract; tests pin them):
+
+- created: ``Created task 3: "Write the parser" (pending, no owner).``
+- updated: ``Updated task 3 (v2): status in_progress, owner "lead".``
+- unchanged: ``Task 3 unchanged (v2): it already has those values.``
+- listed: ``Tasks: 1 pending, 1 in progress, 0 completed.`` then one line a task,
+  ``#2 in_progress "Run the tests" (owner worker-1, blocked by 1, v2)``.
+- rejected: ``task_update: rejected, nothing was changed. Fix the arguments and call again:``
+  then one ``- `` line per problem, e.g. ``- no task "9"; the tasks are 1, 2 (call task_list)``.
+
+The rules of an update, for agent *me* (each breach rejected, nothing appended):
+
+1. The task exists and is not deleted.
+2. *Stale*: if *me* was shown the task (by `task_list`, or its own create or update) and it has
+   changed since, the call is rejected with the task's current line.
+3. *Ownership*: a task owned by another agent changes only if the same call takes it
+   (``"owner": me``); assigning an owner is always allowed.
+4. *Blockers*: a ``blocked_by`` sent names existing, live tasks, never the task itself,
+   without a cycle; a task starts (``in_progress``) or completes only when all its blockers are
+   completed or deleted (a blocker deleted later counts as done).
+5. Starting an unowned task makes *me* its owner.
+
+Invariants: a rejected call appends nothing and changes no view; validation never raises
+anything but `ToolInputError`; a task's version grows by one at each recorded update.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from compaction.arguments import Arguments, load_arguments, show
+from compaction.board import TaskBoard, quoted
+from compaction.errors import ToolInputError
+from compaction.events import TASK_STATUSES, Task
+
+TASK_CREATE: Final = "task_create"
+TASK_UPDATE: Final = "task_update"
+TASK_LIST: Final = "task_list"
+TASK_TOOL_NAMES: Final = (TASK_CREATE, TASK_LIST, TASK_UPDATE)
+"""The task tools, sorted by name."""
+TASK_WRITE_TOOLS: Final = (TASK_CREATE, TASK_UPDATE)
+"""The task tools that change the list (Plan mode forbids them)."""
+
+AGENT_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$"
+"""An agent (or owner) name: letters, digits, ``_.@-``, up to 64 characters."""
+MAX_SUBJECT: Final = 1000
+"""Longest subject, in characters: a task is one sentence; details go in the description."""
+
+CREATE_EXAMPLE: Final = '{"subject": "Write the parser", "description": "Parse the --verbose flag"}'
+UPDATE_EXAMPLE: Final = '{"id": "3", "status": "in_progress"}'
+UPDATE_FIELDS: Final = ("subject", "status", "owner", "blocked_by")
+"""The fields `task_update` changes, in the order results name them."""
+_SHOWN_IDS: Final = 20
+
+
+def _subject(obj: Mapping[str, Any], key: str, problems: list[str]) -> str | None:
+    value = obj[key]
+    if not isinstance(value, str):
+        problems.append(f"{key} must be a string, not {show(value)}")
+        return None
+    text = value.strip()
+    if not text:
+        problems.append(f"{key} is blank")
+        return None
+    if len(text) > MAX_SUBJECT:
+        problems.append(
+            f"{key} is longer than {MAX_SUBJECT} characters; keep it to one sentence and put "
+            'details in "description"'
+        )
+        return None
+    if not _encodable(text):
+        problems.append(f"{key} must be valid Unicode text")
+        return None
+    return text
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _unknown(obj: Mapping[str, Any], allowed: Sequence[str], takes: str) -> list[str]:
+    return [
+        f"unknown parameter {show(key)}; {takes}".encode("utf-8", "backslashreplace").decode()
+        for key in obj
+        if key not in allowed
+    ]
+
+
+# --- task_create ---------------------------------------------------------------------------------
+
+
+def parse_task_create(arguments: Arguments) -> tuple[str, str | None]:
+    """Validate `task_create` arguments; return (subject, description) or raise `ToolInputError`."""
+    obj = load_arguments(arguments, TASK_CREATE, example=CREATE_EXAMPLE, shape='with a "subject"')
+    problems = _unknown(
+        obj,
+        ("subject", "description"),
+        'task_create takes "subject" and, optionally, "description"',
+    )
+    subject = description = None
+    if "subject" not in obj:
+        problems.append('missing the required parameter "subject" (the task, as a short sentence)')
+    else:
+        subject = _subject(obj, "subject", problems)
+    raw = obj.get("description")
+    if raw is not None and not isinstance(raw, str):
+        problems.append(f"description must be a string, not {show(raw)}")
+    elif isinstance(raw, str):
+        if not _encodable(raw):
+            problems.append("description must be valid Unicode text")
+        description = raw.strip() or None
+    if problems or subject is None:
+        raise ToolInputError(TASK_CREATE, problems)
+    return subject, description
+
+
+def created_line(task: Task) -> str:
+    """Return what the model reads after `task_create`: the new id first."""
+    return f"Created task {task.id}: {quoted(task.subject)} ({task.status}, no owner)."
+
+
+# --- task_update ---------------------------------------------------------------------------------
+
+
+_ID = re.compile(r"^#?([A-Za-z0-9_.:-]{1,64})$")
+
+
+def _task_id(value: object) -> str | None:
+    """Read a task id: a string like ``"3"`` (a leading ``#`` is dropped) or an integer."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and value >= 0:
+        return str(value)
+    if isinstance(value, str) and (match := _ID.match(value.strip())):
+        return match.group(1)
+    return None
+
+
+def _fields(obj: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Check each field's type; return the changes asked for and the problems found."""
+    problems = _unknown(
+        obj,
+        ("id", *UPDATE_FIELDS),
+        'task_update takes "id" and any of "status", "subject", "owner", "blocked_by"',
+    )
+    changes: dict[str, Any] = {}
+    if "subject" in obj:
+        subject = _subject(obj, "subject", problems)
+        if subject is not None:
+            changes["subject"] = subject
+    if "status" in obj:
+        status = obj["status"]
+        if status in TASK_STATUSES:
+            changes["status"] = status
+        else:
+            statuses = ", ".join(TASK_STATUSES)
+            problems.append(f"status must be one of {statuses}, not {show(status)}")
+    if "owner" in obj:
+        owner = obj["owner"]
+        if owner is None or (isinstance(owner, str) and re.match(AGENT_PATTERN, owner)):
+            changes["owner"] = owner
+        else:
+            problems.append(
+                'owner must be an agent name (letters, digits and "_.@-", up to 64) or null, '
+                f"not {show(owner)}"
+            )
+    if "blocked_by" in obj:
+        blockers = _blockers(obj["blocked_by"], problems)
+        if blockers is not None:
+            changes["blocked_by"] = blockers
+    return changes, problems
+
+
+def _blockers(raw: object, problems: list[str]) -> tuple[str, ...] | None:
+    if not isinstance(raw, list | tuple):
+        problems.append(f'blocked_by must be an array of task ids like ["1", "2"], not {show(raw)}')
+        return None
+    ids: list[str] = []
+    for i, value in enumerate(raw):
+        task_id = _task_id(value)
+        if task_id is None:
+            problems.append(f'blocked_by[{i}] must be a task id like "1", not {show(value)}')
+        elif task_id in ids:
+            problems.append(f"blocked_by lists {quoted(task_id)} twice")
+        else:
+            ids.append(task_id)
+    return tuple(ids) if len(ids) == len(raw) else None
+
+
+def read_update(arguments: Arguments) -> tuple[str, dict[str, Any]]:
+    """Validate the shape of `task_update` arguments; return (id, changes) or raise.
+
+    This checks the fields alone; `plan_update` checks them against the board.
+    """
+    obj = load_arguments(arguments, TASK_UPDATE, example=UPDATE_EXAMPLE, shape='with an "id"')
+    changes, problems = _fields(obj)
+    task_id = None
+    if "id" not in obj:
+        problems.insert(
+            0,
+            'missing the required parameter "id" (the task\'s id, as task_create or '
+            "task_list gave it)",
+        )
+    else:
+        task_id = _task_id(obj["id"])
+        if task_id is None:
+            problems.insert(0, f'id must be a task id like "3", not {show(obj["id"])}')
+    if not problems and not changes:
+        problems.append(
+            'nothing to update: send at least one of "status", "subject", "owner", "blocked_by"'
+        )
+    if problems or task_id is None:
+        raise ToolInputError(TASK_UPDATE, problems)
+    return task_id, changes
+
+
+def plan_update(
+    board: TaskBoard,
+    task_id: str,
+    changes: Mapping[str, Any],
+    agent: str,
+    seen_version: int | None = None,
+) -> Task | None:
+    """Check an update against the board; return the task's new state (None: nothing changes).
+
+    Args:
+        board: the current board, read under the log's lock.
+        task_id: the task to change.
+        changes: the fields to set (from `read_update`).
+        agent: the agent making the call.
+        seen_version: the version of the task this agent was last shown, if any.
+
+    Raises:
+        ToolInputError: the update breaks a rule; nothing may be appended.
+    """
+    task = board.get(task_id)
+    if task is None:
+        ids = [t.id for t in board.live()]
+        known = ", ".join(ids[:_SHOWN_IDS]) + (", ..." if len(ids) > _SHOWN_IDS else "")
+        where = f"the tasks are {known}" if ids else "there are no tasks yet"
+        raise ToolInputError(TASK_UPDATE, [f"no task {quoted(task_id)}; {where} (call task_list)"])
+    if task.status == "deleted":
+        raise ToolInputError(TASK_UPDATE, [f"task {task.id} was deleted; it can no longer change"])
+    if seen_version is not None and seen_version != task.version:
+        raise ToolInputError(
+            TASK_UPDATE,
+            [
+                f"task {task.id} changed since you last listed it; it is now: {list_line(task)}. "
+                "Check the new state and call again if your change still applies"
+            ],
+        )
+    new = task.model_copy(update=dict(changes))
+    if new.status == "in_progress" and new.owner is None:
+        new = new.model_copy(update={"owner": agent})
+    problems = _ownership(task, changes, agent) + _blocker_rules(
+        board, new, checked="blocked_by" in changes
+    )
+    if problems:
+        raise ToolInputError(TASK_UPDATE, problems)
+    if new == task:
+        return None
+    return new.model_copy(update={"version": task.version + 1})
+
+
+def _ownership(task: Task, changes: Mapping[str, Any], agent: str) -> list[str]:
+    if task.owner is None or task.owner == agent:
+        return []
+    if set(changes) <= {"owner"} or changes.get("owner") == agent:
+        return []
+    return [
+        f"task {task.id} is owned by {quoted(task.owner)}; to change it, take it in the same "
+        f'call ("owner": {quoted(agent)}) or leave it to its owner'
+    ]
+
+
+def _blocker_rules(board: TaskBoard, new: Task, *, checked: bool) -> list[str]:
+    """Check the blockers: the ids given now (`checked`) exist and make no cycle; all are done.
+
+    A blocker deleted after it was set counts as done, so a task never gets stuck behind it.
+    """
+    problems: list[str] = []
+    for blocker in new.blocked_by if checked else ():
+        other = board.get(blocker)
+        if blocker == new.id:
+            problems.append(f"blocked_by: task {new.id} cannot block itself")
+        elif other is None:
+            problems.append(f"blocked_by: no task {quoted(blocker)}")
+        elif other.status == "deleted":
+            problems.append(f"blocked_by: task {blocker} was deleted")
+    if problems:
+        return problems
+    cycle = find_cycle(board, new)
+    if cycle:
+        return [f"blocked_by would make a cycle: {' -> '.join(cycle)}"]
+    if new.status in ("in_progress", "completed"):
+        waiting = [
+            f"{b} ({other.status})"
+            for b in new.blocked_by
+            if (other := board.get(b)) is not None and other.status in ("pending", "in_progress")
+        ]
+        if waiting:
+            return [
+                f"task {new.id} is blocked by {', '.join(waiting)}; finish those first or remove "
+                'them from "blocked_by"'
+            ]
+    return []
+
+
+def find_cycle(board: TaskBoard, new: Task) -> list[str]:
+    """Return a cycle through `new` in the blocked-by graph (ids, closing on `new`), or []."""
+    edges = {t.id: t.blocked_by for t in board.live()}
+    edges[new.id] = new.blocked_by
+    parent = dict.fromkeys(new.blocked_by, new.id)
+    queue = list(new.blocked_by)
+    while queue:
+        current = queue.pop(0)
+        if current == new.id:
+            path, node = [new.id], parent[new.id]
+            while node != new.id:
+                path.append(node)
+                node = parent[node]
+            return [new.id, *reversed(path)]
+        for nxt in edges.get(current, ()):
+            if nxt not in parent:
+                parent[nxt] = current
+                queue.append(nxt)
+    return []
+
+
+def updated_line(old: Task, new: Task) -> str:
+    """Return what the model reads after an accepted update: the fields that changed."""
+    parts = []
+    for name in UPDATE_FIELDS:
+        before, after = getattr(old, name), getattr(new, name)
+        if before != after:
+            parts.append(f"{name.replace('_', ' ')} {_value(name, after)}")
+    return f"Updated task {new.id} (v{new.version}): {', '.join(parts)}."
+
+
+def unchanged_line(task: Task) -> str:
+    """Return what the model reads after an update that changes nothing."""
+    return f"Task {task.id} unchanged (v{task.version}): it already has those values."
+
+
+def _value(name: str, value: object) -> str:
+    if name == "blocked_by":
+        ids = list(value) if isinstance(value, tuple) else []
+        return ", ".join(ids) if ids else "none"
+    if name == "status":
+        return str(value)
+    return "none" if value is None else quoted(str(value))
+
+
+# --- task_list -----------------------------------------------------------------------------------
+
+
+def parse_task_list(arguments: Arguments | None) -> None:
+    """Validate `task_list` arguments (none are taken); raise `ToolInputError` otherwise."""
+    if arguments is None or (isinstance(arguments, str | bytes) and not arguments.strip()):
+        return
+    obj = load_arguments(arguments, TASK_LIST, example="{}", shape="with no keys")
+    problems = _unknown(obj, (), "task_list takes no parameters; send {}")
+    if problems:
+        raise ToolInputError(TASK_LIST, problems)
+
+
+def list_line(task: Task) -> str:
+    """Return one task as `task_list` shows it to the model."""
+    notes = [f"owner {task.owner}" if task.owner else "no owner"]
+    if task.blocked_by:
+        notes.append(f"blocked by {', '.join(task.blocked_by)}")
+    notes.append(f"v{task.version}")
+    return f"#{task.id} {task.status} {quoted(task.subject)} ({', '.join(notes)})"
+
+
+def list_text(board: TaskBoard) -> str:
+    """Return the compact list the model reads: a counts line, then one line per live task."""
+    c = board.counts()
+    head = (
+        f"Tasks: {c['pending']} pending, {c['in_progress']} in progress, "
+        f"{c['completed']} completed."
+    )
+    live = board.live()
+    if not live:
+        return "No tasks yet. Create one with task_create."
+    return "\n".join([head, *(list_line(t) for t in live)])
+
+
+# --- schemas -------------------------------------------------------------------------------------
+
+
+def task_parameters_schema(tool: str) -> dict[str, Any]:
+    """Return the JSON Schema of a task tool's arguments, closed (`additionalProperties: false`).
+
+    Raises:
+        ValueError: `tool` is not one of `TASK_TOOL_NAMES`.
+    """
+    text = {"type": "string"}
+    properties: dict[str, dict[str, Any]]
+    required: list[str] = []
+    if tool == TASK_CREATE:
+        properties = {
+            "subject": {**text, "description": "The task, as a short imperative sentence."},
+            "description": {**text, "description": "Optional detail: what done looks like."},
+        }
+        required = ["subject"]
+    elif tool == TASK_UPDATE:
+        properties = {
+            "id": {**text, "description": "The task's id, as task_create or task_list gave it."},
+            "status": {"type": "string", "enum": list(TASK_STATUSES)},
+            "subject": {**text, "description": "A new subject."},
+            "owner": {
+                "type": ["string", "null"],
+                "description": "The agent that works on it (yourself to take it); null: none.",
+            },
+            "blocked_by": {
+                "type": "array",
+                "items": text,
+                "description": "The complete list of ids that must be completed first.",
+            },
+        }
+        required = ["id"]
+    elif tool == TASK_LIST:
+        properties = {}
+    else:
+        raise ValueError(f"not a task tool: {tool!r}; choose one of {', '.join(TASK_TOOL_NAMES)}")
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = False
+    return schema

@@ -1,0 +1,85 @@
+"""`harness tasks LOG`: the shared task panel, once, as JSON, or live as the log grows."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from rich.live import Live
+
+from compaction import Session, TaskBoard
+from harness.commands.stores import LOG_HELP, add_session_option, open_session
+from harness.output import board_text, console, print_json
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `tasks` command."""
+    p = sub.add_parser(
+        "tasks",
+        help="show the shared task list of a log",
+        description=(
+            "Print the shared task panel (task_create / task_update): the counts line, then one "
+            "line per task with its status mark (✓ completed, ◉ in progress, ○ pending), id, "
+            "subject, owner and blockers. Unlike the todo panel, a new turn does not empty it."
+        ),
+    )
+    p.add_argument("log", metavar="LOG", help=LOG_HELP)
+    add_session_option(p)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the tasks view as JSON: counts by status, the next id, every live task",
+    )
+    p.add_argument("--follow", action="store_true", help="redraw the panel as the log grows")
+    p.add_argument(
+        "--interval", type=float, default=0.5, help="seconds between checks with --follow"
+    )
+    p.set_defaults(func=run)
+
+
+def board_json(board: TaskBoard) -> dict[str, object]:
+    """Return the tasks view as plain JSON data."""
+    return {
+        "counts": board.counts(),
+        "next_id": board.next_id,
+        "tasks": [t.model_dump(mode="json") for t in board.live()],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the panel, or follow the log until interrupted."""
+    with open_session(args, sync="batch") as session:
+        return _show(args, session)
+
+
+def _show(args: argparse.Namespace, session: Session) -> int:
+    """Print the panel of an open session, or follow it."""
+    if args.json:
+        print_json(board_json(session.tasks))
+        return 0
+    out = console()
+    if not args.follow:
+        out.print(board_text(session.tasks))
+        return 0
+    if not out.is_terminal:
+        return _follow_plain(session, args.interval)
+    with Live(board_text(session.tasks), console=out, auto_refresh=False) as live:
+        while True:
+            if session.refresh():
+                live.update(board_text(session.tasks), refresh=True)
+            time.sleep(args.interval)
+
+
+def _follow_plain(session: Session, interval: float) -> int:
+    """Print the panel again, after a blank line, whenever it changes (for pipes and logs)."""
+    out = console()
+    shown = session.tasks
+    out.print(board_text(shown))
+    out.file.flush()
+    while True:
+        if session.refresh() and session.tasks != shown:
+            shown = session.tasks
+            out.print()
+            out.print(board_text(shown))
+            out.file.flush()
+        time.sleep(interval)

@@ -1,0 +1,51 @@
+"""`harness tool LOG NAME`: call a built-in tool on a log under the turn's mode, as a model does."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from compaction import BUILTIN_TOOLS, call_tool
+from harness.commands.stores import LOG_HELP, add_session_option, open_session
+from prompts import available_modes, get_mode, policy_table
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `tool` command."""
+    p = sub.add_parser(
+        "tool",
+        help="call a built-in tool (todo_write, task_create, task_update, task_list) on a log",
+        description=(
+            "Call a built-in tool against LOG through the one dispatcher (compaction.call_tool) "
+            "with the arguments a model would send (JSON on stdin, or --json). The mode is LOG's "
+            "latest turn's unless --mode is given; a tool the mode forbids is refused. Prints the "
+            "model-facing result; exits 1 when the call is rejected or refused (nothing is "
+            "appended)."
+        ),
+    )
+    p.add_argument("log", metavar="LOG", help=LOG_HELP + "; created if missing")
+    add_session_option(p)
+    p.add_argument("name", metavar="NAME", choices=BUILTIN_TOOLS, help=", ".join(BUILTIN_TOOLS))
+    p.add_argument("--json", dest="arguments", metavar="ARGS", help="arguments as a JSON string")
+    p.add_argument("--agent", default="main", help="the agent making the call (task tools)")
+    p.add_argument("--mode", help="run under this mode instead of the latest turn's")
+    p.add_argument("--modes-file", metavar="FILE", help="user modes (TOML or JSON)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute the call and print the result."""
+    if args.arguments is not None:
+        raw: str | bytes = args.arguments
+    elif args.name == "task_list" and sys.stdin.isatty():
+        raw = "{}"
+    else:
+        raw = sys.stdin.buffer.read()
+    modes = available_modes(args.modes_file)
+    if args.mode is not None:
+        get_mode(args.mode, modes)
+    table = policy_table(modes)
+    with open_session(args, must_exist=False, agent=args.agent, policies=table) as session:
+        result = call_tool(session, args.name, raw or "{}", mode=args.mode)
+    print(result.content)
+    return 1 if result.is_error else 0
