@@ -110,14 +110,34 @@ class TestCompactionLimits:
         assert policy.trigger_tokens == 8_000
         assert policy.should_compact(tokens) is due
 
-    def test_output_reserve_lowers_the_trigger(self) -> None:
-        """The reserve for the answer caps the trigger at window - reserve."""
-        policy = CompactionPolicy(window_tokens=10_000, threshold=0.9, output_reserve=2_000)
-        assert policy.trigger_tokens == 8_000
+    @pytest.mark.parametrize(
+        ("fixed", "context", "due"),
+        [(0, 6_999, False), (0, 7_000, True), (500, 6_499, False), (500, 6_500, True)],
+    )
+    def test_output_reserve_lowers_the_trigger(self, fixed: int, context: int, due: bool) -> None:
+        """The whole request counts: due once fixed + context + reserve reaches threshold x window.
 
-    @pytest.mark.parametrize(("retain", "cut"), [(29, 4), (30, 2), (31, 2)])
+        0.9 x 10,000 = 9,000 tokens of request, 2,000 of them reserved for the answer: the
+        fixed part and the context together may reach 7,000 (not min(9,000, 10,000 - 2,000)).
+        """
+        policy = CompactionPolicy(window_tokens=10_000, threshold=0.9, output_reserve=2_000)
+        assert policy.trigger_tokens == 9_000 - 2_000
+        assert (fixed + context + policy.output_reserve >= 9_000) is due
+        assert policy.should_compact(context, fixed_tokens=fixed) is due
+
+    @pytest.mark.parametrize(
+        ("retain", "cut"),
+        [(0, 4), (19, 4), (20, 3), (21, 3), (29, 3), (30, 2), (31, 2), (39, 2), (40, 1), (41, 1)],
+    )
     def test_kept_tail_fits_exactly_the_retain_budget(self, retain: int, cut: int) -> None:
-        """A tail of exactly `retain_tokens` is kept; one token more and the cut moves later."""
+        """A tail of exactly `retain_tokens` is kept; one token less and the cut moves later.
+
+        Without tool calls every position may be cut (before a user message, before an assistant
+        message, after the last one), so the kept tail is the longest suffix within the budget:
+        20 tokens from cut 3, 30 from cut 2, 40 from cut 1; nothing fits, only the empty tail at
+        cut 4. (The compactor passes `select_cut` the smaller of retain and the room left beside
+        the Checkpoint; here the budget is given directly.)
+        """
         from compaction import Message
 
         messages = [
@@ -126,7 +146,10 @@ class TestCompactionLimits:
             Message(role="user", content="c"),
             Message(role="assistant", content="d"),
         ]
-        assert select_cut(messages, [10, 10, 10, 20], retain) == cut
+        tokens = [10, 10, 10, 20]
+        longest = min(k for k in range(1, len(tokens) + 1) if sum(tokens[k:]) <= retain)
+        assert longest == cut
+        assert select_cut(messages, tokens, retain) == cut
 
 
 class TestTodoWriteLimits:

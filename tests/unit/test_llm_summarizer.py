@@ -125,6 +125,10 @@ GOOD = answer(
     next="Finish the fix.",
     critical="Never touch the API.",
 )
+POLICY = CompactionPolicy(retain=0.005)
+"""The default window with a 640-token retain: the kept tail is the first turn's closing
+statement and the second turn, so the span replaced holds the todo list, both tool rounds and the
+long tool output (some 1,700 tokens, far more than any scripted answer)."""
 DEEPSEEK_USAGE = {
     "prompt_tokens": 1500,
     "completion_tokens": 60,
@@ -157,7 +161,7 @@ def run_compaction(
     summarizer = OpenAISummarizer(
         client, request or last_request(session), tokenizer=session.tokenizer
     )
-    result = compact(session, CompactionPolicy(), summarizer=summarizer, force=True)
+    result = compact(session, POLICY, summarizer=summarizer, force=True)
     record_usage(session, summarizer)
     return result, summarizer
 
@@ -234,6 +238,7 @@ class TestAnswers:
         """A well-formed answer fills the narrative; `(none)` reads as empty."""
         with StubModel([Reply(GOOD, usage=DEEPSEEK_USAGE)]) as stub:
             result, _ = run_compaction(session, stub)
+        assert result.kept_messages == 3  # the span runs through the long tool output
         assert (result.data.summarizer, result.data.fallback_reason) == ("openai", None)
         checkpoint = result.checkpoint
         assert checkpoint.files_and_code == "- src/parse.py"
@@ -371,6 +376,7 @@ class TestFallback:
         script = [Reply(status=429, headers={"Retry-After": "2"}), Reply(status=503), Reply(GOOD)]
         with StubModel(script) as stub:
             result, _ = run_compaction(session, stub, sleeps=sleeps, max_retries=3, backoff=0.5)
+        assert result.kept_messages == 3  # the span runs through the long tool output
         assert (result.data.summarizer, result.data.fallback_reason) == ("openai", None)
         assert sleeps == [2.0, 1.0]
         assert len({r.body for r in stub.requests}) == 1
