@@ -87,27 +87,39 @@ def answered_after(messages: list[Message], k: int) -> bool:
     return any(m.role == "tool" and m.tool_call_id in made for m in messages[k:])
 
 
-def waits_for_result(messages: list[Message]) -> bool:
-    """Whether the last assistant message made a call whose result has not arrived."""
-    assistants = [m for m in messages if m.role == "assistant"]
-    if not assistants:
-        return False
+def waiting_from(messages: list[Message]) -> int | None:
+    """Index of the last assistant message if one of its calls still waits for its result.
+
+    A call in an earlier assistant message that was never answered counts as abandoned.
+    """
+    last = None
+    for i, m in enumerate(messages):
+        if m.role == "assistant":
+            last = i
+    if last is None:
+        return None
     answered = {m.tool_call_id for m in messages if m.role == "tool"}
-    return any(c.id not in answered for c in assistants[-1].tool_calls or ())
+    if any(c.id not in answered for c in messages[last].tool_calls or ()):
+        return last
+    return None
 
 
 def safe_cuts(messages: list[Message]) -> list[int]:
-    """Cuts the brief allows: never inside a call and its result.
+    """Cuts the brief allows (k: replace ``messages[:k]``, keep ``messages[k:]``).
 
-    Before a request, or before an assistant message once every earlier call has its result,
-    or at the end.
+    Before a user message, before an assistant message, or after the last message; never
+    where a call before the cut is answered after it, and never after an assistant message
+    whose call still waits for its result.
     """
     n = len(messages)
+    waiting = waiting_from(messages)
     found = []
     for k in range(1, n + 1):
         if k < n and messages[k].role not in ("user", "assistant"):
             continue
-        if answered_after(messages, k) or (k == n and waits_for_result(messages)):
+        if answered_after(messages, k):
+            continue
+        if waiting is not None and k > waiting:
             continue
         found.append(k)
     return found

@@ -8,6 +8,7 @@ safe cut), never skipped.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -55,8 +56,13 @@ def check_against_reference(ref: ReferenceLog, result: CompactionResult) -> None
     assert (list(parsed.pending_jobs), list(parsed.current_work)) == (pending, current)
 
 
-def check_refusal(ref: ReferenceLog, exc: CompactionError) -> None:
-    """A refusal is justified only by the reference: no message, or no safe cut."""
+def check_refusal(ref: ReferenceLog, exc: CompactionError, policy: CompactionPolicy) -> None:
+    """A refusal is justified only by the reference: no message, no safe cut, or no room.
+
+    ``does_not_fit`` is justified when the reference finds a cut, the error names the
+    shortest tail the reference allows (none when it may cut after the last message), and
+    its parts add up to a total over the window.
+    """
     messages = ref.context_messages()
     match exc.code:
         case "nothing_to_compact":
@@ -64,8 +70,36 @@ def check_refusal(ref: ReferenceLog, exc: CompactionError) -> None:
         case "no_safe_cut":
             assert messages
             assert safe_cuts(messages) == []
+        case "does_not_fit":
+            assert messages
+            cuts = safe_cuts(messages)
+            assert cuts, "does_not_fit where the reference finds no cut at all"
+            parts, total, window = does_not_fit_parts(str(exc))
+            assert window == policy.window_tokens
+            assert sum(parts.values()) == total > window
+            assert parts["fixed"] == 0
+            assert parts["reserved"] == policy.output_reserve
+            assert parts["Checkpoint"] > 0
+            if cuts[-1] == len(messages):
+                assert "tail" not in parts
+            else:
+                assert parts["tail"] > 0
         case _:
             raise AssertionError(f"unjustified refusal: {exc}")
+
+
+def does_not_fit_parts(text: str) -> tuple[dict[str, int], int, int]:
+    """Read ``a fixed + b system messages + ... = total tokens, over the W-token window``."""
+    found = re.search(r"does_not_fit: (.*?) = (\d+) tokens, over the (\d+)-token window", text)
+    assert found, text
+    parts: dict[str, int] = {}
+    for part in found.group(1).split(" + "):
+        number, _, label = part.partition(" ")
+        name = next(w for w in ("fixed", "system", "Checkpoint", "tail", "reserved") if w in label)
+        assert name not in parts, text
+        parts[name] = int(number)
+    assert {"fixed", "system", "Checkpoint", "reserved"} <= parts.keys(), text
+    return parts, int(found.group(2)), int(found.group(3))
 
 
 def run_reference_script(path: Path, script: Script) -> tuple[int, int]:
@@ -85,11 +119,12 @@ def run_reference_script(path: Path, script: Script) -> tuple[int, int]:
             try:
                 result = compact(session, policy, force=True)
             except CompactionError as exc:
-                check_refusal(ref, exc)
+                check_refusal(ref, exc, policy)
                 refused += 1
                 continue
             assert safe_cuts(messages), "the code compacted where the reference finds no cut"
             assert result.replaced_messages in safe_cuts(messages)
+            assert result.request_tokens_after + policy.output_reserve <= policy.window_tokens
             check_against_reference(ref, result)
             ref.append(result.data)
             assert list(session.context.messages) == messages[result.replaced_messages :]
@@ -174,23 +209,42 @@ class TestReferenceExamples:
         )
 
     def test_refusal_needs_a_waiting_call(self, tmp_path: Path) -> None:
-        """With only a call awaiting its result after the request, the refusal is justified."""
+        """With only an assistant call awaiting its result, no cut exists: a justified refusal.
+
+        A lone waiting call admits no cut: after it would keep the result without its call.
+        (After a user request, the cut before the call would be allowed.)
+        """
         from compaction import FunctionCall, ToolCall
 
         call = ToolCall(id="c1", function=FunctionCall(name="bash", arguments="{}"))
         ref = ReferenceLog()
+        policy = CompactionPolicy(window_tokens=2_000)
         with Session(tmp_path / "s.jsonl") as session:
-            for p in (
-                TurnStartData(),
-                Message(role="user", content="go"),
-                Message(role="assistant", tool_calls=(call,)),
-            ):
+            for p in (TurnStartData(), Message(role="assistant", tool_calls=(call,))):
                 session.append(p)
                 ref.append(p)
             with pytest.raises(CompactionError) as info:
-                compact(session, CompactionPolicy(window_tokens=2_000), force=True)
-        check_refusal(ref, info.value)
+                compact(session, policy, force=True)
+        assert safe_cuts(ref.context_messages()) == []
+        check_refusal(ref, info.value, policy)
         assert info.value.code == "no_safe_cut"
+
+    def test_cut_before_a_waiting_call(self, tmp_path: Path) -> None:
+        """After a request, a waiting call is kept verbatim and the request is summarized."""
+        from compaction import FunctionCall, ToolCall
+
+        call = ToolCall(id="c1", function=FunctionCall(name="bash", arguments="{}"))
+        messages = [
+            Message(role="user", content="go"),
+            Message(role="assistant", tool_calls=(call,)),
+        ]
+        assert safe_cuts(messages) == [1]
+        with Session(tmp_path / "s.jsonl") as session:
+            session.append(TurnStartData())
+            for m in messages:
+                session.append(m)
+            result = compact(session, CompactionPolicy(window_tokens=2_000), force=True)
+        assert result.replaced_messages == 1
 
 
 @settings(max_examples=5)
