@@ -57,7 +57,7 @@ def run_script(path: Path, script: Script) -> list[CompactionResult]:
                 result = compact(session, policy, force=True)
             except CompactionError as exc:
                 if exc.code == "does_not_fit":
-                    check_does_not_fit(session, exc, policy)
+                    check_does_not_fit(session, exc, policy, ref)
                 else:
                     check_refusal(ref, exc)
                 continue
@@ -70,12 +70,22 @@ def run_script(path: Path, script: Script) -> list[CompactionResult]:
     return results
 
 
-def check_does_not_fit(session: Session, exc: CompactionError, policy: CompactionPolicy) -> None:
-    """Refused for room only when the code-owned sections and the budget come close to it."""
+def check_does_not_fit(
+    session: Session, exc: CompactionError, policy: CompactionPolicy, ref: ReferenceLog
+) -> None:
+    """Refused for room only when what no cut can remove comes close to the room.
+
+    That is the code-owned sections, the system messages and the tail after the reference's last
+    safe cut (a call still waiting for its result keeps its turn's end), plus the summary budget.
+    """
     pending, current = unfinished(session.latest_todos)
     skeleton = render_checkpoint(Checkpoint(pending_jobs=pending, current_work=current))
     least = count_message(session.tokenizer, checkpoint_message_for(skeleton))
     least += sum(count_message(session.tokenizer, m) for m in session.context.system)
+    messages = ref.context_messages()
+    cuts = safe_cuts(messages)
+    assert cuts, exc
+    least += sum(count_message(session.tokenizer, m) for m in messages[max(cuts) :])
     assert least + policy.summary_tokens + 64 > policy.room_tokens, exc
 
 
