@@ -164,6 +164,9 @@ class UsageReportData(_Frozen):
     """Tokens of the answer."""
     cached_tokens: int | None = Field(default=None, ge=0)
     """Prompt tokens served from the provider's prefix cache; None when it did not say."""
+    cache_write_tokens: int | None = Field(default=None, ge=0)
+    """Prompt tokens written to the provider's cache (Anthropic's ``cache_creation_input_tokens``);
+    None when it did not say."""
 
 
 class _Event(_Frozen):

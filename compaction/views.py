@@ -248,6 +248,8 @@ class ProviderTotals(BaseModel):
     completion_tokens: int = 0
     cached_tokens: int = 0
     """Prompt tokens served from the provider's prefix cache, where it said."""
+    cache_write_tokens: int = 0
+    """Prompt tokens written to the provider's cache, where it said (Anthropic)."""
     requests_without_cache_figure: int = 0
     """Calls whose provider reported no cached-token figure."""
 
@@ -356,3 +358,5 @@ def add_provider_usage(state: UsageState, event: UsageReported) -> None:
         totals["requests_without_cache_figure"] += 1
     else:
         totals["cached_tokens"] += d.cached_tokens
+    if d.cache_write_tokens is not None:
+        totals["cache_write_tokens"] += d.cache_write_tokens
