@@ -6,7 +6,8 @@ what was read, written and skipped. `import_transcript` writes them to a new log
 
 One module per format (`claude_code`, `codex`, `gemini`, `openai_messages`, `swe_agent`) drives
 the shared `EventBuilder` of `base`; `detect` tells the format; `records` reads messy JSON lines;
-`replay` appends an import to a live session, compacting whenever the context is due.
+`session_replay` appends an import to a live session, compacting whenever the context is due;
+`import_report` counts what an import met.
 
 Invariants:
 - A real user request, and only that, starts a `turn/start`; a tool result that an agent stores
@@ -33,9 +34,9 @@ from compaction.importers.claude_code import load_claude_code
 from compaction.importers.codex import load_codex
 from compaction.importers.detect import FORMATS, Format, detect_format
 from compaction.importers.gemini import load_gemini
+from compaction.importers.import_report import ImportReport, RuleBreak
 from compaction.importers.openai_messages import load_openai
-from compaction.importers.replay import ReplayCompaction, ReplayReport, replay
-from compaction.importers.report import ImportReport, RuleBreak
+from compaction.importers.session_replay import ReplayCompaction, ReplayReport, replay
 from compaction.importers.swe_agent import load_swe_agent
 from compaction.log import SessionLog
 from compaction.tokens import Tokenizer, get_tokenizer

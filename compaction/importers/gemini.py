@@ -35,8 +35,8 @@ from compaction.importers.base import (
     token_figure,
     unknown,
 )
+from compaction.importers.import_report import ImportReport
 from compaction.importers.records import load_document
-from compaction.importers.report import ImportReport
 from compaction.tokens import Tokenizer
 
 TODO_TOOL = "write_todos"
