@@ -29,6 +29,7 @@ from compaction.errors import (
     LogError,
     LogFormatError,
     LogIntegrityError,
+    MessageError,
     ProviderError,
     TokenizerError,
     ToolInputError,
@@ -63,6 +64,7 @@ from compaction.events import (
 )
 from compaction.invariants import RULES, LogChecker, check_log
 from compaction.log import BadLine, ReadReport, SessionLog, SyncPolicy, read_events
+from compaction.provider_messages import from_anthropic, from_openai, to_messages
 from compaction.session import Session
 from compaction.summarizers import (
     ExtractiveSummarizer,
@@ -140,6 +142,7 @@ __all__ = [
     "LogIntegrityError",
     "Message",
     "MessageAdded",
+    "MessageError",
     "Origin",
     "Projection",
     "ProviderError",
@@ -184,6 +187,8 @@ __all__ = [
     "dump_event",
     "event_json_schema",
     "fold",
+    "from_anthropic",
+    "from_openai",
     "get_tokenizer",
     "install_bundled_encodings",
     "maybe_compact",
@@ -198,5 +203,6 @@ __all__ = [
     "select_cut",
     "split_sections",
     "summary_line",
+    "to_messages",
     "todo_write",
 ]

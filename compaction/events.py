@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, TypeAdapter, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    JsonValue,
+    TypeAdapter,
+    model_validator,
+)
 
 SCHEMA_VERSION = 1
 """Version written into every new event (`v`)."""
@@ -99,6 +107,12 @@ class Message(_Frozen):
     ``recorded_summary`` (another agent's summary of earlier turns). Absent on a user message:
     taken as typed by a person. Only ``user`` text is read as a request or a constraint. Never
     sent to a provider."""
+    provider_fields: dict[str, JsonValue] | None = None
+    """Fields the provider's SDK returned that this model does not hold (OpenAI's
+    ``annotations``, ``refusal``, ``audio``; DeepSeek's ``reasoning_content``; Anthropic's
+    ``thinking`` blocks, ``id``, ``usage``...), kept as received. Not sent back to a model,
+    except where the request format needs them (Anthropic's ``thinking`` blocks before a
+    ``tool_use``, a ``tool_result``'s ``is_error``)."""
 
     @model_validator(mode="after")
     def _check_roles(self) -> Message:

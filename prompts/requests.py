@@ -142,14 +142,26 @@ def _tool_input(arguments: str) -> dict[str, Any]:
 
 
 def _anthropic_turn(message: Message) -> tuple[str, list[dict[str, Any]]]:
-    """Return the Anthropic role and blocks of one OpenAI-style message."""
+    """Return the Anthropic role and blocks of one OpenAI-style message.
+
+    Of the provider fields, only what the format needs goes back: a result's ``is_error``, and
+    the ``thinking`` blocks an assistant turn with tool calls began with (Anthropic requires
+    them back, signature and all, while the tool loop runs).
+    """
+    extra = message.provider_fields or {}
     if message.role == "tool":
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
         blocks = _content_blocks(message)
         if blocks:
             result["content"] = blocks
+        if extra.get("is_error") is True:
+            result["is_error"] = True
         return "user", [result]
-    blocks = _content_blocks(message)
+    thinking = extra.get("thinking") if message.role == "assistant" else None
+    blocks = (
+        [dict(b) for b in thinking if isinstance(b, dict)] if isinstance(thinking, list) else []
+    )
+    blocks += _content_blocks(message)
     for call in message.tool_calls or ():
         blocks.append(
             {
