@@ -180,6 +180,8 @@ class CheckpointData(_Frozen):
     """Which summarizer wrote the narrative sections."""
     fallback_reason: str | None = None
     """Why the configured summarizer was replaced by the fallback, if it was."""
+    instructions: str | None = None
+    """Focus instructions given to the summarizer for this compaction, if any."""
     pending: tuple[str, ...] = ()
     """Pending Jobs, copied by code from the latest todo list."""
     current: tuple[str, ...] = ()
