@@ -10,9 +10,19 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 
 from compaction import HarnessError
 from harness.commands import COMMANDS
+from harness.output import HelpFormatter, cli_text, examples
+
+
+def version() -> str:
+    """Return the installed distribution's version (``context-harness``)."""
+    try:
+        return metadata.version("context-harness")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,7 +30,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="harness",
         description="Context Harness: todo_write, session logs, per-mode prompts and compaction.",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness demo",
+            "harness import auto SESSION.jsonl -o s.jsonl && harness todos s.jsonl",
+            "harness COMMAND --help",
+        ),
     )
+    parser.add_argument("--version", action="version", version=f"harness {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for register in COMMANDS:
@@ -35,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.func(args)
     except HarnessError as exc:
-        print(f"harness {args.command}: {exc}", file=sys.stderr)
+        print(f"harness {args.command}: {cli_text(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -24,7 +24,7 @@ Invariants:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -97,8 +97,12 @@ def import_transcript(
     strict: bool = False,
     overwrite: bool = False,
     tokenizer: Tokenizer | None = None,
+    on_progress: Callable[[ImportReport], None] | None = None,
 ) -> ImportReport:
     """Import the transcript at `path` into a new session log at `out`; return the report.
+
+    `on_progress`, when given, is called with the report after each batch of events written
+    (``report.lines`` tells how far the file has been read).
 
     The log is written beside `out` under a temporary name and renamed into place only once the
     import succeeded, so a failed (say, strict) import leaves no half-written log.
@@ -125,6 +129,8 @@ def import_transcript(
                 if len(batch) >= _BATCH:
                     log.append_many([e.data for e in batch])
                     batch.clear()
+                    if on_progress is not None:
+                        on_progress(report)
             if batch:
                 log.append_many([e.data for e in batch])
         if report.events == 0:

@@ -20,6 +20,7 @@ from compaction import (
     CompactionError,
     CompactionPolicy,
     CompactionResult,
+    ConfigError,
     ExtractiveSummarizer,
     Session,
     Summarizer,
@@ -27,16 +28,37 @@ from compaction import (
     get_tokenizer,
 )
 from harness.commands import llm_options
-from harness.output import console, print_json
+from harness.output import (
+    HelpFormatter,
+    cli_text,
+    console,
+    examples,
+    is_large,
+    print_json,
+    progress,
+)
 
 SUMMARIZERS: tuple[str, ...] = ("extractive", "openai")
 """Names accepted by ``--summarizer``."""
+
+POLICY_OPTIONS = {
+    "window_tokens": "--window",
+    "threshold": "--threshold",
+    "retain": "--retain",
+    "output_reserve": "--reserve",
+}
+"""The `CompactionPolicy` field each option sets, to name the option in an error."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `compact` command."""
     p = sub.add_parser(
         "compact",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness compact s.jsonl --window 32000",
+            "harness compact s.jsonl --force --dry-run --json",
+        ),
         help="compact a log's context into a Checkpoint",
         description=(
             "Replace the oldest part of LOG's context with a Checkpoint (a fixed template whose "
@@ -113,13 +135,18 @@ def result_json(result: CompactionResult, *, dry_run: bool) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Compact the log, or say why not."""
-    policy = CompactionPolicy(
-        window_tokens=args.window,
-        threshold=args.threshold,
-        retain=args.retain,
-        output_reserve=args.reserve,
-    )
-    with Session(args.log, tokenizer=get_tokenizer(args.tokenizer)) as session:
+    try:
+        policy = CompactionPolicy(
+            window_tokens=args.window,
+            threshold=args.threshold,
+            retain=args.retain,
+            output_reserve=args.reserve,
+        )
+    except ConfigError as exc:
+        text = str(exc).removeprefix("invalid CompactionPolicy: ")
+        raise ConfigError(cli_text(text, POLICY_OPTIONS)) from None
+    busy = progress(f"compacting {args.log}", show=is_large(args.log))
+    with busy, Session(args.log, tokenizer=get_tokenizer(args.tokenizer)) as session:
         summarizer = make_summarizer(args.summarizer, session, args)
         try:
             result = compact(
@@ -153,11 +180,11 @@ def _below(args: argparse.Namespace, tokens: int, policy: CompactionPolicy, why:
                 "tokens_before": tokens,
                 "tokens_after": tokens,
                 "trigger_tokens": policy.trigger_tokens,
-                "message": why,
+                "message": cli_text(why),
             }
         )
     else:
-        console().print(f"nothing to do: {why.removeprefix('below_threshold: ')}")
+        console().print(f"nothing to do: {cli_text(why.removeprefix('below_threshold: '))}")
     return 0
 
 

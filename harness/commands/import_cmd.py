@@ -8,7 +8,15 @@ from pathlib import Path
 
 from compaction import TOKENIZER_NAMES, get_tokenizer
 from compaction.importers import FORMAT_CHOICES, ImportReport, import_transcript
-from harness.output import console, print_json
+from harness.output import (
+    HelpFormatter,
+    console,
+    count_lines,
+    examples,
+    is_large,
+    print_json,
+    progress,
+)
 
 _EVENT_KINDS = frozenset({"user request", "assistant message", "tool result", "compact_boundary"})
 """Handled kinds the other lines already count; the rest are messages that start no turn."""
@@ -21,6 +29,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `import` command."""
     p = sub.add_parser(
         "import",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness import auto ~/.claude/projects/-my-repo/SESSION.jsonl -o s.jsonl",
+            "harness import gemini ~/.gemini/tmp/HASH/chats/session-1.json -o s.jsonl --strict",
+        ),
         help="import an agent transcript (Claude Code, Codex, Gemini CLI, OpenAI, SWE-agent)",
         description=(
             "Read an agent's transcript and write its session log: turns, messages, tool calls "
@@ -52,14 +65,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import the transcript and print the summary."""
-    report = import_transcript(
-        args.file,
-        args.output,
-        args.format,
-        strict=args.strict,
-        overwrite=args.force,
-        tokenizer=get_tokenizer(args.tokenizer),
-    )
+    large = is_large(args.file)
+    total = count_lines(args.file) if large else None
+    with progress(f"importing {args.file.name}", total, show=large) as update:
+        report = import_transcript(
+            args.file,
+            args.output,
+            args.format,
+            strict=args.strict,
+            overwrite=args.force,
+            tokenizer=get_tokenizer(args.tokenizer),
+            on_progress=lambda r: update(r.lines),
+        )
     if args.json:
         print_json({"output": str(args.output), **report.as_dict()})
     else:

@@ -17,13 +17,27 @@ from compaction import (
     get_tokenizer,
     read_events,
 )
-from harness.output import console, print_json
+from harness.output import (
+    HelpFormatter,
+    console,
+    count_lines,
+    examples,
+    is_large,
+    print_json,
+    progress,
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `log` command."""
     p = sub.add_parser(
         "log",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness log s.jsonl",
+            "harness log s.jsonl --json",
+            "harness log --schema",
+        ),
         help="validate a log and summarise it",
         description=(
             "Read LOG, check its durable rules, and print events by type, tokens, and any torn or "
@@ -54,9 +68,16 @@ def run(args: argparse.Namespace) -> int:
     checker = LogChecker(RULES if not args.skip_bad else ())
     projection = UsageProjection(get_tokenizer(args.tokenizer))
     state = projection.init()
-    for event in read_events(args.log, skip_bad_lines=args.skip_bad, report=report):
-        checker.feed(event)
-        state = projection.apply(state, event)
+    large = is_large(args.log)
+    total = count_lines(args.log) if large else None
+    with progress(f"reading {args.log}", total, show=large) as update:
+        for n, event in enumerate(
+            read_events(args.log, skip_bad_lines=args.skip_bad, report=report), start=1
+        ):
+            checker.feed(event)
+            state = projection.apply(state, event)
+            if n % 4096 == 0:
+                update(n)
     checker.finish()
     usage = projection.view(state)
     summary = {

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from compaction import Session
+from harness.output import HelpFormatter, examples, print_json
 from prompts import available_modes, get_mode, run_todo_write
 
 
@@ -13,14 +14,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `todo-write` command."""
     p = sub.add_parser(
         "todo-write",
-        help="call todo_write on a log (arguments as JSON on stdin or --json)",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness todo-write s.jsonl --args "
+            '\'{"todos": [{"content": "Run tests", "status": "in_progress"}]}\'',
+            "echo '{\"todos\": []}' | harness todo-write s.jsonl --json",
+        ),
+        help="call todo_write on a log (arguments as JSON on stdin or --args)",
         description=(
             "Call the todo_write tool against LOG with the arguments a model would send. Prints "
             "the model-facing result; exits 1 when the call is rejected (nothing is appended)."
         ),
     )
     p.add_argument("log", metavar="LOG", help="session log (JSONL); created if missing")
-    p.add_argument("--json", dest="arguments", metavar="ARGS", help="arguments as a JSON string")
+    p.add_argument(
+        "--args",
+        dest="arguments",
+        metavar="ARGS",
+        help="the call's arguments as a JSON string (default: read from stdin)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result as JSON: is_error, content (the model-facing text), todos",
+    )
     p.add_argument(
         "--allow-parallel",
         action="store_true",
@@ -44,5 +61,9 @@ def run(args: argparse.Namespace) -> int:
         mode = mode.model_copy(update={"todo": todo})
     with Session(args.log) as session:
         result = run_todo_write(session, raw, mode)
-    print(result.content)
+        todos = [t.model_dump() for t in session.todos.todos]
+    if args.json:
+        print_json({"is_error": result.is_error, "content": result.content, "todos": todos})
+    else:
+        print(result.content)
     return 1 if result.is_error else 0
