@@ -206,6 +206,19 @@ class UsageReportData(_Frozen):
     None when it did not say."""
 
 
+class RetractData(_Frozen):
+    """Messages taken back out of the conversation (a tombstone: the log keeps them).
+
+    Written by a host whose own protocol removes items (the OpenAI Agents SDK's ``pop_item`` and
+    ``clear_session``); the context view drops the named messages, the log keeps every byte.
+    """
+
+    seqs: tuple[int, ...]
+    """Seqs of the `message` events taken out of the context."""
+    reason: str | None = None
+    """Why, e.g. ``pop_item`` or ``clear_session``."""
+
+
 class _Event(_Frozen):
     v: Literal[1] = 1
     """Schema version of this event."""
@@ -255,13 +268,34 @@ class UsageReported(_Event):
     data: UsageReportData
 
 
+class MessagesRetracted(_Event):
+    """Messages were taken back out of the context (`message/retract`), never out of the log."""
+
+    type: Literal["message/retract"] = "message/retract"
+    data: RetractData
+
+
 Event = Annotated[
-    TurnStarted | MessageAdded | TodoWritten | TurnEnded | CheckpointRecorded | UsageReported,
+    TurnStarted
+    | MessageAdded
+    | TodoWritten
+    | TurnEnded
+    | CheckpointRecorded
+    | UsageReported
+    | MessagesRetracted,
     Discriminator("type"),
 ]
 """Any event of a session log, discriminated by `type`."""
 
-EventData = TurnStartData | Message | TodoWriteData | TurnEndData | CheckpointData | UsageReportData
+EventData = (
+    TurnStartData
+    | Message
+    | TodoWriteData
+    | TurnEndData
+    | CheckpointData
+    | UsageReportData
+    | RetractData
+)
 """The payload of an event, as handed to `SessionLog.append`."""
 
 EVENT_TYPES: tuple[str, ...] = (
@@ -271,6 +305,7 @@ EVENT_TYPES: tuple[str, ...] = (
     "turn/end",
     "compaction/checkpoint",
     "usage/report",
+    "message/retract",
 )
 
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
@@ -291,6 +326,8 @@ def make_event(seq: int, data: EventData) -> Event:
             return CheckpointRecorded(seq=seq, data=data)
         case UsageReportData():
             return UsageReported(seq=seq, data=data)
+        case RetractData():
+            return MessagesRetracted(seq=seq, data=data)
         case _:
             raise TypeError(f"not an event payload: {type(data).__name__}")
 
