@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import throughput
+from benchmarks import checkpoint_quality, throughput
 from compaction import CompactionPolicy, get_tokenizer
 from harness.simulation import (
     BASELINE,
@@ -158,6 +158,8 @@ def run_bench(
                 f"{name} {strategy.name}: {len(result.records)} calls, "
                 f"{result.compactions} compactions, {result.total_prompt_tokens:,} input tokens"
             )
+    quality = checkpoint_quality.run_quality(window=config.window_tokens, sessions=config.sessions)
+    say("checkpoint probes: " + _quality_line(quality))
     scale = throughput.run(config.scale_sizes, progress=say)
     peers = read_peers(peers_path) if peers_path else {"available": False, "reason": "not read"}
     return {
@@ -174,8 +176,35 @@ def run_bench(
         "runs": runs,
         "summary": summarize(runs),
         "throughput": scale,
+        "checkpoint_quality": quality,
         "peers": peers,
     }
+
+
+def _quality_line(quality: Mapping[str, Any]) -> str:
+    return "; ".join(
+        f"{name} {corpus} {tally['score']:.1%}"
+        for name, corpora in quality["scores"].items()
+        for corpus, tally in corpora.items()
+    )
+
+
+def quality_section(results: Mapping[str, Any]) -> list[str]:
+    """The checkpoint probes of `benchmarks.checkpoint_quality`, when the run has them."""
+    quality = results.get("checkpoint_quality")
+    if not quality:
+        return []
+    return [
+        "## Checkpoint probes",
+        "",
+        "At every compaction, deterministic probes on the request the model sees next "
+        "(`benchmarks/checkpoint_quality.py`): first and latest request present, no injected "
+        "text as a request, Next Step consistent with Current Work, latest failing error and "
+        "every edited file present, no constraint from an ended mode.",
+        "",
+        *checkpoint_quality.markdown(quality),
+        "",
+    ]
 
 
 # --- summaries -----------------------------------------------------------------------------------
@@ -535,6 +564,7 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
     lines += retention_section(results)
     lines += cache_section(results)
     lines += throughput_section(results)
+    lines += quality_section(results)
     lines += ["## Charts", ""]
     lines += [f"![{c}]({c})" for c in charts] if charts else [results.get("charts_note", "")]
     return "\n".join(lines).rstrip("\n") + "\n"

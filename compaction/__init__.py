@@ -64,6 +64,7 @@ from compaction.events import (
     UsageReported,
     dump_event,
     event_json_schema,
+    make_event,
     parse_event,
 )
 from compaction.invariants import RULES, LogChecker, check_log, check_next_seq
@@ -79,6 +80,17 @@ from compaction.log import (
 )
 from compaction.provider_messages import from_anthropic, from_openai, to_messages
 from compaction.session import Session
+from compaction.stores import (
+    EventStore,
+    JsonlStore,
+    PostgresStore,
+    SessionInfo,
+    SqliteStore,
+    copy_session,
+    is_store_url,
+    open_store,
+    write_new_session,
+)
 from compaction.summarizers import (
     ExtractiveSummarizer,
     Summarizer,
@@ -146,10 +158,12 @@ __all__ = [
     "DeepSeekTokenizer",
     "Event",
     "EventData",
+    "EventStore",
     "ExtractiveSummarizer",
     "FunctionCall",
     "HarnessError",
     "ImagePart",
+    "JsonlStore",
     "LatestTodosProjection",
     "LogChecker",
     "LogError",
@@ -161,6 +175,7 @@ __all__ = [
     "MessageError",
     "MessagesRetracted",
     "Origin",
+    "PostgresStore",
     "Projection",
     "ProviderError",
     "ProviderTotals",
@@ -169,7 +184,9 @@ __all__ = [
     "Section",
     "SeqConflictError",
     "Session",
+    "SessionInfo",
     "SessionLog",
+    "SqliteStore",
     "Summarizer",
     "SummaryInput",
     "SyncPolicy",
@@ -204,6 +221,7 @@ __all__ = [
     "checkpoint_message_for",
     "checkpoint_preamble",
     "compact",
+    "copy_session",
     "count_message",
     "dump_event",
     "event_json_schema",
@@ -212,8 +230,11 @@ __all__ = [
     "from_openai",
     "get_tokenizer",
     "install_bundled_encodings",
+    "is_store_url",
+    "make_event",
     "maybe_compact",
     "message_text",
+    "open_store",
     "openai_tool",
     "parameters_schema",
     "parse_checkpoint",
@@ -226,4 +247,5 @@ __all__ = [
     "summary_line",
     "to_messages",
     "todo_write",
+    "write_new_session",
 ]

@@ -14,7 +14,7 @@ from importlib import metadata
 
 from compaction import HarnessError
 from harness.commands import COMMANDS
-from harness.output import HelpFormatter, cli_text, examples
+from harness.output import HelpFormatter, cli_text, examples, notes_on_stderr
 
 
 def version() -> str:
@@ -50,7 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        status: int = args.func(args)
+        with notes_on_stderr(args.command):
+            status: int = args.func(args)
     except HarnessError as exc:
         print(f"harness {args.command}: {cli_text(str(exc))}", file=sys.stderr)
         return 2

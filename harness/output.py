@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -162,3 +163,17 @@ def progress(
 
 def _nothing(*args: object, **kwargs: object) -> None:
     """Ignore a progress update (no terminal to draw on)."""
+
+
+@contextmanager
+def notes_on_stderr(command: str) -> Iterator[None]:
+    """Print the toolkit's warnings (e.g. a torn log tail cut and saved) as one stderr line each."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter(f"harness {command}: note: %(message)s"))
+    logger = logging.getLogger("compaction")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)

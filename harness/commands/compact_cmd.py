@@ -28,6 +28,7 @@ from compaction import (
     get_tokenizer,
 )
 from harness.commands import llm_options
+from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from harness.output import (
     HelpFormatter,
     cli_text,
@@ -66,7 +67,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "compaction/checkpoint event. Below the threshold nothing is done without --force."
         ),
     )
-    p.add_argument("log", metavar="LOG", help="session log (JSONL)")
+    p.add_argument("log", metavar="LOG", help=LOG_HELP)
+    add_session_option(p)
     p.add_argument(
         "--window", type=int, default=DEFAULT_WINDOW, help="context window in tokens (%(default)s)"
     )
@@ -146,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
         text = str(exc).removeprefix("invalid CompactionPolicy: ")
         raise ConfigError(cli_text(text, POLICY_OPTIONS)) from None
     busy = progress(f"compacting {args.log}", show=is_large(args.log))
-    with busy, Session(args.log, tokenizer=get_tokenizer(args.tokenizer)) as session:
+    with busy, open_session(args, tokenizer=get_tokenizer(args.tokenizer)) as session:
         summarizer = make_summarizer(args.summarizer, session, args)
         try:
             result = compact(

@@ -15,8 +15,8 @@ from compaction import (
     UsageProjection,
     event_json_schema,
     get_tokenizer,
-    read_events,
 )
+from harness.commands.stores import LOG_HELP, add_session_option, read_log
 from harness.output import (
     HelpFormatter,
     console,
@@ -46,7 +46,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "compaction/schemas/event.schema.json is this output)."
         ),
     )
-    p.add_argument("log", metavar="LOG", nargs="?", help="session log (JSONL)")
+    p.add_argument("log", metavar="LOG", nargs="?", help=LOG_HELP)
+    add_session_option(p)
     p.add_argument(
         "--schema", action="store_true", help="print the JSON Schema of a log line and exit"
     )
@@ -71,9 +72,7 @@ def run(args: argparse.Namespace) -> int:
     large = is_large(args.log)
     total = count_lines(args.log) if large else None
     with progress(f"reading {args.log}", total, show=large) as update:
-        for n, event in enumerate(
-            read_events(args.log, skip_bad_lines=args.skip_bad, report=report), start=1
-        ):
+        for n, event in enumerate(read_log(args, report), start=1):
             checker.feed(event)
             state = projection.apply(state, event)
             if n % 4096 == 0:

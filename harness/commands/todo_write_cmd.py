@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compaction import Session
+from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from harness.output import HelpFormatter, examples, print_json
 from prompts import available_modes, get_mode, run_todo_write
 
@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "the model-facing result; exits 1 when the call is rejected (nothing is appended)."
         ),
     )
-    p.add_argument("log", metavar="LOG", help="session log (JSONL); created if missing")
+    p.add_argument("log", metavar="LOG", help=LOG_HELP + "; created if missing")
+    add_session_option(p)
     p.add_argument(
         "--args",
         dest="arguments",
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     if args.allow_parallel:
         todo = mode.todo.model_copy(update={"allow_parallel_in_progress": True})
         mode = mode.model_copy(update={"todo": todo})
-    with Session(args.log) as session:
+    with open_session(args) as session:
         result = run_todo_write(session, raw, mode)
         todos = [t.model_dump() for t in session.todos.todos]
     if args.json:
