@@ -17,7 +17,7 @@ summarizers' own code (their oracle is the log, read the plain way):
 - ``no_ended_constraint``: no constraint typed in Plan mode is in Critical Context once Plan
   mode is over.
 
-Corpora: generated sessions (`benchmarks.sessions.generate`) and the real transcripts in
+Corpora: generated sessions (`harness.simulation.generate`) and the real transcripts in
 ``../shared/transcripts`` (imported with `compaction.importers.load`, their own recorded
 compactions appended as they happened). Summarizers: ``extractive`` and ``openai``, the LLM
 summarizer talking over HTTP to the local stand-in model (`benchmarks.stub_model`, answers of
@@ -54,6 +54,7 @@ from compaction import (
     CompactionPolicy,
     CompactionResult,
     Event,
+    EventData,
     Message,
     MessageAdded,
     Session,
@@ -61,7 +62,6 @@ from compaction import (
     TranscriptError,
     TurnStarted,
     get_tokenizer,
-    make_event,
     maybe_compact,
 )
 from compaction.importers import load
@@ -272,15 +272,14 @@ SummarizerMaker = Callable[[Session], Summarizer | None]
 
 
 def replay_probes(
-    events: Iterable[Event], policy: CompactionPolicy, make: SummarizerMaker, workdir: Path
+    payloads: Iterable[EventData], policy: CompactionPolicy, make: SummarizerMaker, workdir: Path
 ) -> list[dict[str, bool]]:
-    """Replay events into a fresh session, compacting when due; probe every compaction."""
+    """Replay payloads into a fresh session, compacting when due; probe every compaction."""
     verdicts: list[dict[str, bool]] = []
     log = LogSoFar()
     with Session(workdir / "replay.jsonl", sync="batch") as session, session.batch():
         summarizer = make(session)
-        for event in events:
-            data = event.data
+        for data in payloads:
             if isinstance(data, CheckpointData):
                 previous = session.context.checkpoint
                 first = previous.last_seq + 1 if previous else 1
@@ -298,12 +297,8 @@ def replay_probes(
     return verdicts
 
 
-def _generated(turns: int, seed: int) -> list[Event]:
-    return [make_event(i, p) for i, p in enumerate(generate(turns, seed), 1)]
-
-
-def _imported(path: Path) -> list[Event]:
-    return list(load(path, tokenizer=get_tokenizer()))
+def _imported(path: Path) -> list[EventData]:
+    return [event.data for event in load(path, tokenizer=get_tokenizer())]
 
 
 def transcripts(folder: Path) -> list[Path]:
@@ -380,9 +375,9 @@ def run_quality(
 ) -> dict[str, Any]:
     """Probe every compaction of the generated and real corpora, per summarizer."""
     policy = CompactionPolicy(window_tokens=window)
-    corpora: dict[str, list[tuple[str, Callable[[], Iterable[Event]]]]] = {
+    corpora: dict[str, list[tuple[str, Callable[[], Iterable[EventData]]]]] = {
         "generated": [
-            (f"generated t{turns} s{seed}", partial(_generated, turns, seed))
+            (f"generated t{turns} s{seed}", partial(generate, turns, seed))
             for turns, seed in sessions
         ],
         "real": [(p.name, partial(_imported, p)) for p in transcripts(transcripts_dir)],

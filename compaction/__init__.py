@@ -38,6 +38,7 @@ from compaction.errors import (
     TranscriptError,
 )
 from compaction.events import (
+    ORIGINS,
     SCHEMA_VERSION,
     CheckpointData,
     CheckpointRecorded,
@@ -79,6 +80,7 @@ from compaction.log import (
     read_events,
 )
 from compaction.provider_messages import from_anthropic, from_openai, to_messages
+from compaction.secrets import REDACTED, redact
 from compaction.session import Session
 from compaction.stores import (
     EventStore,
@@ -98,10 +100,12 @@ from compaction.summarizers import (
     check_output,
 )
 from compaction.todos import (
+    MAX_ARGUMENT_BYTES,
     TOOL_NAME,
     TodoWriteArgs,
     ToolResult,
     anthropic_tool,
+    is_blank,
     openai_tool,
     parameters_schema,
     parse_todo_write,
@@ -136,8 +140,11 @@ from compaction.views import (
 __all__ = [
     "CODE_OWNED_SECTIONS",
     "DEFAULT_WINDOW",
+    "MAX_ARGUMENT_BYTES",
     "MAX_EVENT_BYTES",
     "NARRATIVE_SECTIONS",
+    "ORIGINS",
+    "REDACTED",
     "RULES",
     "SCHEMA_VERSION",
     "SECTION_NAMES",
@@ -230,6 +237,7 @@ __all__ = [
     "from_openai",
     "get_tokenizer",
     "install_bundled_encodings",
+    "is_blank",
     "is_store_url",
     "make_event",
     "maybe_compact",
@@ -241,6 +249,7 @@ __all__ = [
     "parse_event",
     "parse_todo_write",
     "read_events",
+    "redact",
     "render_checkpoint",
     "select_cut",
     "split_sections",

@@ -8,9 +8,12 @@ Model experience (these strings are a contract; tests pin them):
 - rejected: ``todo_write: rejected, nothing was changed. Fix the arguments and call again:``
   followed by one ``- `` line per violation, for example
   ``- todos[1]: unknown field "id"; an item has only "content" and "status"``,
-  ``- todos[2].content is blank``,
+  ``- todos[2].content is blank`` (also for content made only of invisible characters: zero-width
+  spaces, a BOM, bidi marks),
   ``- todos[3].content duplicates todos[0]: "Run tests"``,
-  ``- 2 items are in_progress (todos[0], todos[2]); keep exactly one in_progress``.
+  ``- 2 items are in_progress (todos[0], todos[2]); keep exactly one in_progress``,
+  ``- arguments repeat the key "todos"; send each key once``,
+  ``- arguments are larger than 1000000 bytes; send a short list`` (UTF-8 bytes, not characters).
 - refused by mode: see `refusal`.
 
 Invariants: a rejected call appends nothing and changes no view; validation never raises,
@@ -21,6 +24,7 @@ so it lives here and not in the log's invariants: recorded history may hold seve
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
@@ -42,10 +46,27 @@ _MAX_REPORTED = 20
 ARGUMENT_EXAMPLE = '{"todos": [{"content": "Run the tests", "status": "in_progress"}]}'
 
 
+_INVISIBLE_FILLERS = frozenset("\u115f\u1160\u2800\u3164\uffa0")
+"""Characters that render as nothing though Unicode does not class them as format characters."""
+
+
+def is_blank(content: str) -> bool:
+    """Tell whether `content` shows nothing: only whitespace and invisible characters.
+
+    Invisible: Unicode format characters (category Cf: zero-width space and joiners, the BOM,
+    bidi marks and isolates, the soft hyphen...) and the blank fillers (Hangul fillers, the
+    blank braille pattern).
+    """
+    return all(
+        ch.isspace() or ch in _INVISIBLE_FILLERS or unicodedata.category(ch) == "Cf"
+        for ch in content
+    )
+
+
 def _trimmed(content: str) -> str:
     """Trim content with `str.strip`, the same rule the duplicate check uses; reject blank."""
     content = content.strip()
-    if not content:
+    if is_blank(content):
         raise PydanticCustomError("blank", "content is blank")
     try:
         content.encode("utf-8")
@@ -200,12 +221,16 @@ def parse_todo_write(
 def _load(arguments: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(arguments, Mapping):
         return dict(arguments)
-    if isinstance(arguments, (str, bytes)) and len(arguments) > MAX_ARGUMENT_BYTES:
+    if _over_size_limit(arguments):
         raise ToolInputError(
             TOOL_NAME, [f"arguments are larger than {MAX_ARGUMENT_BYTES} bytes; send a short list"]
         )
     try:
-        obj = json.loads(arguments)
+        obj = json.loads(arguments, object_pairs_hook=_unique_keys)
+    except _DuplicateKeyError as exc:
+        key = json.dumps(exc.key, ensure_ascii=False)
+        problem = f"arguments repeat the key {key}; send each key once"
+        raise ToolInputError(TOOL_NAME, [problem]) from None
     except (ValueError, UnicodeDecodeError):
         raise ToolInputError(
             TOOL_NAME, [f"arguments are not valid JSON; send an object like {ARGUMENT_EXAMPLE}"]
@@ -216,6 +241,31 @@ def _load(arguments: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
             [f'arguments must be a JSON object with one key "todos", like {ARGUMENT_EXAMPLE}'],
         )
     return obj
+
+
+class _DuplicateKeyError(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Build a JSON object, refusing a key that repeats (JSON would keep the last silently)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKeyError(key)
+        out[key] = value
+    return out
+
+
+def _over_size_limit(arguments: str | bytes) -> bool:
+    """Tell whether the arguments pass `MAX_ARGUMENT_BYTES` in UTF-8 (encoding only if in doubt)."""
+    if isinstance(arguments, bytes) or len(arguments) > MAX_ARGUMENT_BYTES:
+        return len(arguments) > MAX_ARGUMENT_BYTES
+    if len(arguments) * 4 <= MAX_ARGUMENT_BYTES:
+        return False  # even at 4 bytes a character it stays under the limit
+    return len(arguments.encode("utf-8", "surrogatepass")) > MAX_ARGUMENT_BYTES
 
 
 def summary_line(todos: Sequence[TodoItem]) -> str:

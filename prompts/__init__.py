@@ -11,6 +11,7 @@ from prompts.builder import (
     PromptBuilder,
     PromptLayers,
     SwitchStrategy,
+    mode_data,
     refusal,
     run_todo_write,
     switch_mode,
@@ -36,6 +37,7 @@ from prompts.modes import (
     get_mode,
     load_modes,
 )
+from prompts.rendering import render
 from prompts.requests import (
     CACHE_CONTROL,
     MAX_CACHE_BREAKPOINTS,
@@ -50,6 +52,7 @@ from prompts.requests import (
     openai_message,
     openai_request,
 )
+from prompts.sandbox import LIMITS, RenderLimits, check_plain
 from prompts.stability import (
     PrefixOrder,
     catalog_text,
@@ -62,6 +65,7 @@ __all__ = [
     "BUILTIN_MODES",
     "CACHE_CONTROL",
     "DEFAULT_MODE",
+    "LIMITS",
     "MAX_CACHE_BREAKPOINTS",
     "SWITCH_STRATEGIES",
     "TOOL_STRATEGIES",
@@ -72,6 +76,7 @@ __all__ = [
     "PrefixOrder",
     "PromptBuilder",
     "PromptLayers",
+    "RenderLimits",
     "SwitchStrategy",
     "TodoPolicy",
     "ToolCatalog",
@@ -85,15 +90,18 @@ __all__ = [
     "available_modes",
     "cache_breakpoints",
     "catalog_text",
+    "check_plain",
     "common_prefix_length",
     "dumps",
     "get_mode",
     "linearize",
     "load_modes",
     "load_tools",
+    "mode_data",
     "openai_message",
     "openai_request",
     "refusal",
+    "render",
     "run_todo_write",
     "shared_prefix_tokens",
     "switch_mode",

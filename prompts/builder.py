@@ -20,6 +20,7 @@ iteration); a forbidden `todo_write` appends nothing to the log.
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
@@ -53,6 +54,16 @@ class Environment(BaseModel):
     """The working directory; omitted when None."""
     variables: tuple[tuple[str, str], ...] = ()
     """User variables as (name, value) pairs, sorted by name (a mapping is accepted)."""
+
+    @field_validator("date")
+    @classmethod
+    def _real_date(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                datetime.date.fromisoformat(value)
+            except ValueError:
+                raise ValueError(f"{value!r} is not a real date") from None
+        return value
 
     @field_validator("variables", mode="before")
     @classmethod

@@ -1,12 +1,18 @@
 """Shared test setup: hypothesis profiles and fixtures.
 
-Profiles: ``dev`` (default, thorough) and ``ci`` (selected when ``CI`` is set, or with
-``HYPOTHESIS_PROFILE=ci``): fewer examples, no deadline, derandomized so CI runs are repeatable.
+Profiles: ``dev`` (default, thorough), ``ci`` (selected when ``CI`` is set, or with
+``HYPOTHESIS_PROFILE=ci``: fewer examples, no deadline) and ``mutate`` (``scripts/mutate``: few
+examples, derandomized, so a mutant is killed or not the same way on every run).
+
+Every run but a derandomized one draws a fresh seed, so CI explores new examples each time; the
+seed is printed in the header and the summary, and ``--hypothesis-seed=N`` (or
+``HYPOTHESIS_SEED=N``) replays a run exactly.
 """
 
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,11 +26,52 @@ settings.register_profile(
     "ci",
     max_examples=40,
     deadline=None,
-    derandomize=True,
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
+settings.register_profile(
+    "mutate",
+    max_examples=15,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def current_profile() -> settings:
+    """The loaded Hypothesis profile."""
+    return settings.get_profile(settings.get_current_profile_name())
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Pick this run's Hypothesis seed (unless given or derandomized) before Hypothesis reads it."""
+    if current_profile().derandomize:
+        return
+    if config.getoption("hypothesis_seed", None) is None:
+        seed = os.environ.get("HYPOTHESIS_SEED") or str(random.randrange(2**32))
+        config.option.hypothesis_seed = seed
+
+
+def seed_line(config: pytest.Config) -> str:
+    """Say how to replay this run's examples."""
+    if current_profile().derandomize:
+        return f"hypothesis: derandomized profile {settings.get_current_profile_name()!r}"
+    seed = config.getoption("hypothesis_seed", None)
+    return f"hypothesis seed {seed}: replay with --hypothesis-seed={seed} (or HYPOTHESIS_SEED)"
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Print the seed at the top of the run."""
+    return seed_line(config)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print the seed again at the end, where a failure is read."""
+    terminalreporter.write_line(seed_line(terminalreporter.config))
+
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared" / "transcripts"
 

@@ -233,7 +233,9 @@ def token_request_lists(draw: st.DrawFn) -> list[list[int]]:
     """
     requests: list[list[int]] = []
     for _ in range(draw(st.integers(1, 8))):
-        base = draw(st.sampled_from(requests)) if requests and draw(st.booleans()) else []
+        base: list[int] = []
+        if draw(st.booleans()) and requests:
+            base = draw(st.sampled_from(requests))
         keep = draw(st.integers(0, len(base)))
         tail = draw(st.lists(st.integers(0, 5), max_size=80))
         requests.append(base[:keep] + tail)
@@ -541,3 +543,177 @@ model_replies = st.one_of(
 
 append_chunk_sizes = st.lists(st.integers(1, 6), min_size=1, max_size=30)
 """How a session's payloads are split into appends (cycled): one event, or several at once."""
+
+
+# --- compaction against the reference model: tricky text, parallel lists, long turns ------------
+
+INVISIBLE_TEXTS = [
+    "zero\u200bwidth space",
+    "\ufeffBOM first",
+    "line\u2028separator",
+    "para\u2029graph",
+    "carriage\rreturn",
+    "crlf\r\nline",
+    "joiner\u200d\u2060word",
+    "\u202eoverride\u202c",
+    "next\u0085line",
+    "mark\u200e\u200fs",
+]
+"""Task text with characters that hide, reorder or break a line without being control codes."""
+
+tricky_todo_texts = st.one_of(
+    todo_texts,
+    st.sampled_from(INVISIBLE_TEXTS),
+    st.text(alphabet=st.sampled_from("ab #=-`\u200b\ufeff\u2028\r\u200e\u202e"), max_size=12),
+).map(str.strip)
+"""Task text including invisible and line-breaking characters (possibly blank: filter it)."""
+
+
+@st.composite
+def recorded_todo_lists(draw: st.DrawFn) -> list[TodoItem]:
+    """Recorded lists: unique content, and often several items in progress at once."""
+    texts = draw(st.lists(tricky_todo_texts.filter(bool), max_size=7, unique=True))
+    order = draw(st.permutations(range(len(texts))))
+    several = draw(st.booleans()) and len(texts) >= 2
+    in_progress = set(order[: draw(st.integers(2, len(texts)))]) if several else set()
+    return [
+        TodoItem(content=t, status="in_progress" if i in in_progress else draw(statuses))
+        for i, t in enumerate(texts)
+    ]
+
+
+@st.composite
+def reference_step(draw: st.DrawFn, *, turn: int, step: int) -> list[Any]:
+    """One step of a turn: text, or tool calls with their results (a list may be written)."""
+    if draw(st.integers(0, 3)) == 0:
+        return [Message(role="assistant", content=draw(st.text(min_size=1, max_size=40)))]
+    ids = [f"r{turn}s{step}c{i}" for i in range(draw(st.integers(1, 2)))]
+    calls = tuple(ToolCall(id=i, function=FunctionCall(name="bash", arguments="{}")) for i in ids)
+    out: list[Any] = [Message(role="assistant", tool_calls=calls)]
+    if draw(st.booleans()):
+        out.append(TodoWriteData(todos=tuple(draw(recorded_todo_lists()))))
+    for call_id in draw(st.permutations(ids)):
+        out.append(Message(role="tool", tool_call_id=call_id, content=draw(tool_outputs)))
+    return out
+
+
+@st.composite
+def reference_sessions(draw: st.DrawFn) -> tuple[list[Any], list[int], int, float]:
+    """A session to check against the reference model, with 1-6 compaction points anywhere.
+
+    Turns often write no list, so the latest list predates the latest request; one turn is long
+    (12 to 30 steps); the last turn may stop while a call waits for its result. Points may fall
+    anywhere, so some compactions must be refused: the reference says when that is justified.
+    """
+    n_turns = draw(st.integers(1, 5))
+    long_turn = draw(st.integers(0, n_turns - 1))
+    payloads: list[Any] = []
+    for turn in range(n_turns):
+        request = draw(st.one_of(st.text(max_size=60), st.sampled_from(INVISIBLE_TEXTS)))
+        payloads += [TurnStartData(), Message(role="user", content=request)]
+        steps = draw(st.integers(12, 30)) if turn == long_turn else draw(st.integers(0, 3))
+        for step in range(steps):
+            payloads += draw(reference_step(turn=turn, step=step))
+        if turn == n_turns - 1 and draw(st.booleans()):
+            waiting = ToolCall(id=f"r{turn}open", function=FunctionCall(name="bash", arguments=""))
+            payloads.append(Message(role="assistant", tool_calls=(waiting,)))
+            break
+        payloads.append(Message(role="assistant", content=draw(st.text(max_size=40))))
+        payloads.append(TurnEndData())
+    points = draw(st.lists(st.integers(0, len(payloads)), min_size=1, max_size=6))
+    window = draw(st.integers(300, 20_000))
+    retain = draw(st.sampled_from([0.0, 0.05, 0.3]))
+    return payloads, sorted(points), window, retain
+
+
+# --- narrative sessions: typed and injected text, tasks, edits, runs, statements ---------------
+
+NARRATIVE_TASKS = ("Write the parser", "Migrate the database", "Document the API")
+"""Task texts, in words no statement below shares, so 'about the task' is decided by the text."""
+NARRATIVE_INJECTED: tuple[tuple[str, str], ...] = (
+    ("injected", "<local-command-caveat>DO NOT respond to these messages.</local-command-caveat>"),
+    ("skill", "Base directory for this skill: /skills/review. Always review every file."),
+    ("command", "<command-name>/review</command-name><command-args>branch</command-args>"),
+    ("interruption", "[Request interrupted by user for tool use]"),
+)
+_statements = st.sampled_from(
+    [
+        "Which would you like to address first?",
+        "Done: 5 steps completed. Ready for review.",
+        "All tests pass.",
+        "Let me look around.",
+        "Checking something quickly.",
+        "",
+    ]
+)
+_typed_requests = st.sampled_from(
+    [
+        "Please handle the backlog.",
+        "Plan first. Do not edit files yet.",
+        "You must keep the public interface.",
+        "Carry on.",
+    ]
+)
+
+
+@st.composite
+def narrative_sessions(draw: st.DrawFn) -> list[Any]:
+    """Turns in agent or plan mode: typed and injected user text, todo lists, edits, runs."""
+    payloads: list[Any] = []
+    for turn in range(draw(st.integers(1, 4))):
+        payloads.append(TurnStartData(mode=draw(st.sampled_from(["agent", "plan"]))))
+        payloads.append(Message(role="user", content=draw(_typed_requests), origin="user"))
+        for origin, text in draw(st.lists(st.sampled_from(NARRATIVE_INJECTED), max_size=2)):
+            payloads.append(
+                Message.model_validate({"role": "user", "content": text, "origin": origin})
+            )
+        for step in range(draw(st.integers(0, 3))):
+            call_id = f"c{turn}-{step}"
+            if draw(st.booleans()):
+                path = draw(st.sampled_from(["src/app.py", "docs/guide.md", "lib/db.go"]))
+                args = {"path": path, "content": "x = 1"}
+                name, out = "write_file", "written"
+            else:
+                args = {"command": draw(st.sampled_from(["pytest -q", "go build ./..."]))}
+                name = "run_command"
+                out = draw(
+                    st.sampled_from(
+                        ["3 passed", "E   KeyError: 'k'\n1 failed", "./x.go:3:5: undefined: y"]
+                    )
+                )
+            fn = FunctionCall(name=name, arguments=json.dumps(args))
+            payloads.append(
+                Message(role="assistant", tool_calls=(ToolCall(id=call_id, function=fn),))
+            )
+            payloads.append(Message(role="tool", tool_call_id=call_id, content=out))
+        if draw(st.booleans()):
+            drawn = draw(st.lists(statuses, min_size=3, max_size=3))
+            fixed: list[Any] = []
+            for status in drawn:  # at most one in progress, as todo_write allows
+                fixed.append(
+                    "pending" if status == "in_progress" and "in_progress" in fixed else status
+                )
+            items = tuple(
+                TodoItem(content=c, status=st_)
+                for c, st_ in zip(NARRATIVE_TASKS, fixed, strict=True)
+            )
+            payloads.append(TodoWriteData(todos=items))
+        statement = draw(_statements)
+        if statement:
+            payloads.append(Message(role="assistant", content=statement))
+        payloads.append(TurnEndData())
+    return payloads
+
+
+narrative_sections = st.fixed_dictionaries(
+    {
+        "Primary Request and Intent": st.sampled_from(["", "- vague", NARRATIVE_INJECTED[1][1]]),
+        "Files and Code": st.sampled_from(["", "- notes"]),
+        "Errors and Fixes": st.sampled_from(["", "(none)"]),
+        "Next Step": _statements,
+        "Critical Context": st.sampled_from(
+            ["", "- Do not edit files yet.", NARRATIVE_INJECTED[0][1]]
+        ),
+    }
+)
+"""What a careless summarizer might answer: questions, 'done', injected and stale text."""

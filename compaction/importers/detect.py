@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from compaction.errors import TranscriptError
+from compaction.importers.records import read_document_bytes
 
 Format = Literal["claude-code", "codex", "gemini", "openai", "swe-agent"]
 FORMATS: tuple[Format, ...] = ("claude-code", "codex", "gemini", "openai", "swe-agent")
@@ -69,8 +70,8 @@ def _whole_document(path: Path, head: str) -> Format | None:
         doc: Any = json.loads(first_line)
     except ValueError:
         try:
-            doc = json.loads(path.read_bytes())
-        except (ValueError, UnicodeDecodeError):
+            doc = json.loads(read_document_bytes(path))
+        except (ValueError, UnicodeDecodeError, RecursionError, TranscriptError):
             doc = None
     else:
         # A first line that is JSON on its own is a JSONL record, or a one-line document.

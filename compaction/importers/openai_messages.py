@@ -32,7 +32,14 @@ from compaction.importers.base import (
     unknown,
 )
 from compaction.importers.import_report import ImportReport
-from compaction.importers.records import iter_json_array, iter_jsonl, repair_surrogates
+from compaction.importers.records import (
+    MAX_DOCUMENT_BYTES,
+    iter_json_array,
+    iter_jsonl,
+    read_document_bytes,
+    repair_surrogates,
+    too_deep,
+)
 from compaction.todos import TOOL_NAME
 from compaction.tokens import Tokenizer
 
@@ -141,20 +148,23 @@ def _records(path: Path, report: ImportReport, strict: bool) -> Iterator[tuple[i
 def _is_one_array(path: Path) -> bool:
     """Tell a file holding one JSON array (maybe truncated) from JSONL whose first line is one."""
     try:
-        json.loads(path.read_bytes())
+        json.loads(read_document_bytes(path))
     except json.JSONDecodeError as exc:
         return exc.msg != "Extra data"
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return True
     return True
 
 
 def _one_document(path: Path) -> object:
     """The file as one JSON value, or None when it is not one (JSONL, or broken)."""
+    if path.stat().st_size > MAX_DOCUMENT_BYTES:
+        return None  # streamed as JSONL instead, one bounded line at a time
     try:
-        return repair_surrogates(json.loads(path.read_bytes()))
-    except (ValueError, UnicodeDecodeError):
+        value = json.loads(path.read_bytes())
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
+    return None if too_deep(value) else repair_surrogates(value)
 
 
 def load_openai(

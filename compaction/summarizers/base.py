@@ -249,7 +249,11 @@ def _without_injected(text: str, injected: list[str]) -> str:
 
 def _with_files(text: str, facts: SpanFacts) -> str:
     """Add every file the span edited that the text does not name."""
-    missing = [p for kind, p in facts.files() if kind == "edited" and f"`{p}`" not in text]
+    missing = [
+        p
+        for kind, p in facts.files()
+        if kind == "edited" and f"`{p}`" not in text and f"/{p}`" not in text
+    ]
     return _join(text, [entry("edited", path=p) for p in missing])
 
 

@@ -71,8 +71,10 @@ _CODE_LINE = re.compile(
 _PASSED = re.compile(r"\b(?:passed|PASS|ok)\b|^\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 CONSTRAINT_WORD: Final = re.compile(
-    r"\b(?:must|never|always|do not|don't|make sure|important)\b", re.IGNORECASE
+    r"\b(?:must|never|do not|don't|make sure|important:)|^(?:please\s+)?(?:always|only|avoid)\b",
+    re.IGNORECASE,
 )
+"""A constraint: must, never, do not, make sure anywhere; always, only, avoid as an order."""
 _INLINE_CODE = re.compile(r"`([^`\n]{2,60})`")
 _IDENTIFIER = re.compile(
     r"(?<![\w./-])(?:[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*"
@@ -252,18 +254,20 @@ def normalise(path: str, root: str) -> str:
     return posixpath.normpath(path).removeprefix("./") if path else path
 
 
-def _identifiers(text: str) -> set[str]:
-    found = {m.group().rstrip("()") for m in _IDENTIFIER.finditer(text)}
+def _identifiers(text: str) -> dict[str, None]:
+    """Return the identifiers of `text`, in order of first appearance.
+
+    Never a set: the order reaches the Checkpoint, and set order changes with the hash seed.
+    """
+    found = dict.fromkeys(m.group().rstrip("()") for m in _IDENTIFIER.finditer(text))
     for code in _INLINE_CODE.findall(text):
-        found |= {m.group().rstrip("()") for m in _IDENTIFIER.finditer(code.strip())}
-    return {t for t in found if len(t) > 3 and not looks_like_path(t)}
+        found.update(dict.fromkeys(m.group().rstrip("()") for m in _IDENTIFIER.finditer(code)))
+    return {t: None for t in found if len(t) > 3 and not looks_like_path(t)}
 
 
 def constraint_sentences(text: str) -> Iterator[str]:
     """Yield the sentences of `text` that state a constraint (must, never, do not, ...)."""
     for line in text.split("\n"):
-        if not CONSTRAINT_WORD.search(line):
-            continue
         for sentence in _SENTENCE_END.split(line.strip()):
             if CONSTRAINT_WORD.search(sentence) and not sentence.rstrip().endswith("?"):
                 yield sentence[:LINE_CHARS]
@@ -277,7 +281,7 @@ class _Reader:
         self.mode_now = mode_now
         self.calls: dict[str, tuple[str, str]] = {}
         """Open calls by id: the run key and the tool name."""
-        self.sources: list[set[str]] = []
+        self.sources: list[dict[str, None]] = []
 
     def add(self, message: Message, mode: str | None) -> None:
         text = message.text()
@@ -322,7 +326,10 @@ class _Reader:
             for path in paths:
                 self.facts.edited.pop(path, None)
                 self.facts.edited[path] = None
-            self.sources.append(set().union(*(_identifiers(str(v)) for v in args.values())))
+            terms: dict[str, None] = {}
+            for value in args.values():
+                terms.update(_identifiers(str(value)))
+            self.sources.append(terms)
             command = ""
         elif lower in READ_TOOLS:
             for path in paths:

@@ -14,6 +14,7 @@ from compaction.importers import (
     import_transcript,
 )
 from harness.commands.stores import add_session_option, store_and_session
+from harness.files import check_file
 from harness.output import (
     HelpFormatter,
     console,
@@ -78,6 +79,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import the transcript and print the summary."""
+    check_file(args.file, what="transcript")
     tokenizer = get_tokenizer(args.tokenizer)
     output: str = args.output
     if is_store_url(output):
@@ -95,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         if args.session is not None:
             raise ConfigError(f"{output}: --session needs a store URL")
+        check_file(output, must_exist=False, what="session log")
         large = is_large(args.file)
         total = count_lines(args.file) if large else None
         with progress(f"importing {args.file.name}", total, show=large) as update:

@@ -10,6 +10,7 @@ summarizer is chosen, so every other command runs without it.
 from __future__ import annotations
 
 import argparse
+import re
 from typing import TYPE_CHECKING, Any
 
 from compaction import ConfigError, Session, Summarizer, TurnStarted
@@ -62,6 +63,12 @@ def openai_summarizer(args: argparse.Namespace, session: Session) -> OpenAISumma
     missing = [flag for flag, value in given if not value]
     if missing:
         raise ConfigError(f"--summarizer openai needs {' and '.join(missing)}")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", args.api_key_env):
+        # Never echo the value: a key pasted here by mistake must not reach the terminal.
+        raise ConfigError(
+            "--api-key-env takes the NAME of an environment variable holding the key "
+            "(e.g. OPENAI_API_KEY), not the key itself"
+        )
     try:
         from compaction.llm import ChatClient, ChatConfig, OpenAISummarizer
     except ImportError as exc:

@@ -11,6 +11,8 @@ from compaction import (
     TOKENIZER_NAMES,
     ConfigError,
     LogChecker,
+    LogError,
+    LogFormatError,
     ReadReport,
     UsageProjection,
     event_json_schema,
@@ -71,13 +73,25 @@ def run(args: argparse.Namespace) -> int:
     state = projection.init()
     large = is_large(args.log)
     total = count_lines(args.log) if large else None
-    with progress(f"reading {args.log}", total, show=large) as update:
-        for n, event in enumerate(read_log(args, report), start=1):
-            checker.feed(event)
-            state = projection.apply(state, event)
-            if n % 4096 == 0:
-                update(n)
+    try:
+        with progress(f"reading {args.log}", total, show=large) as update:
+            for n, event in enumerate(read_log(args, report), start=1):
+                checker.feed(event)
+                state = projection.apply(state, event)
+                if n % 4096 == 0:
+                    update(n)
+    except LogFormatError as exc:
+        if report.events:
+            raise
+        raise LogError(
+            f"{args.log} is not a session log: line {exc.line}: {exc.reason} (a session log "
+            "holds one JSON event a line; see harness log --schema)"
+        ) from None
     checker.finish()
+    if report.lines and not report.events:
+        raise LogError(
+            f"{args.log} is not a session log: none of its {report.lines} lines is an event"
+        )
     usage = projection.view(state)
     summary = {
         "path": args.log,

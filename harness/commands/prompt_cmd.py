@@ -92,7 +92,7 @@ def _option_error(error: Mapping[str, Any]) -> str:
     """Name the command-line option behind one validation error of `Environment`."""
     match error["loc"][0]:
         case "date":
-            return f"--date {error['input']!r}: expected YYYY-MM-DD"
+            return f"--date {error['input']!r}: expected a real date, YYYY-MM-DD"
         case "variables":
             return f"--var: {error['msg'].removeprefix('Value error, ')}"
         case field:

@@ -20,6 +20,7 @@ from compaction import (
     open_store,
     read_events,
 )
+from harness.files import check_file
 
 LOG_HELP = (
     "session log (JSONL file), or a store URL (jsonl:///folder, sqlite:///file.db, "
@@ -40,8 +41,17 @@ def open_session(
     tokenizer: Tokenizer | None = None,
     sync: SyncPolicy = "always",
     skip_bad_lines: bool = False,
+    must_exist: bool = True,
 ) -> Session:
-    """Open the session LOG names (`Session.open`)."""
+    """Open the session LOG names (`Session.open`).
+
+    A LOG that is a file path is checked first (`check_file`): a directory, a FIFO, a dangling
+    symlink or (with `must_exist`) a missing file fails with one clear line.
+    """
+    if not is_store_url(args.log):
+        if args.session is not None:
+            raise ConfigError(f"{args.log}: --session needs a store URL")
+        check_file(args.log, must_exist=must_exist, what="session log")
     return Session.open(
         args.log,
         session=args.session,
@@ -79,6 +89,7 @@ def read_log(args: argparse.Namespace, report: ReadReport) -> Iterator[Event]:
     if not is_store_url(args.log):
         if args.session is not None:
             raise ConfigError(f"{args.log}: --session needs a store URL")
+        check_file(args.log, what="session log")
         yield from read_events(args.log, skip_bad_lines=args.skip_bad, report=report)
         return
     with store_and_session(args.log, args.session) as (store, session):

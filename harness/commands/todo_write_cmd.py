@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
+from compaction import MAX_ARGUMENT_BYTES
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from harness.output import HelpFormatter, examples, print_json
 from prompts import available_modes, get_mode, run_todo_write
@@ -55,12 +57,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute the call and print the result."""
-    raw: str | bytes = args.arguments if args.arguments is not None else sys.stdin.buffer.read()
+    raw = args.arguments if args.arguments is not None else _read_stdin()
     mode = get_mode(args.mode, available_modes(args.modes_file))
     if args.allow_parallel:
         todo = mode.todo.model_copy(update={"allow_parallel_in_progress": True})
         mode = mode.model_copy(update={"todo": todo})
-    with open_session(args) as session:
+    with open_session(args, must_exist=False) as session:
         result = run_todo_write(session, raw, mode)
         todos = [t.model_dump() for t in session.todos.todos]
     if args.json:
@@ -68,3 +70,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(result.content)
     return 1 if result.is_error else 0
+
+
+def _read_stdin() -> bytes:
+    """Read the arguments from stdin, at most one byte past the size limit.
+
+    Raises:
+        OSError: stdin is closed (``<&-``).
+    """
+    if sys.stdin is None:
+        raise OSError(
+            errno.EBADF, "stdin is closed; send the arguments on stdin or with --json", "stdin"
+        )
+    return sys.stdin.buffer.read(MAX_ARGUMENT_BYTES + 1)

@@ -196,14 +196,18 @@ class StoreContract:
         children(script, *[[store_url, str(w)] for w in range(4)])
         store = open_store(store_url)
         try:
-            texts = [e.data.content for e in store.read("w")]  # type: ignore[union-attr]
+            texts = [
+                e.data.content
+                for e in store.read("w")
+                if isinstance(e.data, Message) and isinstance(e.data.content, str)
+            ]
             assert store.last_seq("w") == 480
         finally:
             store.close()
         batches = [texts[i : i + 3] for i in range(0, 480, 3)]
         for batch in batches:
-            w, i = batch[0].split()[:2]
-            assert batch == [f"{w} {i} {k}" for k in range(3)]
+            writer, i = batch[0].split()[:2]
+            assert batch == [f"{writer} {i} {k}" for k in range(3)]
         for w in range(4):
             mine = [int(b[0].split()[1]) for b in batches if b[0].startswith(f"{w} ")]
             assert mine == list(range(40))

@@ -7,8 +7,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+pytestmark = pytest.mark.slow  # `harness bench --quick` runs the whole benchmark once
 
 MODELS = ("deepseek", "openai", "anthropic", "vllm")
 
@@ -28,8 +31,9 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def results(bench: Path) -> dict:
-    return json.loads((bench / "results.json").read_text(encoding="utf-8"))
+def results(bench: Path) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((bench / "results.json").read_text(encoding="utf-8"))
+    return loaded
 
 
 class TestBenchQuick:
@@ -120,7 +124,7 @@ class TestBenchQuick:
         assert "## Token savings" in (bench / "report.md").read_text(encoding="utf-8")
 
 
-def test_checkpoint_probes_in_results_and_report(bench: Path, results: dict) -> None:
+def test_checkpoint_probes_in_results_and_report(bench: Path, results: dict[str, Any]) -> None:
     """The quick run probes every compaction; the report's table quotes the JSON's scores."""
     quality = results["checkpoint_quality"]
     report = (bench / "report.md").read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The session-core commands through a real subprocess: todo-write, todos, log, --help."""
+"""The session-core commands: todo-write, todos, log, --help (in-process, and real processes)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
 from compaction import Session, SessionLog, TurnStartData
 from harness.cli import build_parser
@@ -34,15 +35,8 @@ def todos(*items: tuple[str, str]) -> str:
 
 
 def harness(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run `python -m harness ARGS`."""
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    """Run `harness ARGS` in-process (see cli_runner); `--follow` and --help use a subprocess."""
+    return run_cli(*args, stdin=stdin)
 
 
 class TestTodoWrite:
@@ -148,7 +142,13 @@ class TestTodos:
         )
         lines: queue.Queue[str] = queue.Queue()
         assert proc.stdout is not None
-        reader = threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True)  # type: ignore[union-attr]
+        stdout = proc.stdout
+
+        def read_lines() -> None:
+            for line in stdout:
+                lines.put(line)
+
+        reader = threading.Thread(target=read_lines, daemon=True)
         reader.start()
 
         def read_until(wanted: str) -> list[str]:
@@ -243,11 +243,10 @@ class TestLog:
         assert out.stdout == committed.read_text(encoding="utf-8")
 
     def test_missing_log(self, tmp_path: Path) -> None:
-        """A log that does not exist is one clear error line, exit 2."""
+        """A log that does not exist is one clear error line, exit 3 (an I/O error)."""
         out = harness("log", str(tmp_path / "none.jsonl"))
-        assert out.returncode == 2
-        assert out.stderr.startswith("harness log: ")
-        assert "none.jsonl: cannot read the log" in out.stderr
+        assert out.returncode == 3
+        assert out.stderr == f"harness log: {tmp_path / 'none.jsonl'}: no such session log\n"
 
 
 HELP_SCRIPT = """

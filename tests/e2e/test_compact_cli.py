@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import run_cli
 
 from compaction import (
     SECTION_NAMES,
@@ -26,12 +26,8 @@ TURNS = 500
 
 
 def harness(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *map(str, args)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    """Run `harness ARGS` in-process (see cli_runner)."""
+    return run_cli(*args)
 
 
 def compact_json(*args: str | Path) -> dict[str, Any]:

@@ -1,14 +1,14 @@
-"""`harness compact --summarizer openai` in a subprocess, against a stand-in model on 127.0.0.1."""
+"""`harness compact --summarizer openai` (in-process) against a stand-in model on 127.0.0.1."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import run_cli
 from contracts.sdk_shapes import problems
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
@@ -36,14 +36,8 @@ USAGE = {"prompt_tokens": 2000, "completion_tokens": 40, "prompt_cache_hit_token
 
 
 def harness(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+    """Run `harness ARGS` in-process (see cli_runner), with `env` as the environment."""
+    return run_cli(*args, env=env)
 
 
 @pytest.fixture

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+from cli_runner import run_cli
 
 from compaction import CheckpointRecorded, TodoWritten, read_events
 from compaction.checkpoint import parse_checkpoint
@@ -25,6 +25,12 @@ class TestRunDemo:
             if isinstance(event, CheckpointRecorded):
                 cp = parse_checkpoint(event.data.text)
                 assert sorted(cp.pending_jobs + cp.current_work) == sorted(latest)
+                # The narrative agrees: never "green"/"done" above unfinished work.
+                if cp.current_work:
+                    assert cp.current_work[0].lower() in cp.next_step.lower(), cp.next_step
+                if latest:
+                    assert "green" not in cp.next_step
+                    assert "Done" not in cp.next_step
                 checked += 1
         assert checked == len(result.compactions)
         assert result.plan_refusal is not None
@@ -52,9 +58,8 @@ class TestDemoCommand:
         """The command prints the task panel, a compaction's before and after, and the figures."""
         log = tmp_path / "kept.jsonl"
         args = ["demo", "--turns", "5", "--window", "16000", "--log", str(log)]
-        done = subprocess.run(
-            [sys.executable, "-m", "harness", *args], capture_output=True, text=True, check=True
-        )
+        done = run_cli(*args)
+        assert done.returncode == 0, done.stderr
         out = done.stdout
         for expected in (
             "Task panel",
@@ -69,3 +74,15 @@ class TestDemoCommand:
         ):
             assert expected in out, expected
         assert log.exists()
+
+    def test_help_states_the_real_defaults(self) -> None:
+        """The defaults written in --help are the simulation's (the CLI fills them in lazily)."""
+        import re
+
+        from harness.simulation import DEFAULT_SEED, DEFAULT_TURNS, DEFAULT_WINDOW
+
+        done = run_cli("demo", "--help")
+        assert done.returncode == 0
+        text = " ".join(done.stdout.split())
+        found = [int(n) for n in re.findall(r"\(default: (\d+)\)", text)]
+        assert found == [DEFAULT_TURNS, DEFAULT_SEED, DEFAULT_WINDOW]

@@ -1,24 +1,20 @@
-"""`harness import` through the command line, in a subprocess."""
+"""`harness import` through the command line (in-process, through `main(argv)`)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 
 
 def harness(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *map(str, args)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    """Run `harness ARGS` in-process (see cli_runner)."""
+    return run_cli(*args)
 
 
 class TestImportCommand:

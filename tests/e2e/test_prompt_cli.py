@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
 from compaction import FunctionCall, Message, Session, ToolCall
 
@@ -23,14 +23,8 @@ ENV = ["--date", "2026-11-30", "--cwd", "/home/user/project", "--var", "shell=ba
 
 
 def harness(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        cwd=ROOT,
-        check=False,
-    )
+    """Run `harness ARGS` in-process from the checkout's root (see cli_runner)."""
+    return run_cli(*args, stdin=stdin, cwd=ROOT)
 
 
 def check_golden(name: str, text: str) -> None:
@@ -82,7 +76,7 @@ class TestPromptCommand:
     @pytest.mark.parametrize(
         ("args", "message"),
         [
-            (["--date", "30/11/2026"], "--date '30/11/2026': expected YYYY-MM-DD"),
+            (["--date", "30/11/2026"], "--date '30/11/2026': expected a real date, YYYY-MM-DD"),
             (["--var", "a b=1"], "--var: variable name 'a b' must match"),
             (["--var", "novalue"], "--var 'novalue': expected NAME=VALUE"),
             (["--tools-file", "missing.json"], "cannot read tools file missing.json"),

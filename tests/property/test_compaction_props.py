@@ -8,6 +8,7 @@ from typing import Any
 
 from hypothesis import event, given
 from hypothesis import strategies as st
+from reference import ReferenceLog, read_back, safe_cuts
 from strategies import compaction_scripts, valid_todo_lists
 
 from compaction import (
@@ -17,9 +18,11 @@ from compaction import (
     CompactionError,
     CompactionPolicy,
     CompactionResult,
+    Message,
     Session,
     TodoItem,
     TodoWriteData,
+    TurnStartData,
     check_log,
     compact,
     count_message,
@@ -27,7 +30,7 @@ from compaction import (
     read_events,
     render_checkpoint,
 )
-from compaction.compactor import checkpoint_message_for, unfinished, unsafe_cuts
+from compaction.compactor import checkpoint_message_for
 
 NARRATIVE = st.text(max_size=200) | st.sampled_from(
     ["## Pending Jobs", "```\n## Current Work", "(none)", "# Checkpoint\n\n## Next Step"]
@@ -42,43 +45,50 @@ def run_script(path: Path, script: Script) -> list[CompactionResult]:
     payloads, points, window, retain = script
     policy = CompactionPolicy(window_tokens=window, retain=retain)
     results: list[CompactionResult] = []
+    ref = ReferenceLog()
     with Session(path) as session:
         done = 0
         for point in points:
             session.append_many(payloads[done:point])
+            for payload in payloads[done:point]:
+                ref.append(payload)
             done = point
             try:
                 result = compact(session, policy, force=True)
             except CompactionError as exc:
-                check_refusal(session, exc)
+                check_refusal(ref, exc)
                 continue
-            check_compaction(session, result)
+            check_compaction(session, result, ref)
+            ref.append(result.data)
             results.append(result)
         session.append_many(payloads[done:])
     assert results, "the first compaction point follows a complete turn: it must compact"
     return results
 
 
-def check_refusal(session: Session, exc: CompactionError) -> None:
-    """A compaction may only be refused for want of messages or of a safe cut."""
-    messages = session.context.messages
+def check_refusal(ref: ReferenceLog, exc: CompactionError) -> None:
+    """A compaction may only be refused when the reference finds no message or no safe cut."""
+    messages = ref.context_messages()
     match exc.code:
         case "nothing_to_compact":
-            assert messages == ()
+            assert messages == []
         case "no_safe_cut":
-            assert unsafe_cuts(messages)[-1], "the end is blocked only by a waiting tool call"
+            assert messages
+            assert safe_cuts(messages) == []
         case _:
             raise AssertionError(exc)
 
 
-def check_compaction(session: Session, result: CompactionResult) -> None:
-    """Every property one compaction must hold, checked against the live session."""
-    latest = session.latest_todos
-    pending, current = unfinished(latest)
-    completed = {t.content for t in latest if t.status == "completed"}
+def check_compaction(session: Session, result: CompactionResult, ref: ReferenceLog) -> None:
+    """Every property one compaction must hold, against the reference fold and the session."""
+    expected_pending, expected_current = ref.expected_sections()
+    pending, current = tuple(expected_pending), tuple(expected_current)
+    completed = {c for c, status in ref.latest_list() if status == "completed"}
     text = result.data.text
     parsed = parse_checkpoint(text)
+    back = read_back(text)
     # Every unfinished item is in its section, once, in list order, and parses back unchanged.
+    assert (back.pending, back.current) == (expected_pending, expected_current)
     assert parsed.pending_jobs == pending
     assert parsed.current_work == current
     assert result.data.pending == pending
@@ -138,14 +148,23 @@ def test_same_log_same_bytes(script: Script) -> None:
 )
 def test_tasks_survive_repeated_compaction(todo_lists: list[list[TodoItem]], times: int) -> None:
     """Compacting again and again, after each of several lists, carries exactly the latest one."""
+    ref = ReferenceLog()
     with tempfile.TemporaryDirectory() as tmp, Session(Path(tmp) / "s.jsonl") as session:
         for n, items in enumerate(todo_lists):
-            session.start_turn(f"request {n}")
-            session.append(TodoWriteData(todos=tuple(items)))
+            for payload in (
+                TurnStartData(),
+                Message(role="user", content=f"request {n}"),
+                TodoWriteData(todos=tuple(items)),
+            ):
+                session.append(payload)
+                ref.append(payload)
             for k in range(times):
-                session.add_message({"role": "assistant", "content": f"step {n}.{k}"})
+                step = Message(role="assistant", content=f"step {n}.{k}")
+                session.append(step)
+                ref.append(step)
                 result = compact(session, CompactionPolicy(window_tokens=2_000), force=True)
-                check_compaction(session, result)
+                check_compaction(session, result, ref)
+                ref.append(result.data)
                 assert result.checkpoint.carried_over is False
 
 

@@ -37,6 +37,7 @@ strategies_ = st.sampled_from(TOOL_STRATEGIES)
 def _builder(env: dict[str, Any], strategy: str) -> PromptBuilder:
     return PromptBuilder(
         ToolCatalog(TOOLS),
+        # Hypothesis draws plain strings; the builder checks them at run time.
         strategy=strategy,  # type: ignore[arg-type]
         environment=Environment.model_validate(env),
     )

@@ -23,6 +23,7 @@ from compaction import (
     ContextProjection,
     LatestTodosProjection,
     Message,
+    Projection,
     Session,
     SessionLog,
     TodosProjection,
@@ -144,7 +145,12 @@ def test_replay_rebuilds_identical_views(ops: list[tuple[str, Any]]) -> None:
         assert dumped.encode() == path.read_bytes()
         reloaded = [parse_event(line) for line in dumped.split("\n")[:-1]]
         assert reloaded == events
-        for projection in (TodosProjection(), LatestTodosProjection(), ContextProjection()):
+        projections: tuple[Projection[Any, object], ...] = (
+            TodosProjection(),
+            LatestTodosProjection(),
+            ContextProjection(),
+        )
+        for projection in projections:
             assert fold(projection, reloaded) == fold(projection, events)
         assert fold(UsageProjection(), reloaded) == fold(UsageProjection(), events)
 
@@ -158,7 +164,12 @@ def test_fold_load_dump_roundtrip(payloads: list[Any]) -> None:
             events = log.append_many(payloads)
         loaded = list(read_events(path))
         assert loaded == events
-        for projection in (TodosProjection(), ContextProjection(), UsageProjection()):
+        projections: tuple[Projection[Any, object], ...] = (
+            TodosProjection(),
+            ContextProjection(),
+            UsageProjection(),
+        )
+        for projection in projections:
             assert fold(projection, loaded) == fold(projection, events)
         assert fold(ContextProjection(), loaded).model_dump_json() == (
             fold(ContextProjection(), events).model_dump_json()

@@ -46,12 +46,12 @@ class HostileServer:
             self._send(h, 401, body.encode())
         elif self.behaviour == "echo200":
             text = f"## Next Step\n\nYou sent {auth} (key {auth.removeprefix('Bearer ')})"
-            body = {
+            answer = {
                 "model": f"echo {auth}",
                 "choices": [{"message": {"content": text}, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5},
             }
-            self._send(h, 200, json.dumps(body).encode())
+            self._send(h, 200, json.dumps(answer).encode())
         elif self.behaviour == "drip":
             h.wfile.write(b"HTTP/1.1 200 OK\r\n")
             h.wfile.flush()

@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -29,6 +29,7 @@ from compaction import (
     LogFormatError,
     LogIntegrityError,
     Message,
+    MessageAdded,
     Session,
     SessionLog,
     SummaryInput,
@@ -241,7 +242,7 @@ class TestFailedAppend:
         with SessionLog(log_path) as log:
             log.append(TodoWriteData(todos=(TodoItem(content="a", status="pending"),)))
             before = log_path.read_bytes()
-            monkeypatch.setattr(log_module.os, "write", failing_write(7, err))
+            monkeypatch.setattr(os, "write", failing_write(7, err))
             with pytest.raises(LogError, match=os.strerror(err)) as info:
                 log.append(Message(role="user", content="only once"))
             assert "log is unchanged" in str(info.value)
@@ -264,7 +265,7 @@ class TestFailedAppend:
             def bad_fsync(fd: int) -> None:
                 raise OSError(errno.EIO, "Input/output error")
 
-            monkeypatch.setattr(log_module.os, "fsync", bad_fsync)
+            monkeypatch.setattr(os, "fsync", bad_fsync)
             with pytest.raises(LogError, match="Input/output error"):
                 log.append(USER)
             monkeypatch.undo()
@@ -277,7 +278,7 @@ class TestFailedAppend:
         """A failed append changes no view; the retry is applied once."""
         with Session(log_path) as s:
             s.start_turn("go")
-            monkeypatch.setattr(log_module.os, "write", failing_write(3, errno.ENOSPC))
+            monkeypatch.setattr(os, "write", failing_write(3, errno.ENOSPC))
             with pytest.raises(LogError):
                 s.todo_write('{"todos": [{"content": "a", "status": "pending"}]}')
             assert (s.applied_seq, s.todos.seq) == (2, None)
@@ -325,7 +326,8 @@ class TestFailedAppend:
         assert result["retry_seq"] == 2
         events = list(read_events(log_path))
         assert [e.seq for e in events] == [1, 2]
-        assert sum(1 for e in events if e.type == "message" and "big" in e.data.content) == 1
+        big = [e for e in events if isinstance(e, MessageAdded) and "big" in e.data.text()]
+        assert len(big) == 1
 
 
 def todo_list(*items: tuple[str, str]) -> str:
@@ -359,7 +361,7 @@ def busy_session(path: Path) -> Session:
     return s
 
 
-def reference_unfinished(events: list[object], before: int) -> tuple[list[str], list[str]]:
+def reference_unfinished(events: Sequence[object], before: int) -> tuple[list[str], list[str]]:
     """The unfinished items of the latest todo/write before seq `before`, folded by hand."""
     latest: list[dict[str, str]] = []
     for e in events:
@@ -491,7 +493,7 @@ class TestTokensBySeq:
             ]
             result = compact(s, force=True)
             expected = sum(
-                count_message(s.tokenizer, Message(role=r, content=t))  # type: ignore[arg-type]
+                count_message(s.tokenizer, Message(role=r, content=t))
                 for r, t in zip(roles[: result.replaced_messages], texts, strict=False)
             )
             assert result.replaced_messages >= 1

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hostile_server import HostileServer
+from security.hostile_server import HostileServer
 
 from compaction import ProviderError, Session
 from compaction.llm import ChatClient, ChatConfig
@@ -136,3 +136,16 @@ def test_redact_exact_secret_and_leaves_words() -> None:
     """The given secret goes wherever it is; short values and ordinary text stay."""
     assert redact("a plainsecretvalue b", ["plainsecretvalue"]) == f"a {REDACTED} b"
     assert redact("the cat sat", ["cat"]) == "the cat sat"
+
+
+def test_key_pasted_as_variable_name_is_not_echoed(
+    log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A key given to --api-key-env by mistake is refused without being printed."""
+    key = "sk-pasted-by-mistake-0004"
+    argv = ["compact", str(log), "--force", "--summarizer", "openai", "--base-url",
+            "http://127.0.0.1:9/v1", "--model", "m", "--api-key-env", key]  # fmt: skip
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert key not in out + err
+    assert "--api-key-env takes the NAME of an environment variable" in err

@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 
 from benchmarks import bench_compaction
+from harness.simulation import generate
 
 
 class TestBenchCompaction:
     def test_prefix_reaches_target_before_a_model_call(self) -> None:
         """The session prefix holds at least the target tokens and stops before a model call."""
         payloads, turns = bench_compaction.session_payloads(5_000, seed=0)
-        full = bench_compaction.generate(turns, 0)
+        full = generate(turns, 0)
         assert payloads == full[: len(payloads)]
         assert bench_compaction.is_model_call(full[len(payloads)])
 

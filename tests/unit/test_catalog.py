@@ -60,6 +60,7 @@ class TestToolSpec:
     def test_bad_definitions(self, definition: object, match: str) -> None:
         """Definitions without a usable name or of another kind are rejected."""
         with pytest.raises(ConfigError, match=match):
+            # A value of the wrong type on purpose: the runtime check is under test.
             tool_spec(definition)  # type: ignore[arg-type]
 
 

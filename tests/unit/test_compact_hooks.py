@@ -69,7 +69,7 @@ class TestHooks:
             POLICY,
             force=True,
             instructions="focus A",
-            on_compact_start=lambda plan: plans.append(plan) is None and None,
+            on_compact_start=plans.append,
             on_compact_end=results.append,
         )
         assert len(plans) == 1

@@ -15,6 +15,7 @@ from compaction import (
     CompactionPolicy,
     ConfigError,
     Event,
+    EventData,
     FunctionCall,
     LogIntegrityError,
     Message,
@@ -109,6 +110,7 @@ class TestPolicy:
     def test_rejects_bad_values(self, kwargs: dict[str, object], match: str) -> None:
         """Bad values raise ConfigError naming them."""
         with pytest.raises(ConfigError, match=match):
+            # A value of the wrong type on purpose: the runtime check is under test.
             CompactionPolicy(**kwargs)  # type: ignore[arg-type]
 
 
@@ -342,8 +344,8 @@ class TestCompact:
         assert r.data.last_seq == session.applied_seq - 1
 
 
-def _events(*payloads: object) -> list[Event]:
-    return [make_event(i, p) for i, p in enumerate(payloads, start=1)]  # type: ignore[arg-type]
+def _events(*payloads: EventData) -> list[Event]:
+    return [make_event(i, p) for i, p in enumerate(payloads, start=1)]
 
 
 def _cp(first: int, last: int) -> CheckpointData:

@@ -6,6 +6,7 @@ from compaction import (
     Checkpoint,
     Message,
     TodoItem,
+    TodoStatus,
     TodoWriteData,
     render_checkpoint,
 )
@@ -109,7 +110,7 @@ class TestVisibleTodos:
 
     def test_wrong_status_is_not_retained(self):
         """An item visible at an older status does not count."""
-        seen = {"Fix the bug": "pending", "Run the tests": "pending"}
+        seen: dict[str, TodoStatus] = {"Fix the bug": "pending", "Run the tests": "pending"}
         assert retained(ITEMS[1:], seen) == 1
 
     def test_bad_arguments_are_ignored(self):

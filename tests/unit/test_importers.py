@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,14 @@ import compaction
 from compaction import CompactionPolicy, Session, TodoItem, check_log, compact, importers
 from compaction.checkpoint import encode_item, parse_checkpoint
 from compaction.errors import ConfigError, TranscriptError
-from compaction.events import CheckpointRecorded, Event, MessageAdded, TodoWritten
+from compaction.events import (
+    CheckpointData,
+    CheckpointRecorded,
+    Event,
+    Message,
+    MessageAdded,
+    TodoWritten,
+)
 from compaction.importers import (
     ImportReport,
     ReplayReport,
@@ -28,10 +36,22 @@ from compaction.views import LatestTodosProjection, TodosProjection, fold
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 
 
-def imported(name: str | Path, **kwargs: object) -> tuple[list[Event], ImportReport]:
+def message_of(event: Event) -> Message:
+    """The message an event records (the test fails if it records something else)."""
+    assert isinstance(event.data, Message), event
+    return event.data
+
+
+def checkpoint_of(event: Event) -> CheckpointData:
+    """The checkpoint an event records."""
+    assert isinstance(event.data, CheckpointData), event
+    return event.data
+
+
+def imported(name: str | Path, **kwargs: Any) -> tuple[list[Event], ImportReport]:
     path = name if isinstance(name, Path) else FIXTURES / name
     report = ImportReport(path=str(path))
-    events = list(load(path, report=report, **kwargs))  # type: ignore[arg-type]
+    events = list(load(path, report=report, **kwargs))
     return events, report
 
 
@@ -159,7 +179,7 @@ class TestClaudeCode:
         """Meta records, interruptions and tool results start no turn."""
         events, report = imported("claude_code_small.jsonl")
         starts = [e.seq for e in events if e.type == "turn/start"]
-        assert [events[s].data.text() for s in starts] == [  # type: ignore[union-attr]
+        assert [message_of(events[s]).text() for s in starts] == [
             "Add a --verbose flag to the CLI",
             "Now track the work with the task tools",
             "what next?",
@@ -223,7 +243,7 @@ class TestClaudeCodeEdges:
         )
         events, report = imported(path)
         assert report.largest_tool_output == 4_000_000
-        assert len(events[-1].data.text()) == 4_000_000  # type: ignore[union-attr]
+        assert len(message_of(events[-1]).text()) == 4_000_000
         assert_paired(events)
 
     def test_lone_surrogate_repaired(self, tmp_path):
@@ -303,8 +323,8 @@ class TestCodex:
         """environment_context is a user message with no turn; the developer message is system."""
         events, report = imported("codex_small.jsonl")
         assert events[0].type == "message"
-        assert events[0].data.role == "system"  # type: ignore[union-attr]
-        assert events[1].data.text().startswith("<environment_context>")  # type: ignore[union-attr]
+        assert message_of(events[0]).role == "system"
+        assert message_of(events[1]).text().startswith("<environment_context>")
         assert events[2].type == "turn/start"
         assert report.handled["context Codex injected"] == 1
 
@@ -388,7 +408,7 @@ class TestSweAgent:
     def test_action_is_a_bash_call(self):
         """The action is the command of a bash call; the thought is the text."""
         events, _ = imported("swe_agent_small.traj")
-        msg = events[4].data  # type: ignore[union-attr]
+        msg = message_of(events[4])
         assert msg.role == "assistant"
         assert msg.text() == "Let me find the function.\n\n"
         (call,) = msg.tool_calls or ()
@@ -476,6 +496,7 @@ class TestStrict:
     def test_bad_format_name(self):
         """An unknown format name is a ConfigError listing the choices."""
         with pytest.raises(ConfigError, match="format must be one of auto"):
+            # A value of the wrong type on purpose: the runtime check is under test.
             load(FIXTURES / "codex_small.jsonl", "aider")  # type: ignore[arg-type]
 
     def test_missing_file(self, tmp_path):
@@ -620,11 +641,13 @@ class TestRealTranscripts:
         """Claude Code's three compactions are checkpoints; the first carries the two open todos."""
         events, _ = imported_real(transcripts, THREE_COMPACTIONS)
         checkpoints = [e for e in events if e.type == "compaction/checkpoint"]
-        first = checkpoints[0].data  # type: ignore[union-attr]
-        assert first.summarizer == "claude-code"  # type: ignore[union-attr]
-        assert first.current == ("Add tests for attribution calculation",)  # type: ignore[union-attr]
-        assert first.pending == ("Run tests and lint",)  # type: ignore[union-attr]
-        spans = [(c.data.first_seq, c.data.last_seq, c.seq) for c in checkpoints]  # type: ignore[union-attr]
+        first = checkpoint_of(checkpoints[0])
+        assert first.summarizer == "claude-code"
+        assert first.current == ("Add tests for attribution calculation",)
+        assert first.pending == ("Run tests and lint",)
+        spans = [
+            (checkpoint_of(c).first_seq, checkpoint_of(c).last_seq, c.seq) for c in checkpoints
+        ]
         assert all(last == seq - 1 for _, last, seq in spans)
 
     def test_progress_records_skipped(self, transcripts):

@@ -6,13 +6,20 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
 from compaction import check_log
 from compaction.errors import TranscriptError
-from compaction.events import Event, MessageAdded, TodoItem, TodoWritten, UsageReported
+from compaction.events import (
+    Event,
+    MessageAdded,
+    TodoItem,
+    TodoWritten,
+    TurnStarted,
+    UsageReported,
+)
 from compaction.importers import ImportReport, detect_format, import_transcript, load
 from compaction.log import read_events
 
@@ -225,7 +232,7 @@ class TestClaudeCode21:
         for reason in self.NEW_TYPES.values():
             assert report.skipped[reason] == 1
         assert report.handled["permission-mode"] == 2
-        modes = [e.data.mode for e in events if e.type == "turn/start"]  # type: ignore[union-attr]
+        modes = [e.data.mode for e in events if isinstance(e, TurnStarted)]
         assert modes == ["plan", None]
 
     def test_record_mode_wins_over_permission_mode_record(self, tmp_path):
@@ -235,7 +242,7 @@ class TestClaudeCode21:
             claude("user", message={"role": "user", "content": "x"}, permissionMode="default"),
         ]
         events, _ = imported(write_jsonl(tmp_path / "c.jsonl", records))
-        assert [e.data.mode for e in events if e.type == "turn/start"] == [None]  # type: ignore[union-attr]
+        assert [e.data.mode for e in events if isinstance(e, TurnStarted)] == [None]
 
     def test_usage_once_per_message_latest_record_wins(self, tmp_path):
         """Records of one message id give one usage/report, from the last record's figures."""
@@ -264,7 +271,7 @@ class TestClaudeCode21:
         expected: dict[str, tuple[int, int, int]] = {}
         for line in (transcripts / name).read_text(encoding="utf-8").splitlines():
             for rec in _records(line):
-                msg = rec.get("message") if rec.get("type") == "assistant" else None
+                msg: Any = rec.get("message") if rec.get("type") == "assistant" else None
                 usage = msg.get("usage") if isinstance(msg, dict) else None
                 if rec.get("isSidechain") or rec.get("isApiErrorMessage") or not usage:
                     continue
@@ -282,7 +289,7 @@ class TestClaudeCode21:
         assert sorted(got) == sorted(expected.values())
 
 
-def _records(line: str) -> list[dict[str, object]]:
+def _records(line: str) -> list[dict[str, Any]]:
     decoder, out, pos = json.JSONDecoder(), [], 0
     while pos < len(line.strip()):
         value, pos = decoder.raw_decode(line, pos)
@@ -304,7 +311,7 @@ class TestCodexUsage:
         def item(payload: dict[str, object]) -> dict[str, object]:
             return {"type": "response_item", "payload": payload}
 
-        records = [
+        records: list[dict[str, object]] = [
             {"type": "session_meta", "payload": {"id": "x"}},
             {"type": "turn_context", "payload": {"model": "gpt-5-codex"}},
             item({"type": "message", "role": "user", "content": [{"text": "hi"}]}),

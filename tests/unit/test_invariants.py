@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -127,7 +128,9 @@ class TestAccepts:
 
     @given(script=compaction_scripts())
     def test_generated_compacted_logs_pass(
-        self, tmp_path_factory: pytest.TempPathFactory, script: tuple[list, list, int, float]
+        self,
+        tmp_path_factory: pytest.TempPathFactory,
+        script: tuple[list[Any], list[int], int, float],
     ) -> None:
         """Sessions compacted at generated points by the compactor break no durable rule."""
         payloads, points, window, retain = script

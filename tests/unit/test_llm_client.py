@@ -30,6 +30,7 @@ def make_client(stub: StubModel, sleeps: list[float], **config: object) -> ChatC
     settings: dict[str, object] = {"base_url": stub.base_url, "model": "m-1", "timeout": 5.0}
     settings.update(config)
     return ChatClient(
+        # A value of the wrong type on purpose: the runtime check is under test.
         ChatConfig(**settings),  # type: ignore[arg-type]
         sleep=sleeps.append,
         environ={"MY_KEY": "sk-test"},
@@ -59,6 +60,7 @@ class TestChatConfig:
         values: dict[str, object] = {"base_url": "http://127.0.0.1:1/v1", "model": "m"}
         values.update(settings)
         with pytest.raises(ConfigError, match=match):
+            # A value of the wrong type on purpose: the runtime check is under test.
             ChatConfig(**values)  # type: ignore[arg-type]
 
     def test_url_joins_base_and_path(self) -> None:

@@ -20,6 +20,7 @@ from compaction import (
     CompactionError,
     ConfigError,
     Message,
+    Section,
     Session,
     TextPart,
     check_log,
@@ -269,13 +270,13 @@ class TestAnswers:
         assert result.data.summarizer == "openai"
         narrative = result.checkpoint.narrative()
         # The model's terse request line stays; code puts the session's first request above it.
-        assert narrative["Primary Request and Intent"] == (
+        assert narrative[Section.PRIMARY_REQUEST] == (
             "- Fix the parser in src/parse.py and document it. Never touch the API.\n"
             "Fix the parser."
         )
         # Not about the task in progress: the Next Step names that task, then the model's step.
-        assert narrative["Next Step"].startswith("Continue the task in progress: ")
-        assert narrative["Next Step"].endswith(
+        assert narrative[Section.NEXT_STEP].startswith("Continue the task in progress: ")
+        assert narrative[Section.NEXT_STEP].endswith(
             "Planned just before this Checkpoint: Run the tests."
         )
         assert [n for n in NARRATIVE_SECTIONS if not narrative[n]] == [
@@ -401,7 +402,7 @@ class TestKeptAfterSpan:
             Message(role="user", content=(TextPart(text="look"), TextPart(text="here"))),
             Message(role="assistant", content="Seen."),
         )
-        params = [
+        params: list[dict[str, Any]] = [
             {"role": "system", "content": "S"},
             {"role": "user", "content": [{"type": "text", "text": "look"}, "junk",
                                          {"type": "image_url", "image_url": {"url": "x"}},

@@ -6,11 +6,13 @@ import json
 import os
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from compaction import (
     ConfigError,
+    EventData,
     LogError,
     LogFormatError,
     LogIntegrityError,
@@ -32,10 +34,10 @@ def line(seq: int, type_: str = "turn/start", data: object = None) -> bytes:
     return json.dumps({"v": 1, "seq": seq, "type": type_, "data": data or {}}).encode() + b"\n"
 
 
-def read_all(path: Path, **kwargs: object) -> tuple[list[int], ReadReport]:
+def read_all(path: Path, **kwargs: Any) -> tuple[list[int], ReadReport]:
     """Read a log; return its seqs and the report."""
     report = ReadReport(path=str(path))
-    seqs = [e.seq for e in read_events(path, report=report, **kwargs)]  # type: ignore[arg-type]
+    seqs = [e.seq for e in read_events(path, report=report, **kwargs)]
     return seqs, report
 
 
@@ -74,7 +76,7 @@ class TestAppend:
 
     def test_bytes_are_canonical(self, log_path: Path) -> None:
         """The same history always gives the same bytes."""
-        data = [
+        data: list[EventData] = [
             TurnStartData(mode="plan"),
             USER,
             TodoWriteData(todos=(TodoItem(content="é", status="pending"),)),
@@ -91,6 +93,7 @@ class TestAppend:
     def test_bad_sync_policy(self, log_path: Path) -> None:
         """An unknown sync policy is a ConfigError naming the value."""
         with pytest.raises(ConfigError, match="sync must be 'always' or 'batch', not 'never'"):
+            # A value of the wrong type on purpose: the runtime check is under test.
             SessionLog(log_path, sync="never")  # type: ignore[arg-type]
 
     def test_malformed_last_line_blocks_append(self, log_path: Path) -> None:

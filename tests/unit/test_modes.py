@@ -37,6 +37,7 @@ class TestBuiltinModes:
         plan = BUILTIN_MODES["plan"]
         assert Mode.model_validate_json(plan.model_dump_json()) == plan
         with pytest.raises(ValueError, match="frozen"):
+            # Assigning to a frozen model on purpose: the refusal is under test.
             plan.name = "other"  # type: ignore[misc]
 
     def test_get_mode_names_the_choices(self) -> None:

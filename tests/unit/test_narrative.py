@@ -454,3 +454,29 @@ class TestRecordedSummaries:
         assert entries[0].startswith("- Earlier summary (recorded):")
         assert entries[-1] == "- Now run the tests"
         assert "This session is being continued" not in primary
+
+
+def test_terms_do_not_depend_on_the_hash_seed() -> None:
+    """Same input, same bytes: the order of terms is the same under any PYTHONHASHSEED."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from compaction import Message\n"
+        "from compaction.summarizers.facts import read_span\n"
+        "ms = [Message(role='user', content='fix alpha_one beta_two gamma_three delta_four'),\n"
+        "      Message(role='assistant', content='delta_four gamma_three beta_two alpha_one')]\n"
+        "print(read_span(ms).terms)\n"
+    )
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert outs == {"['alpha_one', 'beta_two', 'gamma_three', 'delta_four']\n"}

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from benchmarks.peers import run as run_module
 from benchmarks.peers.run import (
@@ -131,7 +132,7 @@ class TestMarkdownTable:
             "first_request_kept": False,
         }
         base = {"peer": "p", "variant": "v", "summarizer": "s", "status": "ok"}
-        records = [
+        records: list[dict[str, Any]] = [
             {**base, "session": "a", "metrics": metrics},
             {**base, "session": "b", "metrics": {**metrics, "todo_retention_rate": 0.25}},
             {**base, "session": "c", "status": "skipped", "reason": "r"},

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any, cast
 
 import pytest
 
@@ -157,7 +158,7 @@ class TestAnthropicBreakpoints:
     def test_marks_come_from_the_builders_request(self, payloads):
         """Each request's marks: the end of the system line and the end of the request."""
         spy = _Spy()
-        result = replay(payloads, STRATEGIES["B"], policy=POLICY, models=[spy])
+        result = replay(payloads, STRATEGIES["B"], policy=POLICY, models=[cast(Any, spy)])
         builder = PromptBuilder(ToolCatalog(user_tools()), environment=ENVIRONMENT)
         tokenizer = get_tokenizer()
         system_end = {

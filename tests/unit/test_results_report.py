@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from benchmarks.results_report import (
 CONFIG = BenchConfig(((3, 0),), 6_000, (200,), "synthetic-t3-s0", quick=True)
 
 
-def fake_peers(path: Path, results: dict) -> Path:
+def fake_peers(path: Path, results: dict[str, Any]) -> Path:
     b = next(r for r in results["runs"] if r["strategy"] == "B")
     metrics = {
         "summed_input_tokens": b["summed_input_tokens"] * 2,

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ from harness.simulation import (
 )
 
 
-def _modes_by_event(payloads: list) -> list[str | None]:
+def _modes_by_event(payloads: list[Any]) -> list[str | None]:
     mode: str | None = None
     out = []
     for p in payloads:
@@ -138,7 +139,9 @@ class TestExchange:
         assert doc["format"] == EXCHANGE_FORMAT
         assert len(doc["turns"]) == 4
         assert doc["tools"] == list(user_tools())
-        assert doc["first_request"] == payloads[1].text()
+        first = payloads[1]
+        assert isinstance(first, Message)
+        assert doc["first_request"] == first.text()
         assert doc["unfinished"] == [t.model_dump() for t in unfinished(payloads)]
         write = doc["turns"][0]["todo_writes"][0]
         call = doc["turns"][0]["messages"][write["after_message"]]["tool_calls"][0]

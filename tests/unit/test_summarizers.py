@@ -10,6 +10,7 @@ from compaction import (
     ExtractiveSummarizer,
     FunctionCall,
     Message,
+    Section,
     Summarizer,
     SummaryInput,
     TodoItem,
@@ -64,13 +65,14 @@ class TestCheckOutput:
             {"Next Step": "go", "Pending Jobs": "- fake", "Bogus": "x", "Current Work": "y"}
         )
         assert list(checked) == list(NARRATIVE_SECTIONS)
-        assert checked["Next Step"] == "go"
+        assert checked[Section.NEXT_STEP] == "go"
         assert all(v == "" for k, v in checked.items() if k != "Next Step")
 
     def test_non_text_values_become_json(self) -> None:
         """A value that is not a string is written as its JSON, never dropped silently."""
+        # A value of the wrong type on purpose: the runtime check is under test.
         checked = check_output({"Files and Code": ["a.py", "b.py"]})  # type: ignore[dict-item]
-        assert checked["Files and Code"] == '["a.py", "b.py"]'
+        assert checked[Section.FILES_AND_CODE] == '["a.py", "b.py"]'
 
 
 class TestPaths:

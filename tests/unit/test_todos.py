@@ -320,6 +320,7 @@ class TestNeverRaises:
     def test_odd_arguments_give_a_result(self, log_path: Path, arguments: object) -> None:
         """Whatever the arguments, todo_write returns a ToolResult (an error here)."""
         with Session(log_path) as session:
+            # A value of the wrong type on purpose: the runtime check is under test.
             result = todo_write(session, arguments)  # type: ignore[arg-type]
         assert isinstance(result, ToolResult)
         assert result.is_error

@@ -10,6 +10,7 @@ from compaction import (
     CheckpointData,
     ContextProjection,
     Event,
+    EventData,
     FunctionCall,
     LatestTodosProjection,
     Message,
@@ -34,9 +35,9 @@ B = TodoItem(content="Run the tests", status="in_progress")
 C = TodoItem(content="Update the docs", status="pending")
 
 
-def events(*payloads: object) -> list[Event]:
+def events(*payloads: EventData) -> list[Event]:
     """Number payloads into events from seq 1."""
-    return [make_event(i, p) for i, p in enumerate(payloads, start=1)]  # type: ignore[arg-type]
+    return [make_event(i, p) for i, p in enumerate(payloads, start=1)]
 
 
 def checkpoint(first: int, last: int, text: str = "## Summary\nwork so far") -> CheckpointData:
@@ -89,7 +90,7 @@ class TestTodos:
             pytest.param(TurnEndData(), id="turn-end"),
         ],
     )
-    def test_untouched_by_other_events(self, other: object) -> None:
+    def test_untouched_by_other_events(self, other: EventData) -> None:
         """Compaction, messages and turn ends return the very same state."""
         log = events(TurnStartData(), TodoWriteData(todos=(A, B)), other)
         for projection in (TodosProjection(), LatestTodosProjection()):

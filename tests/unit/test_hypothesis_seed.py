@@ -1,0 +1,72 @@
+"""The CI profile is not derandomized: each run draws a seed, prints it, and replays with it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow  # five pytest runs in subprocesses
+
+PROBE = """
+from pathlib import Path
+
+from hypothesis import given, strategies as st
+
+
+@given(st.integers())
+def test_probe(n):
+    with open(Path(__file__).parent / "drawn.txt", "a") as fh:
+        fh.write(f"{n}\\n")
+"""
+
+
+def run_probe(folder: Path, *args: str, profile: str = "ci") -> tuple[str, list[str]]:
+    """Run the probe test under our conftest; return the output and the integers drawn."""
+    drawn = folder / "drawn.txt"
+    drawn.unlink(missing_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("HYPOTHESIS_SEED", "CI")}
+    env["HYPOTHESIS_PROFILE"] = profile
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder), *args],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout, drawn.read_text().splitlines()
+
+
+@pytest.fixture
+def probe(tmp_path: Path) -> Path:
+    shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
+    (tmp_path / "test_probe.py").write_text(PROBE, encoding="utf-8")
+    return tmp_path
+
+
+class TestSeed:
+    def test_runs_print_a_fresh_seed_and_replay_with_it(self, probe: Path) -> None:
+        """Two CI runs use different seeds; the printed seed reproduces a run's examples."""
+        first, drawn = run_probe(probe)
+        second, _ = run_probe(probe)
+        seeds = [re.findall(r"hypothesis seed (\d+)", out) for out in (first, second)]
+        assert len(seeds[0]) == 1, first  # printed once, in the summary (-q hides the header)
+        assert seeds[0] != seeds[1]
+        _, replayed = run_probe(probe, f"--hypothesis-seed={seeds[0][0]}")
+        assert replayed == drawn
+
+    def test_mutate_profile_is_derandomized(self, probe: Path) -> None:
+        """The mutation profile draws the same examples every run, with no seed to give."""
+        out, drawn = run_probe(probe, profile="mutate")
+        assert "derandomized profile 'mutate'" in out
+        assert run_probe(probe, profile="mutate")[1] == drawn
