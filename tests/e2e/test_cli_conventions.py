@@ -171,7 +171,9 @@ class TestCliWords:
     def test_bad_line_says_skip_bad(self, tmp_path):
         """A malformed line names --skip-bad, not skip_bad_lines=True."""
         log = tmp_path / "s.jsonl"
-        log.write_text("not json\n", encoding="utf-8")
+        assert harness("todo-write", log, "--args", ONE).returncode == 0
+        with log.open("a", encoding="utf-8") as fh:
+            fh.write("not json\n")
         out = harness("log", log)
         assert out.returncode == 2
         assert "run again with --skip-bad" in out.stderr
