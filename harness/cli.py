@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
     except LogError as exc:
         cause = exc.__cause__ or exc.__context__
-        _say(f"{name}: {_one_line(exc)}")
+        _say(f"{name}: {cli_text(_one_line(exc))}")
         return 3 if isinstance(cause, OSError) else 2
     except HarnessError as exc:
         _say(f"{name}: {cli_text(_one_line(exc))}")
