@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import json
 import re
+from enum import StrEnum
 from functools import cache
 from typing import Final
 
@@ -54,35 +55,44 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from compaction.errors import CompactionError
 
-SECTION_NAMES: Final[tuple[str, ...]] = (
-    "Primary Request and Intent",
-    "Key Technical Concepts",
-    "Files and Code",
-    "Errors and Fixes",
-    "Pending Jobs",
-    "Current Work",
-    "Next Step",
-    "Critical Context",
-)
+
+class Section(StrEnum):
+    """The eight section headings, in their fixed order; each value is the heading's text.
+
+    A member equals its heading string (``Section.NEXT_STEP == "Next Step"``), so mappings keyed
+    by sections can be read with either.
+    """
+
+    PRIMARY_REQUEST = "Primary Request and Intent"
+    KEY_CONCEPTS = "Key Technical Concepts"
+    FILES_AND_CODE = "Files and Code"
+    ERRORS_AND_FIXES = "Errors and Fixes"
+    PENDING_JOBS = "Pending Jobs"
+    CURRENT_WORK = "Current Work"
+    NEXT_STEP = "Next Step"
+    CRITICAL_CONTEXT = "Critical Context"
+
+
+SECTION_NAMES: Final[tuple[Section, ...]] = tuple(Section)
 """The eight section headings, in their fixed order."""
 
-CODE_OWNED_SECTIONS: Final[tuple[str, ...]] = ("Pending Jobs", "Current Work")
+CODE_OWNED_SECTIONS: Final[tuple[Section, ...]] = (Section.PENDING_JOBS, Section.CURRENT_WORK)
 """Sections the compactor fills from the todo list; a summarizer never writes them."""
 
-NARRATIVE_SECTIONS: Final[tuple[str, ...]] = tuple(
+NARRATIVE_SECTIONS: Final[tuple[Section, ...]] = tuple(
     name for name in SECTION_NAMES if name not in CODE_OWNED_SECTIONS
 )
 """Sections a summarizer writes, in order."""
 
-FIELD_BY_SECTION: Final[dict[str, str]] = {
-    "Primary Request and Intent": "primary_request",
-    "Key Technical Concepts": "key_concepts",
-    "Files and Code": "files_and_code",
-    "Errors and Fixes": "errors_and_fixes",
-    "Pending Jobs": "pending_jobs",
-    "Current Work": "current_work",
-    "Next Step": "next_step",
-    "Critical Context": "critical_context",
+FIELD_BY_SECTION: Final[dict[Section, str]] = {
+    Section.PRIMARY_REQUEST: "primary_request",
+    Section.KEY_CONCEPTS: "key_concepts",
+    Section.FILES_AND_CODE: "files_and_code",
+    Section.ERRORS_AND_FIXES: "errors_and_fixes",
+    Section.PENDING_JOBS: "pending_jobs",
+    Section.CURRENT_WORK: "current_work",
+    Section.NEXT_STEP: "next_step",
+    Section.CRITICAL_CONTEXT: "critical_context",
 }
 """The `Checkpoint` field that holds each section."""
 
@@ -132,11 +142,11 @@ class Checkpoint(BaseModel):
         return _normalise_narrative(value)
 
     def section(self, name: str) -> str | tuple[str, ...]:
-        """Return the content of a section by its heading name."""
-        value: str | tuple[str, ...] = getattr(self, FIELD_BY_SECTION[name])
+        """Return the content of a section by its heading name (a `Section` or its text)."""
+        value: str | tuple[str, ...] = getattr(self, FIELD_BY_SECTION[Section(name)])
         return value
 
-    def narrative(self) -> dict[str, str]:
+    def narrative(self) -> dict[Section, str]:
         """Return the six narrative sections by heading name, in order."""
         return {name: str(self.section(name)) for name in NARRATIVE_SECTIONS}
 
@@ -208,7 +218,7 @@ def render_checkpoint(checkpoint: Checkpoint) -> str:
         else:
             lines = [escape_narrative(value)] if value else []
         carried = checkpoint.carried_over and name == CODE_OWNED_SECTIONS[0]
-        sections.append({"name": name, "lines": lines, "carried": carried})
+        sections.append({"name": str(name), "lines": lines, "carried": carried})
     return _template().render(sections=sections)
 
 
@@ -312,7 +322,7 @@ def parse_checkpoint(text: str) -> Checkpoint:
 _HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
 
 
-def split_sections(text: str) -> dict[str, str]:
+def split_sections(text: str) -> dict[Section, str]:
     """Split a summarizer's Markdown reply into sections by heading (lenient, for LLM output).
 
     Any ATX heading (``#`` to ``######``) starts a section; its name is matched to the eight
@@ -321,7 +331,7 @@ def split_sections(text: str) -> dict[str, str]:
     result still goes through the summarizer output check, which drops code-owned sections.
     """
     canonical = {name.casefold(): name for name in SECTION_NAMES}
-    out: dict[str, list[str]] = {}
+    out: dict[Section, list[str]] = {}
     current: list[str] | None = None
     for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         match = _HEADING.match(line)

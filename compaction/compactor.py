@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from compaction.checkpoint import Checkpoint, parse_checkpoint, render_checkpoint
+from compaction.checkpoint import Checkpoint, Section, parse_checkpoint, render_checkpoint
 from compaction.errors import CompactionError, ConfigError
 from compaction.events import CheckpointData, CheckpointRecorded, Message, TodoItem
 from compaction.session import Session
@@ -253,7 +253,7 @@ def previous_checkpoint(data: CheckpointData | None) -> Checkpoint | None:
 
 def _summarize(
     summarizer: Summarizer, fallback: ExtractiveSummarizer, span: SummaryInput
-) -> tuple[dict[str, str], str, str | None]:
+) -> tuple[dict[Section, str], str, str | None]:
     try:
         return check_output(summarizer.summarize(span)), summarizer.name, None
     except Exception as exc:  # any failure of a pluggable summarizer falls back, and says why
@@ -311,14 +311,14 @@ def compact(
     )
     sections, used, fallback_reason = _summarize(summarizer or fallback, fallback, span)
     checkpoint = Checkpoint(
-        primary_request=sections["Primary Request and Intent"],
-        key_concepts=sections["Key Technical Concepts"],
-        files_and_code=sections["Files and Code"],
-        errors_and_fixes=sections["Errors and Fixes"],
+        primary_request=sections[Section.PRIMARY_REQUEST],
+        key_concepts=sections[Section.KEY_CONCEPTS],
+        files_and_code=sections[Section.FILES_AND_CODE],
+        errors_and_fixes=sections[Section.ERRORS_AND_FIXES],
         pending_jobs=pending,
         current_work=current,
-        next_step=sections["Next Step"],
-        critical_context=sections["Critical Context"],
+        next_step=sections[Section.NEXT_STEP],
+        critical_context=sections[Section.CRITICAL_CONTEXT],
         carried_over=bool(pending or current) and session.todos.seq is None,
     )
     text = render_checkpoint(checkpoint)

@@ -19,6 +19,19 @@ SCHEMA_VERSION = 1
 """Version written into every new event (`v`)."""
 
 Role = Literal["system", "user", "assistant", "tool"]
+Origin = Literal[
+    "user", "injected", "command", "skill", "interruption", "mode_switch", "recorded_summary"
+]
+"""Where a message's text came from (see `Message.origin`)."""
+ORIGINS: tuple[Origin, ...] = (
+    "user",
+    "injected",
+    "command",
+    "skill",
+    "interruption",
+    "mode_switch",
+    "recorded_summary",
+)
 TodoStatus = Literal["pending", "in_progress", "completed"]
 TODO_STATUSES: tuple[TodoStatus, ...] = ("pending", "in_progress", "completed")
 
@@ -78,6 +91,14 @@ class Message(_Frozen):
     """For a `tool` message: the id of the call it answers."""
     name: str | None = None
     """Optional participant or tool name."""
+    origin: Origin | None = None
+    """Where the text came from, when the writer knows: ``user`` (a person typed it),
+    ``injected`` (context the agent's tool added: AGENTS.md, environment, caveats, reminders),
+    ``command`` (a slash command's tags), ``skill`` (a skill or command body the tool expanded),
+    ``interruption`` (an interruption or abort notice), ``mode_switch`` (a mode message) or
+    ``recorded_summary`` (another agent's summary of earlier turns). Absent on a user message:
+    taken as typed by a person. Only ``user`` text is read as a request or a constraint. Never
+    sent to a provider."""
 
     @model_validator(mode="after")
     def _check_roles(self) -> Message:

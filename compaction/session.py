@@ -31,6 +31,7 @@ from compaction.log import (
 )
 from compaction.todos import ToolResult, todo_write
 from compaction.tokens import Tokenizer, get_tokenizer
+from compaction.turn_modes import TurnModes, TurnModesProjection
 from compaction.views import (
     ContextProjection,
     ContextState,
@@ -70,6 +71,8 @@ class Session:
         self._latest_p = LatestTodosProjection()
         self._context_p = ContextProjection()
         self._usage_p = UsageProjection(self.tokenizer)
+        self._modes_p = TurnModesProjection()
+        self._modes: TurnModes = self._modes_p.init()
         self._todos: TodoPanel = self._todos_p.init()
         self._latest: TodoPanel = self._latest_p.init()
         self._context: ContextState = self._context_p.init()
@@ -99,6 +102,7 @@ class Session:
         self._latest = self._latest_p.apply(self._latest, event)
         self._context = self._context_p.apply(self._context, event)
         self._usage = self._usage_p.apply(self._usage, event)
+        self._modes = self._modes_p.apply(self._modes, event)
         self.applied_seq = event.seq
 
     def refresh(self) -> list[Event]:
@@ -228,6 +232,11 @@ class Session:
     def usage(self) -> Usage:
         """Token figures."""
         return self._usage_p.view(self._usage)
+
+    @property
+    def turn_modes(self) -> TurnModes:
+        """The mode each stretch of the log ran in."""
+        return self._modes_p.view(self._modes)
 
     @property
     def context_tokens(self) -> int:

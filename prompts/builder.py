@@ -160,9 +160,9 @@ class PromptBuilder:
         return self.layers(mode).system_prompt
 
     def mode_message(self, mode: Mode) -> Message:
-        """Return the user message that switches the conversation to `mode`."""
+        """Return the user message (origin ``mode_switch``) switching the conversation to `mode`."""
         text = render("mode_switch.md.j2", {"mode": mode, "block": self.mode_block(mode)})
-        return Message(role="user", content=text.rstrip("\n"))
+        return Message(role="user", content=text.rstrip("\n"), origin="mode_switch")
 
 
 def switch_mode(

@@ -29,6 +29,7 @@ from compaction.events import (
     FunctionCall,
     ImagePart,
     Message,
+    Origin,
     TextPart,
     TodoItem,
     TodoWriteData,
@@ -200,13 +201,19 @@ class EventBuilder:
 
     # --- messages and turns -------------------------------------------------------------------
 
-    def request(self, content: Content, *, mode: str | None = None) -> None:
-        """Record a real user request: it ends the open turn and starts a new one."""
+    def request(
+        self, content: Content, *, mode: str | None = None, origin: Origin = "user"
+    ) -> None:
+        """Record a real user request: it ends the open turn and starts a new one.
+
+        `origin` is ``user`` for text a person typed, ``command`` for a slash command's tags
+        (the user acted, so a turn starts, but the tags are not a request to summarize).
+        """
         self.flush()
         if self._turn_open:
             self.emit(TurnEndData())
         self.emit(TurnStartData(mode=mode))
-        self.emit(Message(role="user", content=content))
+        self.emit(Message(role="user", content=content, origin=origin))
         self._turn_open = True
         self.report.turns += 1
         self.report.handled["user request"] += 1
@@ -328,12 +335,15 @@ class EventBuilder:
 
         The span runs from the event after the previous span (as the compactor does) to the
         last event before this one; `pending`/`current` copy the unfinished items of the latest
-        list at the cut.
+        list at the cut. A summary with nothing before it to replace (a session resumed from
+        one) is kept as a user message of origin ``recorded_summary``, so the goal it holds is
+        not lost.
         """
         self.flush()
         first, last = self._last_replaced + 1, self.seq
         if last < first:
-            self.report.skip("compaction with nothing to replace")
+            self.emit(Message(role="user", content=text, origin="recorded_summary"))
+            self.report.handled["recorded summary with nothing to replace"] += 1
             return
         data = CheckpointData(
             text=text,

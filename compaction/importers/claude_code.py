@@ -5,7 +5,10 @@ One JSON record a line. What each record becomes:
 - ``user`` with text: a real request (`turn/start` + user message), except a tool result, an
   ``isMeta`` record, a local command's caveat or output, an interruption notice and a background
   task notification, which are kept as user messages that start no turn. A slash command the
-  user typed (``<command-name>``) is a request: the user acted.
+  user typed (``<command-name>``) is a request: the user acted. Each user message records its
+  `origin`: ``user`` for typed text, ``command`` for slash-command tags and local command output,
+  ``skill`` for an ``isMeta`` body the tool expanded, ``interruption`` for interruption notices,
+  ``injected`` for caveats, reminders, notifications and text beside tool results.
 - ``user`` with ``tool_result`` blocks: the `tool` messages answering the calls.
 - ``assistant``: Claude Code writes one record per content block; records with the same
   ``message.id`` merge into one assistant message. ``text`` is kept, ``tool_use`` becomes an
@@ -30,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compaction.events import Event, ImagePart, ImageURL, Message, TextPart, TodoItem
+from compaction.events import Event, ImagePart, ImageURL, Message, Origin, TextPart, TodoItem
 from compaction.importers.base import (
     Content,
     EventBuilder,
@@ -64,6 +67,18 @@ NOT_REQUESTS: tuple[tuple[str, str], ...] = (
     ("<system-reminder>", "system reminder"),
 )
 """User text that the tool wrote, not the user: kept as a message, starts no turn."""
+
+ORIGIN_BY_KIND: dict[str, Origin] = {
+    "interruption notice": "interruption",
+    "local command caveat": "injected",
+    "local command output": "command",
+    "background task notification": "injected",
+    "system reminder": "injected",
+}
+"""The `Message.origin` of each kind of user text the tool wrote (default ``injected``)."""
+
+COMMAND_TAGS: tuple[str, ...] = ("<command-name>", "<command-message>")
+"""A user record opening with one of these is a slash command the user ran (origin ``command``)."""
 
 _TASK_CREATED = re.compile(r"Task #(\S+?) created")
 
@@ -235,16 +250,21 @@ class _Reader(RecordReader):
         text = content if isinstance(content, str) else ""
         if not isinstance(content, str):
             text = "\n".join(p.text for p in content if isinstance(p, TextPart))
-        message = Message(role="user", content=content)
+        kind = _not_request_kind(text)
+        origin: Origin = ORIGIN_BY_KIND.get(kind or "", "injected")
         if with_results:
-            self.builder.trailing(message, _not_request_kind(text) or "user text beside results")
+            message = Message(role="user", content=content, origin=origin)
+            self.builder.trailing(message, kind or "user text beside results")
         elif rec.get("isMeta"):
+            origin = "injected" if kind else "skill"
+            message = Message(role="user", content=content, origin=origin)
             self.builder.message(message, "meta (kept as context, not a request)")
-        elif (kind := _not_request_kind(text)) is not None:
-            self.builder.message(message, kind)
+        elif kind is not None:
+            self.builder.message(Message(role="user", content=content, origin=origin), kind)
         else:
             mode = "plan" if rec.get("permissionMode") == "plan" else None
-            self.builder.request(content, mode=mode)
+            command = text.lstrip().startswith(COMMAND_TAGS)
+            self.builder.request(content, mode=mode, origin="command" if command else "user")
 
     def finish(self) -> None:
         if self.boundary_line is not None:

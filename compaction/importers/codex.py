@@ -4,7 +4,8 @@ Each line is ``{"timestamp", "type", "payload"}``. What each record becomes:
 
 - ``response_item`` ``message``: a ``user`` message is a real request (`turn/start`), except the
   context Codex injects itself (``<environment_context>``, ``<user_instructions>``, AGENTS.md,
-  ``<user_shell_command>``, ``<turn_aborted>``), kept as user messages that start no turn;
+  ``<user_shell_command>``, ``<turn_aborted>``), kept as user messages that start no turn, with
+  origin ``injected`` (``command`` for a shell command, ``interruption`` for an abort);
   ``developer`` and ``system`` messages become system messages; ``assistant`` text, with the
   calls that follow it, becomes one assistant message.
 - ``response_item`` ``function_call`` / ``custom_tool_call`` / ``local_shell_call``: tool calls;
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compaction.events import Event, ImagePart, ImageURL, Message, TextPart, TodoItem
+from compaction.events import Event, ImagePart, ImageURL, Message, Origin, TextPart, TodoItem
 from compaction.importers.base import (
     Content,
     EventBuilder,
@@ -53,6 +54,12 @@ INJECTED_PREFIXES: tuple[str, ...] = (
     "<turn_aborted>",
 )
 """User-role text that Codex writes itself: context, not a request."""
+
+ORIGIN_BY_PREFIX: dict[str, Origin] = {
+    "<user_shell_command>": "command",
+    "<turn_aborted>": "interruption",
+}
+"""The `Message.origin` of injected text by its opening (default ``injected``)."""
 
 ITEM_TYPES = frozenset(
     {
@@ -165,7 +172,11 @@ class _Reader(RecordReader):
         if role in ("developer", "system"):
             self.builder.message(Message(role="system", content=content), f"{role} message")
         elif role == "user" and text.lstrip().startswith(INJECTED_PREFIXES):
-            self.builder.message(Message(role="user", content=content), "context Codex injected")
+            origin = next(
+                (o for p, o in ORIGIN_BY_PREFIX.items() if text.lstrip().startswith(p)), "injected"
+            )
+            message = Message(role="user", content=content, origin=origin)
+            self.builder.message(message, "context Codex injected")
         elif role == "user":
             self.builder.request(content)
         else:

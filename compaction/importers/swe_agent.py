@@ -4,7 +4,7 @@ The ``history`` holds the chat as the model saw it. What each message becomes:
 
 - ``system``: a system message.
 - ``user`` marked ``is_demo``: the demonstration SWE-agent puts in the prompt, kept as a user
-  message that starts no turn.
+  message (origin ``injected``) that starts no turn.
 - ``assistant`` with an ``action``: the model's thought as text, plus one tool call named
   ``bash`` whose ``command`` is the action (SWE-agent runs every action, its own commands
   included, in its shell). SWE-agent 1.x messages that carry ``tool_calls`` keep them.
@@ -68,7 +68,8 @@ class _Reader(RecordReader):
             for call_id in targets or [c.id for c in waiting[:1]] or ["(none)"]:
                 self.builder.result(call_id, content or "")
         elif role == "user" and _is_demo(msg):
-            self.builder.message(Message(role="user", content=content), "demonstration")
+            message = Message(role="user", content=content, origin="injected")
+            self.builder.message(message, "demonstration")
         elif role == "user":
             self.builder.request(content if content is not None else "")
         else:

@@ -5,7 +5,8 @@ without httpx installed.
 """
 
 from compaction.llm.client import ChatAnswer, ChatClient, ChatConfig, canonical_json
-from compaction.llm.summarizer import (
+from compaction.llm.usage import ProviderUsage, read_usage
+from compaction.summarizers.llm import (
     SUMMARY_PURPOSE,
     OpenAISummarizer,
     instruction,
@@ -13,7 +14,6 @@ from compaction.llm.summarizer import (
     record_usage,
     summary_body,
 )
-from compaction.llm.usage import ProviderUsage, read_usage
 
 __all__ = [
     "SUMMARY_PURPOSE",

@@ -1,5 +1,7 @@
 """`OpenAISummarizer`: a model writes a Checkpoint's narrative, reusing the prompt cache.
 
+Import it from ``compaction.llm`` (with the ``llm`` extra, for the httpx client it talks through).
+
 The summary call is the conversation's last request, replayed: its messages (system prompt
 first) and its tool catalog go out unchanged, and exactly one user message is appended with the
 checkpoint instruction (``compaction/templates/checkpoint_instruction.md.j2``). Every token
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from jinja2 import Template
 
@@ -43,11 +45,14 @@ from compaction.checkpoint import (
 )
 from compaction.errors import CompactionError, ConfigError
 from compaction.events import Event, Message, UsageReportData
-from compaction.llm.client import ChatAnswer, ChatClient
 from compaction.session import Session
-from compaction.summarizers import SummaryInput
+from compaction.summarizers.base import SummaryInput
 from compaction.tokens import Tokenizer, count_message, get_tokenizer
 from compaction.views import checkpoint_preamble
+
+if TYPE_CHECKING:
+    # Only for annotations: at run time this module never imports httpx (the client does).
+    from compaction.llm.client import ChatAnswer, ChatClient
 
 SUMMARY_PURPOSE: Final = "summary"
 """The `UsageReportData.purpose` of a summary call."""
@@ -241,7 +246,7 @@ class OpenAISummarizer:
         if not answer.content.strip():
             raise _failed(f"empty answer (finish_reason {answer.finish_reason!r})")
         found = split_sections(answer.content)
-        sections = {
+        sections: dict[str, str] = {
             name: "" if found[name].strip() == EMPTY else found[name]
             for name in NARRATIVE_SECTIONS
             if name in found

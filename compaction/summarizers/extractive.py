@@ -1,14 +1,6 @@
-"""Summarizers: what writes the six narrative sections of a Checkpoint.
+"""The extractive summarizer: the default, offline, deterministic, no model.
 
-A summarizer gets a `SummaryInput` (the messages of the span being replaced, the previous
-Checkpoint if the session was compacted before, the latest todo list, and a token budget) and
-returns narrative sections by heading name. It never owns the tasks: `Pending Jobs` and
-`Current Work` are filled by the compactor from the log, and `check_output` drops them (and any
-other unknown section) from whatever a summarizer returns, and fills a missing section with
-``(none)``. So an LLM summarizer (a later addition, behind the same `Summarizer` protocol) can be
-wrong, terse or verbose without ever losing a task.
-
-`ExtractiveSummarizer` is the default: offline, deterministic, no model. It copies
+It copies
 
 - the user's requests (verbatim when short, the head of each otherwise; the first request of the
   session is always kept) into Primary Request and Intent;
@@ -26,77 +18,23 @@ and folds the previous Checkpoint's narrative in: older entries come first, dupl
 and when a section passes its share of the budget its oldest entries go first (the session's
 first request stays). Entry formats live in ``compaction/templates/extractive.md.j2``.
 
-Invariants: a summarizer's output reaches a Checkpoint only through `check_output`; the
-extractive summarizer's output is a pure function of its input.
+Invariants: the extractive summarizer's output is a pure function of its input.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from functools import cache
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final
 
 from jinja2.environment import TemplateModule
 
-from compaction.checkpoint import NARRATIVE_SECTIONS, Checkpoint, template_environment
-from compaction.events import Message, TodoItem
+from compaction.checkpoint import Section, template_environment
+from compaction.events import Message
+from compaction.summarizers.base import SummaryInput
 from compaction.tokens import Tokenizer, get_tokenizer
-
-
-@dataclass(frozen=True)
-class SummaryInput:
-    """What a summarizer reads: the span being replaced and what surrounds it."""
-
-    messages: tuple[Message, ...]
-    """The non-system messages being replaced, in log order (system messages are never here)."""
-    seqs: tuple[int, ...]
-    """The log seq of each message, aligned with `messages`."""
-    previous: Checkpoint | None
-    """The Checkpoint this compaction folds in, if the session was compacted before."""
-    todos: tuple[TodoItem, ...]
-    """The latest todo list, for context only: the compactor writes the task sections itself."""
-    budget_tokens: int
-    """The size all narrative sections together should stay within."""
-
-
-@runtime_checkable
-class Summarizer(Protocol):
-    """Writes the narrative sections of a Checkpoint.
-
-    An implementation returns a mapping from section heading (one of `NARRATIVE_SECTIONS`) to
-    Markdown text. It may raise: the compactor then falls back to the extractive summarizer and
-    records why in the checkpoint event. An LLM summarizer can parse its model's Markdown reply
-    with `compaction.checkpoint.split_sections`.
-    """
-
-    @property
-    def name(self) -> str:
-        """A stable name recorded in each checkpoint event, e.g. ``extractive``."""
-        ...
-
-    def summarize(self, span: SummaryInput) -> Mapping[str, str]:
-        """Return narrative sections by heading name."""
-        ...
-
-
-def check_output(output: Mapping[str, str]) -> dict[str, str]:
-    """Return exactly the six narrative sections, in order, from a summarizer's output.
-
-    A missing section becomes empty (rendered ``(none)``); a section with another name, the
-    code-owned `Pending Jobs` and `Current Work` included, is dropped; a value that is not text
-    is written as its JSON.
-    """
-    checked: dict[str, str] = {}
-    for name in NARRATIVE_SECTIONS:
-        value: Any = output.get(name, "")
-        checked[name] = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-    return checked
-
-
-# --- the extractive summarizer -----------------------------------------------------------------
 
 REQUEST_CHARS: Final = 800
 """A user request up to this length is copied verbatim; a longer one, its head."""
@@ -105,13 +43,13 @@ LINE_CHARS: Final = 240
 MAX_ENTRIES: Final = 64
 """Most entries of one kind considered from one span, the latest ones."""
 
-SECTION_SHARES: Final[dict[str, float]] = {
-    "Primary Request and Intent": 0.30,
-    "Key Technical Concepts": 0.10,
-    "Files and Code": 0.20,
-    "Errors and Fixes": 0.15,
-    "Next Step": 0.10,
-    "Critical Context": 0.15,
+SECTION_SHARES: Final[dict[Section, float]] = {
+    Section.PRIMARY_REQUEST: 0.30,
+    Section.KEY_CONCEPTS: 0.10,
+    Section.FILES_AND_CODE: 0.20,
+    Section.ERRORS_AND_FIXES: 0.15,
+    Section.NEXT_STEP: 0.10,
+    Section.CRITICAL_CONTEXT: 0.15,
 }
 """Share of the budget each narrative section may use."""
 
@@ -323,17 +261,17 @@ class ExtractiveSummarizer:
             for r in facts.requests
             if r.strip()
         ]
-        new: dict[str, list[str]] = {
-            "Primary Request and Intent": requests,
-            "Key Technical Concepts": list(facts.concepts),
-            "Files and Code": list(facts.files),
-            "Errors and Fixes": list(facts.errors),
-            "Critical Context": list(facts.constraints),
+        new: dict[Section, list[str]] = {
+            Section.PRIMARY_REQUEST: requests,
+            Section.KEY_CONCEPTS: list(facts.concepts),
+            Section.FILES_AND_CODE: list(facts.files),
+            Section.ERRORS_AND_FIXES: list(facts.errors),
+            Section.CRITICAL_CONTEXT: list(facts.constraints),
         }
         out: dict[str, str] = {}
         for name, share in SECTION_SHARES.items():
             budget = int(span.budget_tokens * share)
-            if name == "Next Step":
+            if name == Section.NEXT_STEP:
                 intent = _last_paragraph(facts.intent)
                 text = _entry("intent", text=_clip(intent, REQUEST_CHARS)) if intent else ""
                 stale = bool(facts.requests)  # the previous Next Step predates a new request
@@ -341,7 +279,7 @@ class ExtractiveSummarizer:
                 out[name] = self._fit([text or fallback], budget, pin_first=True)
                 continue
             merged = _merge(split_entries(previous[name]), new[name], keep_first=name in _CHRONO)
-            out[name] = self._fit(merged, budget, pin_first=name == "Primary Request and Intent")
+            out[name] = self._fit(merged, budget, pin_first=name == Section.PRIMARY_REQUEST)
         return out
 
     def _fit(self, entries: list[str], budget: int, *, pin_first: bool) -> str:
@@ -364,7 +302,7 @@ class ExtractiveSummarizer:
         return "\n".join(([first] if first else []) + kept[::-1])
 
 
-_CHRONO: Final = frozenset({"Primary Request and Intent"})
+_CHRONO: Final = frozenset({Section.PRIMARY_REQUEST})
 """Sections kept in order of first appearance; the others move a repeated entry to the end."""
 
 

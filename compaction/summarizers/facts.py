@@ -1,0 +1,353 @@
+"""What a span of the conversation says, read once: requests, constraints, files, runs, terms.
+
+`read_span(span)` makes one pass over the messages being replaced and returns `SpanFacts`, which
+the extractive summarizer lays out and the output checks of `compaction.summarizers.base` hold
+every summarizer's narrative against. The rules, one function each:
+
+- **Requests and constraints** come only from text a person typed: a user message whose
+  `Message.origin` is ``user`` or absent. Injected context, skill bodies, command tags,
+  interruption notices, mode messages and recorded summaries are never a request.
+- **A constraint ends with the mode that set it**: a sentence with must/never/always/do not/...
+  typed in a transient mode (Plan mode's "do not edit files yet") holds only while that mode
+  lasts; a later turn in another mode or a mode message ends it.
+- **Files** are edited ones (from edit/write tool calls: ``file_path``/``path`` arguments, the
+  files an ``apply_patch`` names) and read ones (read/view tool calls), paths normalised to the
+  working directory (inferred from absolute paths that end in a relative path seen elsewhere),
+  deduplicated; a file both edited and read counts as edited.
+- **Runs**: each command (a ``command``/``cmd``/``script`` argument, its first line) keeps its
+  latest run: failed, with its first error line and the message line under a test failure
+  header, or passed.
+- **Terms**: identifiers (``snake_case``, ``CamelCase``, ``dotted.names``, inline code) that
+  recur in at least two of the requests, assistant statements and edits; tool names never.
+
+Invariants: `read_span` is a pure function of the span.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from compaction.events import Message
+
+TRANSIENT_MODES: Final = frozenset({"plan"})
+"""Modes whose instructions hold only while the mode lasts (Plan mode: "do not edit yet")."""
+
+EDIT_TOOLS: Final = frozenset(
+    {
+        *("edit", "write", "multiedit", "notebookedit", "edit_file", "write_file", "replace"),
+        *("create_file", "create", "str_replace_editor", "str_replace_based_edit_tool"),
+        *("apply_patch", "patch", "insert", "write_to_file"),
+    }
+)
+"""Tool names (lower case) that change a file."""
+READ_TOOLS: Final = frozenset(
+    {"read", "read_file", "view", "view_file", "cat", "open", "read_many_files", "open_file"}
+)
+"""Tool names (lower case) that read a file."""
+PATH_KEYS: Final = ("file_path", "path", "notebook_path", "absolute_path", "filename", "file")
+COMMAND_KEYS: Final = ("command", "cmd", "script")
+LINE_CHARS: Final = 240
+"""Longest error, command or constraint line kept."""
+
+ERROR_MARK: Final = re.compile(
+    r"(?:rror|xception|fatal|panic)(?:\[\w+\])?:|FAILED|\d failed\b|--- FAIL\b|^FAIL\b"
+    r"|\.go:\d+:\d+: |^E {2,}\S|^Exit code [1-9]",
+    re.MULTILINE,
+)
+"""Marks of an error line: compiler errors (``x.go:3:5: undefined``), test failures, panics."""
+_FAILURE_HEADER = re.compile(r"^(?:--- FAIL\b|FAIL\b|_{3,} .* _{3,}$|Exit code [1-9])")
+_CODE_LINE = re.compile(r"^(?:\d+\s+)?(?:except|raise|class|def|catch|throw|import|from|#|//)\b")
+_PASSED = re.compile(r"\b(?:passed|PASS|ok)\b|^\s*$")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+CONSTRAINT_WORD: Final = re.compile(
+    r"\b(?:must|never|always|do not|don't|make sure|important)\b", re.IGNORECASE
+)
+_INLINE_CODE = re.compile(r"`([^`\n]{2,60})`")
+_IDENTIFIER = re.compile(
+    r"(?<![\w./-])(?:[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*"
+    r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(\)?)(?![\w/])"
+)
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
+_PATH_TOKEN = re.compile(r"[\w~./-]*[./][\w~./-]*\w")
+_KNOWN_EXTENSIONS: Final = frozenset(
+    (
+        *("py", "pyi", "md", "rst", "txt", "toml", "yaml", "yml", "json", "jsonl", "cfg", "ini"),
+        *("lock", "sh", "bash", "js", "mjs", "ts", "tsx", "jsx", "css", "html", "rs", "go", "c"),
+        *("h", "cc", "cpp", "hpp", "java", "kt", "rb", "php", "sql", "csv", "ipynb", "j2", "tf"),
+        *("proto", "xml", "mod", "sum"),
+    )
+)
+
+
+def is_request(message: Message) -> bool:
+    """Tell whether a message is text a person typed (a user message of origin user or none)."""
+    return message.role == "user" and message.origin in (None, "user")
+
+
+def looks_like_path(token: str) -> bool:
+    """Tell whether a token reads as a file path (has a slash, or a known file extension)."""
+    token = token.rstrip(".")
+    if (
+        not token
+        or any(c.isspace() for c in token)
+        or token.startswith("//")
+        or ".." in token.replace("../", "")
+        or len(token) > 200
+    ):
+        return False
+    last = token.rsplit("/", 1)[-1]
+    ext = last.rsplit(".", 1)[-1].lower() if "." in last.strip(".") else ""
+    if "/" in token:
+        rooted = token.startswith(("/", "./", "../", "~/"))
+        return (rooted and len(token) > 2) or ext in _KNOWN_EXTENSIONS
+    return ext in _KNOWN_EXTENSIONS and len(last) > len(ext) + 1
+
+
+def find_paths(text: str) -> Iterator[str]:
+    """Yield the file paths mentioned in `text`, in order of appearance."""
+    for match in _PATH_TOKEN.finditer(text):
+        start = match.start()
+        if start >= 3 and text[start - 3 : start] == "://":
+            continue
+        token = match.group().rstrip(".")
+        if looks_like_path(token):
+            yield token
+
+
+def tool_arguments(arguments: str) -> dict[str, Any]:
+    """Return a tool call's arguments as a dict (empty when they are not a JSON object)."""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def command_of(args: dict[str, Any]) -> str:
+    """Return the command a tool call runs (first line, clipped), or empty."""
+    for key in COMMAND_KEYS:
+        value = args.get(key)
+        text = " ".join(str(v) for v in value) if isinstance(value, list) else value
+        if isinstance(text, str) and text.strip():
+            line = text.strip().split("\n", 1)[0]
+            return line[:LINE_CHARS]
+    return ""
+
+
+def error_lines(text: str) -> list[str]:
+    """Return the error lines of a tool output: each marked line, plus a failure's message line.
+
+    A test failure header (``--- FAIL: TestX``, ``FAIL``, pytest's ``___ test_x ___``) brings
+    the next non-blank line that is not itself a header, where the failure's message is.
+    Source lines that merely mention an error (``raise KeyError(...)``) are not errors.
+    """
+    lines = text.split("\n")
+    out: list[str] = []
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if not line or _CODE_LINE.match(line) or not ERROR_MARK.search(raw):
+            continue
+        if _FAILURE_HEADER.match(line):
+            message = next((m.strip() for m in lines[i + 1 : i + 4] if m.strip()), "")
+            if message and not ERROR_MARK.search(message):
+                line = f"{line} {message}"
+        out.append(line[:LINE_CHARS])
+    return out
+
+
+@dataclass
+class Run:
+    """The latest run of one command."""
+
+    command: str
+    failure: str = ""
+    """The first error line (and message) of the latest failed run; empty if it never failed."""
+    fixed: bool = False
+    """True when a run after the latest failure passed."""
+
+
+@dataclass
+class SpanFacts:
+    """What one pass over a span found, each kind in order of (latest) appearance."""
+
+    requests: list[str] = field(default_factory=list)
+    """Text of each user message a person typed."""
+    constraints: list[tuple[str, str | None]] = field(default_factory=list)
+    """Constraint sentences a person typed, with the mode they were typed in."""
+    edited: dict[str, None] = field(default_factory=dict)
+    read: dict[str, None] = field(default_factory=dict)
+    runs: dict[str, Run] = field(default_factory=dict)
+    """The latest run of each command (or tool and path, for other tools that failed)."""
+    terms: list[str] = field(default_factory=list)
+    intent: str = ""
+    """The latest assistant statement after the latest request (empty when none)."""
+    summaries: list[str] = field(default_factory=list)
+    """Recorded summaries of another agent found in the span."""
+    tools: set[str] = field(default_factory=set)
+
+    def files(self) -> list[tuple[str, str]]:
+        """Return ``(kind, path)`` pairs: edited files first, then read ones, normalised."""
+        root = working_directory([*self.edited, *self.read], self.mentioned)
+        edited = _dedupe(normalise(p, root) for p in self.edited)
+        read = [p for p in _dedupe(normalise(p, root) for p in self.read) if p not in edited]
+        return [("edited", p) for p in edited] + [("read", p) for p in read]
+
+    mentioned: list[str] = field(default_factory=list)
+    """Relative paths mentioned anywhere, to infer the working directory."""
+
+
+def _dedupe(paths: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(paths))
+
+
+def working_directory(absolute: Sequence[str], relative: Sequence[str]) -> str:
+    """Infer the working directory: the root an absolute path has in front of a relative one.
+
+    Without such a pair, the deepest directory shared by every absolute path (when it is more
+    than one level deep). Empty when nothing says.
+    """
+    roots: Counter[str] = Counter()
+    rel = {r.removeprefix("./") for r in relative if not r.startswith(("/", "~"))}
+    for path in absolute:
+        if not path.startswith("/"):
+            continue
+        parts = path.split("/")
+        for i in range(2, len(parts) - 1):
+            if "/".join(parts[i:]) in rel:
+                roots["/".join(parts[:i])] += 1
+                break
+    if roots:
+        return roots.most_common(1)[0][0]
+    rooted = [p for p in absolute if p.startswith("/")]
+    if not rooted:
+        return ""
+    common = posixpath.commonpath(rooted) if len(rooted) > 1 else posixpath.dirname(rooted[0])
+    return common if common.count("/") >= 2 else ""
+
+
+def normalise(path: str, root: str) -> str:
+    """Return `path` relative to `root` when it lies under it, without a leading ``./``."""
+    if root and path.startswith(root + "/"):
+        path = path[len(root) + 1 :]
+    return posixpath.normpath(path).removeprefix("./") if path else path
+
+
+def _identifiers(text: str) -> set[str]:
+    found = {m.group().rstrip("()") for m in _IDENTIFIER.finditer(text)}
+    found |= {t.strip() for t in _INLINE_CODE.findall(text) if " " not in t.strip()}
+    return {t for t in found if len(t) > 3 and not looks_like_path(t)}
+
+
+def constraint_sentences(text: str) -> Iterator[str]:
+    """Yield the sentences of `text` that state a constraint (must, never, do not, ...)."""
+    for line in text.split("\n"):
+        if not CONSTRAINT_WORD.search(line):
+            continue
+        for sentence in _SENTENCE_END.split(line.strip()):
+            if CONSTRAINT_WORD.search(sentence):
+                yield sentence[:LINE_CHARS]
+
+
+class _Reader:
+    """One pass over a span."""
+
+    def __init__(self, mode_now: str | None) -> None:
+        self.facts = SpanFacts()
+        self.mode_now = mode_now
+        self.calls: dict[str, tuple[str, str]] = {}
+        """Open calls by id: the run key and the tool name."""
+        self.sources: list[set[str]] = []
+
+    def add(self, message: Message, mode: str | None) -> None:
+        text = message.text()
+        if message.role == "user":
+            self._user(message, text, mode)
+        elif message.role == "assistant":
+            if text.strip():
+                self.facts.intent = text
+                self.sources.append(_identifiers(text))
+                self.facts.mentioned += [p for p in find_paths(text) if not p.startswith("/")]
+            for call in message.tool_calls or ():
+                self._call(call.id, call.function.name, call.function.arguments)
+        elif message.role == "tool" and message.tool_call_id in self.calls:
+            self._result(self.calls.pop(message.tool_call_id)[0], text)
+
+    def _user(self, message: Message, text: str, mode: str | None) -> None:
+        if message.origin == "recorded_summary":
+            self.facts.summaries.append(text)
+            return
+        if message.origin == "mode_switch":
+            self.facts.constraints = [
+                c for c in self.facts.constraints if c[1] not in TRANSIENT_MODES
+            ]
+            return
+        if not is_request(message):
+            return
+        self.facts.intent = ""  # a new request makes what the agent meant to do before stale
+        self.facts.requests.append(text)
+        self.facts.constraints += [(s, mode) for s in constraint_sentences(text)]
+        self.sources.append(_identifiers(text))
+        self.facts.mentioned += [p for p in find_paths(text) if not p.startswith("/")]
+
+    def _call(self, call_id: str, name: str, arguments: str) -> None:
+        self.facts.tools.add(name)
+        args = tool_arguments(arguments)
+        lower = name.lower()
+        paths = [v for k in PATH_KEYS if isinstance(v := args.get(k), str) and looks_like_path(v)]
+        command = command_of(args)
+        if lower in EDIT_TOOLS and not (
+            lower.startswith("str_replace") and args.get("command") == "view"
+        ):
+            patch = next((v for v in args.values() if isinstance(v, str) and "*** " in v), "")
+            paths += [p.strip() for p in _PATCH_FILE.findall(patch)]
+            for path in paths:
+                self.facts.edited.pop(path, None)
+                self.facts.edited[path] = None
+            self.sources.append(set().union(*(_identifiers(str(v)) for v in args.values())))
+            command = ""
+        elif lower in READ_TOOLS or (paths and not command):
+            for path in paths:
+                self.facts.read.pop(path, None)
+                self.facts.read[path] = None
+        if command:
+            self.facts.mentioned += [p for p in find_paths(command) if not p.startswith("/")]
+        key = command or (f"{name} {paths[0]}" if paths else name)
+        self.calls[call_id] = (key, name)
+
+    def _result(self, key: str, text: str) -> None:
+        errors = error_lines(text)
+        run = self.facts.runs.pop(key, None) or Run(command=key)
+        if errors:
+            run.failure, run.fixed = "; ".join(errors[:2]), False
+        elif run.failure and _PASSED.search(text):
+            run.fixed = True
+        if run.failure:
+            self.facts.runs[key] = run
+
+    def finish(self) -> SpanFacts:
+        facts = self.facts
+        facts.constraints = [
+            c for c in facts.constraints if c[1] not in TRANSIENT_MODES or c[1] == self.mode_now
+        ]
+        counts: Counter[str] = Counter()
+        for source in self.sources:
+            counts.update(source)
+        tools = {t.lower() for t in facts.tools}
+        facts.terms = [t for t, n in counts.most_common() if n >= 2 and t.lower() not in tools]
+        return facts
+
+
+def read_span(
+    messages: Sequence[Message], modes: Sequence[str | None] = (), mode_now: str | None = None
+) -> SpanFacts:
+    """Read a span once; `modes` gives the mode each message was written in (default none)."""
+    reader = _Reader(mode_now)
+    for i, message in enumerate(messages):
+        reader.add(message, modes[i] if i < len(modes) else None)
+    return reader.finish()
