@@ -139,6 +139,8 @@ class RequestRecord:
     """Cache-hit tokens under each provider model, by model name."""
     compacted: bool
     """A compaction happened just before this call."""
+    fixed_tokens: int = 0
+    """Tokens of the fixed prompt: the tool catalog and the system message."""
 
 
 @dataclass(frozen=True)
@@ -371,6 +373,7 @@ class _Loop:
                 ideal=0 if index == 0 else max(prompt - new // 4, exact),
                 hits=hits,
                 compacted=compacted,
+                fixed_tokens=stable_end,
             )
         )
         self.seen = frozenset(lines[2:])

@@ -25,17 +25,27 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import throughput
+from benchmarks import fair_report, throughput, usage_check
+from benchmarks.blind import BLIND_RUNS, blind_summarizer
 from benchmarks.cache_models import PROVIDER_MODELS
-from benchmarks.replay import ReplayResult, replay
+from benchmarks.comparison import output_tokens
+from benchmarks.replay import ReplayResult, SummarizerFor, replay
 from benchmarks.sessions import generate
-from benchmarks.strategies import BASELINE, STRATEGIES, SWITCH_VARIANTS, TODO_STRATEGIES
+from benchmarks.strategies import (
+    BASELINE,
+    STRATEGIES,
+    SWITCH_VARIANTS,
+    TODO_STRATEGIES,
+    Strategy,
+)
 from compaction import CompactionPolicy, get_tokenizer
 
 RESULTS_FORMAT = "context-harness/bench"
 RESULTS_VERSION = 1
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 """Where ``harness bench`` writes by default: ``benchmarks/results/``."""
+TRANSCRIPTS = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
+"""Real recorded sessions (``../shared/transcripts``) for the cache-model check."""
 MODEL_NAMES: tuple[str, ...] = tuple(m.name for m in PROVIDER_MODELS)
 COMPACTING: tuple[str, ...] = tuple(n for n, s in STRATEGIES.items() if s.compaction)
 Progress = Callable[[str], None]
@@ -69,6 +79,11 @@ class BenchConfig:
     def policy(self) -> CompactionPolicy:
         """Return the compaction policy of every compacting strategy."""
         return CompactionPolicy(window_tokens=self.window_tokens)
+
+    @property
+    def budget(self) -> int:
+        """The whole-request token count every strategy and peer triggers at."""
+        return self.policy().trigger_tokens
 
 
 def session_name(turns: int, seed: int) -> str:
@@ -105,6 +120,7 @@ def run_summary(result: ReplayResult) -> dict[str, Any]:
         "seconds": round(result.seconds, 3),
         "per_request": {
             "prompt_tokens": prompts,
+            "fixed_tokens": [r.fixed_tokens for r in result.records],
             "context_tokens": [r.context_tokens for r in result.records],
             "ideal": [r.ideal for r in result.records],
             "hits": {m: [r.hits[m] for r in result.records] for m in MODEL_NAMES},
@@ -140,16 +156,27 @@ def run_bench(
     say = progress or (lambda _line: None)
     tok = get_tokenizer(config.tokenizer)
     runs = []
+    outputs: dict[str, int] = {}
     for turns, seed in config.sessions:
         name = session_name(turns, seed)
         payloads = generate(turns, seed)
-        for strategy in STRATEGIES.values():
+        outputs[name] = output_tokens(payloads, tok)
+        plan: list[tuple[str, Strategy, SummarizerFor | None]]
+        plan = [(s.name, s, None) for s in STRATEGIES.values()]
+        plan += [(run, STRATEGIES[s], blind_summarizer) for run, s in BLIND_RUNS]
+        for run_name, strategy, summarizer in plan:
             result = replay(
-                payloads, strategy, policy=config.policy(), tokenizer=tok, session_name=name
+                payloads,
+                strategy,
+                policy=config.policy(),
+                tokenizer=tok,
+                session_name=name,
+                summarizer=summarizer,
             )
-            runs.append(run_summary(result))
+            result.strategy = run_name
+            runs.append({**run_summary(result), "budget": config.budget})
             say(
-                f"{name} {strategy.name}: {len(result.records)} calls, "
+                f"{name} {run_name}: {len(result.records)} calls, "
                 f"{result.compactions} compactions, {result.total_prompt_tokens:,} input tokens"
             )
     scale = throughput.run(config.scale_sizes, progress=say)
@@ -161,15 +188,29 @@ def run_bench(
             **asdict(config),
             "threshold": config.policy().threshold,
             "retain": config.policy().retain,
+            "budget": config.budget,
         },
         "environment": {"python": platform.python_version(), "machine": platform.machine()},
         "models": {m.name: asdict(m) for m in PROVIDER_MODELS},  # type: ignore[call-overload]
         "strategies": {n: asdict(s) for n, s in STRATEGIES.items()},
         "runs": runs,
+        "outputs": outputs,
         "summary": summarize(runs),
         "throughput": scale,
         "peers": peers,
+        "usage_check": check_usage(TRANSCRIPTS),
     }
+
+
+def check_usage(folder: Path) -> dict[str, Any]:
+    """Check the Anthropic cache model against the real transcripts' usage, or say why not."""
+    if not folder.is_dir():
+        return {"reason": f"{folder} not found"}
+    files = usage_check.check_transcripts(folder)
+    compact = {
+        name: {k: v for k, v in entry.items() if k != "rows"} for name, entry in files.items()
+    }
+    return {"folder": folder.name, "files": compact, "pooled": usage_check.pooled(files)}
 
 
 # --- summaries -----------------------------------------------------------------------------------
@@ -198,7 +239,7 @@ def _ratio(a: float, b: float) -> float:
 
 def summarize(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Pool the runs per strategy; token savings of each against the no-compaction baseline."""
-    pooled = {name: _pooled(runs, name) for name in STRATEGIES}
+    pooled = {name: _pooled(runs, name) for name in dict.fromkeys(r["strategy"] for r in runs)}
     base = pooled[BASELINE]["summed_input_tokens"]
     for p in pooled.values():
         p["savings_vs_baseline"] = _ratio(base - p["summed_input_tokens"], base)
@@ -524,10 +565,15 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
         + ".",
         "",
     ]
+    lines += fair_report.headline_lines(results)
     lines += peer_headline(results)
+    lines += fair_report.prices_section(results)
+    lines += fair_report.comparison_section(results)
     lines += savings_section(results)
     lines += retention_section(results)
     lines += cache_section(results)
+    lines += fair_report.gap_section(results)
+    lines += fair_report.usage_section(results)
     lines += throughput_section(results)
     lines += ["## Charts", ""]
     lines += [f"![{c}]({c})" for c in charts] if charts else [results.get("charts_note", "")]
@@ -549,12 +595,15 @@ def write_charts(results: Mapping[str, Any], out: Path) -> tuple[list[str], str 
             [],
             "Charts skipped: matplotlib is not installed (pip install 'context-harness[charts]').",
         )
-    from benchmarks import charts
+    from benchmarks import charts, fair_charts
 
     names = [
         charts.context_chart(plt, results, out / "context_tokens.png"),
         charts.hit_rate_chart(plt, results, out / "cache_hit_rate.png"),
         charts.hit_bars_chart(plt, results, out / "cache_hit_bars.png"),
+        fair_charts.retention_chart(plt, results, out / "retention.png"),
+        fair_charts.cost_chart(plt, results, out / "cost.png"),
+        fair_charts.per_call_chart(plt, results, out / "input_per_call.png"),
     ]
     return names, None
 
@@ -579,6 +628,7 @@ def reread(out: Path, peers_path: Path | None) -> dict[str, Any]:
 def write_report(results: dict[str, Any], out: Path) -> dict[str, Path]:
     """Write ``results.json``, the charts and ``report.md`` into `out`; return their paths."""
     out.mkdir(parents=True, exist_ok=True)
+    fair_report.derive(results)
     charts, note = write_charts(results, out)
     if note:
         results["charts_note"] = note
