@@ -88,8 +88,8 @@ def strategy_row(run: Mapping[str, Any], output: int, table: PriceTable) -> dict
 def peer_row(record: Mapping[str, Any], output: int, table: PriceTable) -> dict[str, Any] | None:
     """Return the comparison row of a peer record, or None when it did not run."""
     m = record.get("metrics")
-    if record.get("status") != "ok" or not m:
-        return None
+    if record.get("status") != "ok" or not m or not m.get("cache_hit_tokens"):
+        return None  # not run, or scored before per-request hits were kept
     prompts = m["prompt_tokens"]
     fixed = m.get("fixed_prompt_tokens") or []
     return {
