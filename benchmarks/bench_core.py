@@ -31,19 +31,20 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from compaction.events import (
+from compaction import (
     EventData,
     FunctionCall,
     Message,
+    Session,
+    SyncPolicy,
     TodoItem,
     TodoWriteData,
     ToolCall,
     TurnEndData,
     TurnStartData,
+    get_tokenizer,
+    message_text,
 )
-from compaction.log import SyncPolicy
-from compaction.session import Session
-from compaction.tokens import _tiktoken_encoding, get_tokenizer, message_text
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "core.json"
@@ -128,8 +129,10 @@ def bench_append(n: int, workdir: Path, *, sync: SyncPolicy = "batch") -> dict[s
 
 def bench_tokens(texts: Sequence[str], runs: int = 7) -> dict[str, Any]:
     """Time Tokenizer.count against tiktoken's encode_ordinary on the same texts."""
-    tok = get_tokenizer("o200k_base")
-    encode = _tiktoken_encoding("o200k_base").encode_ordinary
+    import tiktoken
+
+    tok = get_tokenizer("o200k_base")  # installs the bundled encoding files first
+    encode = tiktoken.get_encoding("o200k_base").encode_ordinary
 
     def direct() -> float:
         start = clock()
@@ -160,7 +163,7 @@ def bench_tokens(texts: Sequence[str], runs: int = 7) -> dict[str, Any]:
 
 def session_texts(turns: int) -> list[str]:
     """Return the message texts of a generated session, as the usage view counts them."""
-    from benchmarks.sessions import generate
+    from harness.simulation import generate
 
     return [message_text(p) for p in generate(turns, 0) if isinstance(p, Message)]
 

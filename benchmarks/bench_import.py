@@ -21,12 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from compaction.checkpoint import parse_checkpoint
-from compaction.compactor import CompactionPolicy
+from compaction import CompactionPolicy, Session, check_log, get_tokenizer, parse_checkpoint
 from compaction.importers import ImportReport, ReplayReport, load, replay
-from compaction.invariants import check_log
-from compaction.session import Session
-from compaction.tokens import get_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"

@@ -1,8 +1,8 @@
 """PNG charts of a benchmark run, drawn with matplotlib (the ``charts`` extra).
 
-Each function takes the ``matplotlib.pyplot`` module (imported lazily by `benchmarks.report`,
-so the package works without matplotlib), the results of `benchmarks.report.run_bench` and a
-path; it writes one PNG and returns its file name.
+Each function takes the ``matplotlib.pyplot`` module (imported lazily by
+`benchmarks.results_report`, so the package works without matplotlib), the results of
+`benchmarks.results_report.run_bench` and a path; it writes one PNG and returns its file name.
 
 Invariants: charts only read the results; the same results draw the same picture.
 """
@@ -14,8 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from benchmarks.cache_models import PROVIDER_MODELS
-from benchmarks.strategies import BASELINE, STRATEGIES, SWITCH_VARIANTS
+from harness.simulation import BASELINE, PROVIDER_MODELS, STRATEGIES, SWITCH_VARIANTS
 
 _COLORS = {
     "A": "tab:orange",

@@ -8,7 +8,7 @@ and per peer configuration with:
   and the system message of every request) and ``messages`` (the rest);
 - ``first_fixed``: the fixed prompt of the first request (what each framework sends before any
   message);
-- ``cost``: the session's cost under each provider's prices (`benchmarks.pricing`): input by
+- ``cost``: the session's cost under each provider's prices (`harness.simulation.pricing`): input by
   that provider's cache model, plus the session's output tokens, which every run shares (the
   same scripted replies; summarizer calls are not priced: B's extractive and blind summarizers
   make none, the peers' fake ones stand for calls a real run would pay);
@@ -29,18 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmarks.pricing import PriceTable, default_prices, session_cost
-from compaction import EventData, Message, Tokenizer
-from prompts import dumps, openai_message
-
-
-def output_tokens(payloads: Sequence[EventData], tokenizer: Tokenizer) -> int:
-    """Return the tokens the model generated in a session: its assistant messages, serialized."""
-    return sum(
-        len(tokenizer.encode(dumps(openai_message(p)) + "\n"))
-        for p in payloads
-        if isinstance(p, Message) and p.role == "assistant"
-    )
+from harness.simulation import PriceTable, default_prices, session_cost
 
 
 def _prices(results: Mapping[str, Any]) -> PriceTable:

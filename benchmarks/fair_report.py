@@ -1,8 +1,9 @@
 """Report sections for a like-for-like comparison: cost, budgets, every-call retention, causes.
 
-Each function reads the derived blocks `benchmarks.report.write_report` adds to ``results.json``
-(``comparison`` from `benchmarks.comparison`, ``gap`` from `benchmarks.gap`, ``usage_check``
-from `benchmarks.usage_check`) and returns Markdown lines. `derive` computes those blocks.
+Each function reads the derived blocks `benchmarks.results_report.write_report` adds to
+``results.json`` (``comparison`` from `benchmarks.comparison`, ``gap`` from `benchmarks.gap`,
+``usage_check`` from `benchmarks.usage_check`) and returns Markdown lines. `derive` computes
+those blocks.
 
 Invariants: every figure printed is read from ``results.json``.
 """

@@ -1,7 +1,8 @@
 """Where a strategy's cache hits fall short of the ideal, request by request, by cause.
 
-The ideal hit of a request (`benchmarks.replay`) is every token but the messages new since the
-previous request. A provider's model serves less for three reasons, told apart per request:
+The ideal hit of a request (`harness.simulation.request_replay`) is every token but the messages
+new since the previous request. A provider's model serves less for three reasons, told apart per
+request:
 
 - ``compaction``: the request right after a compaction (the context after the system prompt was
   rewritten);

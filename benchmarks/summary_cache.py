@@ -1,7 +1,7 @@
 """The LLM summarizer in a replay: how much of each summary call a provider serves from cache.
 
-`summary_cache_run` replays a generated session with strategy B (`benchmarks.replay`), and
-compacts with `compaction.llm.OpenAISummarizer` talking over real HTTP to a scripted stand-in
+`summary_cache_run` replays a generated session with strategy B (`harness.simulation.replay`),
+and compacts with `compaction.llm.OpenAISummarizer` talking over real HTTP to a scripted stand-in
 model on 127.0.0.1 (`benchmarks.stub_model`). Each summary call replays the request the model
 would receive at that point, plus one instruction message, so under a prefix cache nearly all of
 it is a hit. The report gives, per call and in total, the prompt tokens, the tokens a cache model
@@ -24,13 +24,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.cache_models import CacheModel, DeepSeekCache
-from benchmarks.replay import SummarizerFor, SummaryCallRecord, replay
-from benchmarks.sessions import generate
-from benchmarks.strategies import STRATEGIES
 from benchmarks.stub_model import Reply, Script, StubModel
 from compaction import CompactionPolicy, SummaryInput, Tokenizer, get_tokenizer
 from compaction.llm import ChatClient, ChatConfig, OpenAISummarizer
+from harness.simulation import (
+    STRATEGIES,
+    CacheModel,
+    DeepSeekCache,
+    SummarizerFor,
+    SummaryCallRecord,
+    generate,
+    replay,
+)
 
 ANSWER_SECTIONS: tuple[tuple[str, str], ...] = (
     ("Primary Request and Intent", "{request}"),

@@ -33,8 +33,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from benchmarks.replay import ENVIRONMENT
-from benchmarks.sessions import generate, user_tools
 from compaction import (
     CompactionPolicy,
     EventData,
@@ -43,8 +41,9 @@ from compaction import (
     Tokenizer,
     compact,
     get_tokenizer,
+    message_text,
 )
-from compaction.tokens import message_text
+from harness.simulation import ENVIRONMENT, generate, user_tools
 from prompts import PromptBuilder, ToolCatalog, get_mode, openai_request
 
 FULL_SIZES: tuple[int, ...] = (1_000, 10_000, 100_000, 1_000_000)

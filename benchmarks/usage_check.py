@@ -34,7 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.cache_models import AnthropicCache, pack
+from harness.simulation import AnthropicCache, pack
 
 _INPUT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 _WIDTH = 4

@@ -14,8 +14,10 @@ from compaction.checkpoint import (
     split_sections,
 )
 from compaction.compactor import (
+    DEFAULT_WINDOW,
     CompactionPolicy,
     CompactionResult,
+    checkpoint_message_for,
     compact,
     maybe_compact,
     select_cut,
@@ -59,8 +61,8 @@ from compaction.events import (
     event_json_schema,
     parse_event,
 )
-from compaction.invariants import LogChecker, check_log
-from compaction.log import BadLine, ReadReport, SessionLog, read_events
+from compaction.invariants import RULES, LogChecker, check_log
+from compaction.log import BadLine, ReadReport, SessionLog, SyncPolicy, read_events
 from compaction.session import Session
 from compaction.summarizers import (
     ExtractiveSummarizer,
@@ -80,14 +82,17 @@ from compaction.todos import (
     todo_write,
 )
 from compaction.tokens import (
+    TOKENIZER_NAMES,
     DeepSeekTokenizer,
     TiktokenTokenizer,
     Tokenizer,
     count_message,
     get_tokenizer,
     install_bundled_encodings,
+    message_text,
 )
 from compaction.views import (
+    STATUS_MARKS,
     ContextProjection,
     ContextWindow,
     LatestTodosProjection,
@@ -97,14 +102,19 @@ from compaction.views import (
     TodosProjection,
     Usage,
     UsageProjection,
+    checkpoint_preamble,
     fold,
 )
 
 __all__ = [
     "CODE_OWNED_SECTIONS",
+    "DEFAULT_WINDOW",
     "NARRATIVE_SECTIONS",
+    "RULES",
     "SCHEMA_VERSION",
     "SECTION_NAMES",
+    "STATUS_MARKS",
+    "TOKENIZER_NAMES",
     "TOOL_NAME",
     "BadLine",
     "Checkpoint",
@@ -140,6 +150,7 @@ __all__ = [
     "SessionLog",
     "Summarizer",
     "SummaryInput",
+    "SyncPolicy",
     "TextPart",
     "TiktokenTokenizer",
     "TodoItem",
@@ -166,6 +177,8 @@ __all__ = [
     "anthropic_tool",
     "check_log",
     "check_output",
+    "checkpoint_message_for",
+    "checkpoint_preamble",
     "compact",
     "count_message",
     "dump_event",
@@ -174,6 +187,7 @@ __all__ = [
     "get_tokenizer",
     "install_bundled_encodings",
     "maybe_compact",
+    "message_text",
     "openai_tool",
     "parameters_schema",
     "parse_checkpoint",

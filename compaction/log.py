@@ -4,8 +4,9 @@ Invariants:
 - seq runs 1..n with no gaps, in file order (`check_seq` on append and on replay).
 - An append that returned is on disk: it was flushed and fsynced, unless the log was opened
   with `sync="batch"`, which fsyncs once when a `batch()` block closes (for imports).
-- Several processes may append at once: each append holds an exclusive `flock` on the file while
-  it reads the last seq and writes its line, so lines never interleave and seqs never repeat.
+- Several processes may append at once: each append holds an exclusive file lock
+  (`compaction.locking`: `flock`, or `msvcrt.locking` on Windows) while it reads the last seq
+  and writes its line, so lines never interleave and seqs never repeat.
 - Reading streams line by line; memory does not grow with the file.
 - A crash can tear only the last line. A reader reports it (with its line number) and skips it;
   the next append truncates it away first, since no append that returned ever wrote it.
@@ -13,7 +14,6 @@ Invariants:
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 from collections import Counter
@@ -34,6 +34,7 @@ from compaction.events import (
     make_event,
     parse_event,
 )
+from compaction.locking import lock_exclusive, unlock
 
 SyncPolicy = Literal["always", "batch"]
 
@@ -202,13 +203,13 @@ class SessionLog:
         """Hold the file lock across many appends; flush and fsync once when the block closes."""
         fh = self._file()
         if self._batch_depth == 0:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            lock_exclusive(fh)
             try:
                 # Another process may have appended since our last look: read the tail once
                 # now; while we hold the lock nobody else can append.
                 self._sync_tail(fh)
             except BaseException:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                unlock(fh)
                 raise
         self._batch_depth += 1
         try:
@@ -220,7 +221,7 @@ class SessionLog:
                     fh.flush()
                     os.fsync(fh.fileno())
                 finally:
-                    fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                    unlock(fh)
 
     def append(self, data: EventData) -> Event:
         """Append one event recording `data`; return it with its seq. Durable on return."""
@@ -236,7 +237,7 @@ class SessionLog:
         fh = self._file()
         in_batch = self._batch_depth > 0
         if not in_batch:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            lock_exclusive(fh)
         try:
             seq = self._next_seq if in_batch else self._sync_tail(fh)
             events = [make_event(seq + i, d) for i, d in enumerate(items)]
@@ -255,7 +256,7 @@ class SessionLog:
             return events
         finally:
             if not in_batch:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                unlock(fh)
 
     def _sync_tail(self, fh: IO[bytes]) -> int:
         """Return the next seq, reading the file's tail if another process appended since.

@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from compaction.errors import HarnessError
+from compaction import HarnessError
 from harness.commands import COMMANDS
 
 

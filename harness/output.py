@@ -8,7 +8,7 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
-from compaction.views import STATUS_MARKS, TodoPanel
+from compaction import STATUS_MARKS, TodoPanel
 
 _STYLES = {"completed": "green", "in_progress": "bold yellow", "pending": "dim"}
 

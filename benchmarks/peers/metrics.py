@@ -20,17 +20,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from benchmarks.cache_models import PROVIDER_MODELS, CacheModel, common_prefix
 from benchmarks.peers.drivers._common import extract_todo_lists
-from benchmarks.replay import SegmentTokens
-from benchmarks.replay import serialize as replay_serialize
-from compaction import Message, Tokenizer
-from compaction.tokens import message_text
-from prompts.requests import openai_message
+from compaction import Message, Tokenizer, message_text
+from harness.simulation import PROVIDER_MODELS, CacheModel, SegmentTokens, common_prefix
+from harness.simulation import serialize as replay_serialize
+from prompts import openai_message
 
 _MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 _WIDTH = 4
-"""Bytes per packed token id (`benchmarks.cache_models.pack`)."""
+"""Bytes per packed token id (`harness.simulation.cache_models.pack`)."""
 
 
 class DriverRecord(BaseModel):
@@ -76,7 +74,7 @@ class PeerMetrics(BaseModel):
     prefix_reuse_rate: float
     """Summed reused prefix tokens over summed input tokens (requests after the first)."""
     cache_hit_tokens: dict[str, list[int]]
-    """Per provider cache model (`benchmarks.cache_models`): tokens served, per request."""
+    """Per provider cache model (`harness.simulation.cache_models`): tokens served, per request."""
     cache_hit_rate: dict[str, float]
     """Per provider cache model: summed hit tokens over summed input tokens."""
     rewrites: int
@@ -129,10 +127,10 @@ def prompts(record: DriverRecord) -> list[tuple[list[Message], list[dict[str, An
 
 
 def request_lines(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Return a request's canonical lines, exactly as `benchmarks.replay` writes our strategies'.
+    """Return a request's canonical lines, as `harness.simulation.replay` writes our strategies'.
 
     The tool specs, then one sorted-key JSON line per message in `prompts.openai_message` form,
-    every line ending in a newline (`benchmarks.replay.serialize`).
+    every line ending in a newline (`harness.simulation.request_replay.serialize`).
     """
     return replay_serialize(
         {"tools": list(tools), "messages": [openai_message(m) for m in messages]}

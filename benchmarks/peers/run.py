@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.cache_models import PROVIDER_MODELS
 from benchmarks.peers.metrics import load_exchange_dict, load_record, score
 from benchmarks.peers.venvs import PeerEnv, VenvStatus, default_root, ensure_venv, find_python
 from compaction import Tokenizer, get_tokenizer
+from harness.simulation import PROVIDER_MODELS
 
 RESULTS_FORMAT = "context-harness/peers"
 RESULTS_VERSION = 1
@@ -100,7 +100,7 @@ class Job:
 
 def default_sessions(work_dir: Path, *, quick: bool = False) -> list[Path]:
     """Generate the benchmark sessions as exchange files in `work_dir` and return their paths."""
-    from benchmarks.sessions import dump_exchange, generate
+    from harness.simulation import dump_exchange, generate
 
     shapes = [(4, 0)] if quick else [(12, 0), (12, 1), (24, 2)]
     paths = []

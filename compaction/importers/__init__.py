@@ -5,8 +5,9 @@ to be written to a new log; the `ImportReport` passed in (or kept on the returne
 what was read, written and skipped. `import_transcript` writes them to a new log file.
 
 One module per format (`claude_code`, `codex`, `openai_messages`, `swe_agent`) drives the shared
-`EventBuilder` of `base`; `detect` tells the format; `records` reads messy JSON lines; `replay`
-appends an import to a live session, compacting whenever the context is due.
+`EventBuilder` of `base`; `detect` tells the format; `records` reads messy JSON lines;
+`session_replay` appends an import to a live session, compacting whenever the context is due;
+`import_report` counts what an import met.
 
 Invariants:
 - A real user request, and only that, starts a `turn/start`; a tool result that an agent stores
@@ -31,9 +32,9 @@ from compaction.events import Event
 from compaction.importers.claude_code import load_claude_code
 from compaction.importers.codex import load_codex
 from compaction.importers.detect import FORMATS, Format, detect_format
+from compaction.importers.import_report import ImportReport, RuleBreak
 from compaction.importers.openai_messages import load_openai
-from compaction.importers.replay import ReplayCompaction, ReplayReport, replay
-from compaction.importers.report import ImportReport, RuleBreak
+from compaction.importers.session_replay import ReplayCompaction, ReplayReport, replay
 from compaction.importers.swe_agent import load_swe_agent
 from compaction.log import SessionLog
 from compaction.tokens import Tokenizer, get_tokenizer

@@ -38,7 +38,7 @@ from compaction.events import (
     TurnStartData,
     make_event,
 )
-from compaction.importers.report import ImportReport, RuleBreak
+from compaction.importers.import_report import ImportReport, RuleBreak
 from compaction.todos import parse_todo_write
 from compaction.tokens import Tokenizer, count_message
 from compaction.views import UsageProjection, checkpoint_message

@@ -43,8 +43,8 @@ from compaction.importers.base import (
     todo_items,
     unknown,
 )
+from compaction.importers.import_report import ImportReport
 from compaction.importers.records import iter_jsonl
-from compaction.importers.report import ImportReport
 from compaction.tokens import Tokenizer
 
 SUMMARIZER = "claude-code"

@@ -31,8 +31,8 @@ from compaction.importers.base import (
     todo_items,
     unknown,
 )
+from compaction.importers.import_report import ImportReport
 from compaction.importers.records import iter_json_array, iter_jsonl, repair_surrogates
-from compaction.importers.report import ImportReport
 from compaction.todos import TOOL_NAME
 from compaction.tokens import Tokenizer
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from compaction.errors import TranscriptError
-from compaction.importers.report import ImportReport
+from compaction.importers.import_report import ImportReport
 from compaction.log import BadLine
 
 _DECODER = json.JSONDecoder()

@@ -32,9 +32,9 @@ from compaction.importers.base import (
     call_from,
     unknown,
 )
+from compaction.importers.import_report import ImportReport
 from compaction.importers.openai_messages import content_of
 from compaction.importers.records import load_document
-from compaction.importers.report import ImportReport
 from compaction.tokens import Tokenizer
 
 ACTION_TOOL = "bash"

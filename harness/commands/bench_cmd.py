@@ -1,37 +1,49 @@
-"""`harness bench [--quick] [--out DIR]`: run the benchmarks and write the report."""
+"""`harness bench [--quick] [--out DIR]`: run the checkout's benchmark suite and write the report.
+
+The suite (`benchmarks/`) is not part of the installed library: it lives in a checkout of the
+repository. The command finds it beside the `harness` package (an editable install) or in the
+working folder or one of its parents, imports it only when the command runs, and says plainly
+where to run it from otherwise.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
 
-from benchmarks.report import DEFAULT_OUT, BenchConfig, reread, run_bench, write_report
-from compaction.errors import ConfigError
+from compaction import ConfigError
+
+SUITE_MARKER = Path("benchmarks") / "results_report.py"
+"""The file that marks a checkout's benchmark suite."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `bench` command."""
     p = sub.add_parser(
         "bench",
-        help="run the benchmarks: token savings, prefix-cache hits, throughput",
+        help="run the benchmarks (from a checkout): token savings, prefix-cache hits, throughput",
         description=(
             "Replay the seeded benchmark sessions under every strategy (A: todo list as a "
             "message, B: this toolkit, C: todo list in the system prompt, the mode-switch "
             "variants, no compaction), count the cache hits of the DeepSeek, OpenAI, Anthropic "
             "and vLLM cache models, measure throughput from 10^3 to 10^6 events, read the "
             "peers' results (peers.json) if present, and write results.json, report.md and PNG "
-            "charts to DIR. --quick runs one short session and small sizes (under two minutes)."
+            "charts to DIR. --quick runs one short session and small sizes (under two minutes). "
+            "The suite lives in a checkout of the repository (benchmarks/), not in the installed "
+            "package: run it from the checkout."
         ),
     )
     p.add_argument("--quick", action="store_true", help="a short run for CI")
     p.add_argument(
         "--out",
         type=Path,
-        default=DEFAULT_OUT,
+        default=None,
         metavar="DIR",
-        help="output folder (default: benchmarks/results/)",
+        help="output folder (default: the checkout's benchmarks/results/)",
     )
     p.add_argument(
         "--peers",
@@ -48,29 +60,67 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def _peers_path(args: argparse.Namespace) -> Path:
+def find_checkout(start: Path | None = None) -> Path | None:
+    """Return the checkout that holds the benchmark suite, or None when there is none.
+
+    Looks beside the installed `harness` package first (an editable install from a checkout),
+    then in `start` (default: the working folder) and its parents.
+    """
+    here = Path(__file__).resolve().parents[2]
+    origin = (start or Path.cwd()).resolve()
+    for folder in (here, origin, *origin.parents):
+        if (folder / SUITE_MARKER).is_file():
+            return folder
+    return None
+
+
+def load_suite(start: Path | None = None) -> ModuleType:
+    """Import the checkout's `benchmarks.results_report`, or raise a ConfigError saying why not."""
+    checkout = find_checkout(start)
+    if checkout is None:
+        raise ConfigError(
+            "the benchmark suite (benchmarks/) is not installed with the package; it runs from "
+            "a checkout of the repository: clone it, run `pip install -e '.[dev]'` there and "
+            f"run `harness bench` from its folder (looked beside the package and in {Path.cwd()})"
+        )
+    if str(checkout) not in sys.path:
+        sys.path.insert(0, str(checkout))
+    module = importlib.import_module("benchmarks.results_report")
+    found = Path(module.__file__ or "").resolve()
+    if not found.is_relative_to(checkout):
+        raise ConfigError(
+            f"`benchmarks` resolves to {found}, not to the checkout's {checkout / 'benchmarks'}: "
+            "another installed distribution uses that name; run `harness bench` from the checkout"
+        )
+    return module
+
+
+def _peers_path(args: argparse.Namespace, out: Path, default_out: Path) -> Path:
     if args.peers is not None:
         return Path(args.peers)
-    local = Path(args.out) / "peers.json"
-    return local if local.is_file() else DEFAULT_OUT / "peers.json"
+    local = out / "peers.json"
+    return local if local.is_file() else default_out / "peers.json"
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark and print where the report is."""
-    config = BenchConfig.quick_run() if args.quick else BenchConfig.full()
+    suite = load_suite()
+    out = Path(args.out) if args.out is not None else suite.DEFAULT_OUT
+    config = suite.BenchConfig.quick_run() if args.quick else suite.BenchConfig.full()
     started = time.perf_counter()
 
     def say(line: str) -> None:
         print(f"[{time.perf_counter() - started:6.1f}s] {line}", file=sys.stderr, flush=True)
 
+    peers = _peers_path(args, out, suite.DEFAULT_OUT)
     if args.report_only:
         try:
-            results = reread(Path(args.out), _peers_path(args))
+            results = suite.reread(out, peers)
         except (OSError, ValueError) as exc:
             raise ConfigError(f"--report-only needs an earlier run's results.json: {exc}") from exc
     else:
-        results = run_bench(config, peers_path=_peers_path(args), progress=say)
-    paths = write_report(results, Path(args.out))
+        results = suite.run_bench(config, peers_path=peers, progress=say)
+    paths = suite.write_report(results, out)
     note = results.get("charts_note")
     if note:
         print(note, file=sys.stderr)

@@ -13,11 +13,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from compaction.compactor import DEFAULT_WINDOW, CompactionPolicy, CompactionResult, compact
-from compaction.errors import CompactionError
-from compaction.session import Session
-from compaction.summarizers import ExtractiveSummarizer, Summarizer
-from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
+from compaction import (
+    DEFAULT_WINDOW,
+    TOKENIZER_NAMES,
+    CompactionError,
+    CompactionPolicy,
+    CompactionResult,
+    ExtractiveSummarizer,
+    Session,
+    Summarizer,
+    compact,
+    get_tokenizer,
+)
 from harness.commands import llm_options
 from harness.output import console, print_json
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compaction import Message, TurnStarted
-from compaction.session import Session
+from compaction import Message, Session, TurnStarted
 from harness.commands.prompt_cmd import FORMATS, add_prompt_options, builder_from_args
 from prompts import anthropic_request, available_modes, dumps, get_mode, openai_request
 

@@ -6,8 +6,8 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
+from compaction import TOKENIZER_NAMES, get_tokenizer
 from compaction.importers import FORMAT_CHOICES, ImportReport, import_transcript
-from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
 from harness.output import console, print_json
 
 _EVENT_KINDS = frozenset({"user request", "assistant message", "tool result", "compact_boundary"})

@@ -12,10 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from compaction.errors import ConfigError
-from compaction.events import TurnStarted
-from compaction.session import Session
-from compaction.summarizers import Summarizer
+from compaction import ConfigError, Session, Summarizer, TurnStarted
 from harness.commands.prompt_cmd import add_prompt_options, builder_from_args
 from prompts import DEFAULT_MODE, available_modes, get_mode, openai_request
 

@@ -6,12 +6,17 @@ import argparse
 
 from rich.table import Table
 
-from compaction.errors import ConfigError
-from compaction.events import event_json_schema
-from compaction.invariants import RULES, LogChecker
-from compaction.log import ReadReport, read_events
-from compaction.tokens import TOKENIZER_NAMES, get_tokenizer
-from compaction.views import UsageProjection
+from compaction import (
+    RULES,
+    TOKENIZER_NAMES,
+    ConfigError,
+    LogChecker,
+    ReadReport,
+    UsageProjection,
+    event_json_schema,
+    get_tokenizer,
+    read_events,
+)
 from harness.output import console, print_json
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compaction import get_tokenizer
-from compaction.tokens import TOKENIZER_NAMES
+from compaction import TOKENIZER_NAMES, get_tokenizer
 from harness.commands.prompt_cmd import add_prompt_options, builder_from_args
 from harness.output import print_json
 from prompts import available_modes, catalog_text, linearize, shared_prefix_tokens

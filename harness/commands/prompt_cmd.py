@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from compaction.errors import ConfigError
+from compaction import ConfigError
 from prompts import (
     DEFAULT_MODE,
     TOOL_STRATEGIES,

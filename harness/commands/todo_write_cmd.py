@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compaction.session import Session
+from compaction import Session
 from prompts import available_modes, get_mode, run_todo_write
 
 

@@ -7,7 +7,7 @@ import time
 
 from rich.live import Live
 
-from compaction.session import Session
+from compaction import Session
 from harness.output import console, panel_text, print_json
 
 

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from benchmarks.sessions import generate, unfinished
 from compaction import (
     SECTION_NAMES,
     CheckpointRecorded,
@@ -21,6 +20,7 @@ from compaction import (
     parse_checkpoint,
     read_events,
 )
+from harness.simulation import generate, unfinished
 
 TURNS = 500
 

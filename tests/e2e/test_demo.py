@@ -6,9 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchmarks.demo import run_demo
 from compaction import CheckpointRecorded, TodoWritten, read_events
 from compaction.checkpoint import parse_checkpoint
+from harness.simulation import run_demo
 
 
 class TestRunDemo:

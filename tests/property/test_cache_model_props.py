@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from strategies import token_request_lists
 
-from benchmarks.cache_models import (
+from harness.simulation import (
     AnthropicCache,
     DeepSeekCache,
     OpenAICache,

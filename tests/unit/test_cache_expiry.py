@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.cache_models import (
+from harness.simulation import (
     PROVIDER_MODELS,
     AnthropicCache,
     DeepSeekCache,

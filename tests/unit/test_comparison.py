@@ -4,20 +4,27 @@ import copy
 
 import pytest
 
-from benchmarks.blind import BLIND_RUNS, BlindSummarizer, blind_summarizer
-from benchmarks.comparison import compare, headline, output_tokens
+from benchmarks.comparison import compare, headline
 from benchmarks.gap import CAUSES, cause, gap_by_cause
 from benchmarks.peers.drivers._common import STRUCTURAL_SUMMARY
-from benchmarks.pricing import default_prices, session_cost
-from benchmarks.replay import replay
-from benchmarks.sessions import generate
-from benchmarks.strategies import STRATEGIES
 from compaction import (
     NARRATIVE_SECTIONS,
     CompactionPolicy,
     Message,
     SummaryInput,
     get_tokenizer,
+)
+from harness.simulation import (
+    BLIND_RUNS,
+    CONTENT_BLIND_SUMMARY,
+    STRATEGIES,
+    BlindSummarizer,
+    blind_summarizer,
+    default_prices,
+    generate,
+    output_tokens,
+    replay,
+    session_cost,
 )
 from prompts import dumps, openai_message
 
@@ -156,6 +163,7 @@ class TestBlind:
         span = SummaryInput(messages=(), seqs=(), previous=None, todos=(), budget_tokens=10)
         out = BlindSummarizer().summarize(span)
         assert out == {NARRATIVE_SECTIONS[0]: STRUCTURAL_SUMMARY}
+        assert CONTENT_BLIND_SUMMARY == STRUCTURAL_SUMMARY  # the peers' text, byte for byte
         assert blind_summarizer({}).name == "content-blind"
         assert dict(BLIND_RUNS) == {"B:blind": "B", "A:blind": "A"}
 

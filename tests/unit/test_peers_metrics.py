@@ -26,9 +26,9 @@ from benchmarks.peers.metrics import (
     todo_truth,
     todos_at_latest_status,
 )
-from benchmarks.replay import serialize as replay_serialize
-from benchmarks.sessions import dump_exchange, generate, to_exchange
 from compaction import Message, get_tokenizer
+from harness.simulation import dump_exchange, generate, to_exchange
+from harness.simulation import serialize as replay_serialize
 from prompts.requests import openai_message
 
 TODOS = [

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.sessions import (
+from compaction import Message, TodoWriteData, TurnStartData, parse_todo_write
+from harness.simulation import (
     EXCHANGE_FORMAT,
     dump_exchange,
     generate,
@@ -14,7 +15,6 @@ from benchmarks.sessions import (
     user_tools,
     write_session,
 )
-from compaction import Message, TodoWriteData, TurnStartData, parse_todo_write
 
 
 def _modes_by_event(payloads: list) -> list[str | None]:

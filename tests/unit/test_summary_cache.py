@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.cache_models import DeepSeekCache
 from benchmarks.stub_model import Reply
 from benchmarks.summary_cache import SummaryCacheReport, main, summary_cache_run
+from harness.simulation import DeepSeekCache
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,11 @@
 """The demo behind `harness demo`: a generated long session through prompts, views and compaction.
 
-`run_demo` writes a seeded synthetic session (`benchmarks.sessions.generate`) into a live
+`run_demo` writes a seeded synthetic session (`harness.simulation.sessions.generate`) into a live
 `compaction.Session` as an agent loop would: before each model call it compacts when the policy
 says, and in the Plan-mode phase it tries one `todo_write`, which the mode refuses by code. Then
-it replays the same session request by request (`benchmarks.replay`) under this toolkit's
-strategy (B) and under the no-compaction baseline, for the token savings and the cache-hit
-figures of each provider model.
+it replays the same session request by request (`harness.simulation.request_replay`) under
+this toolkit's strategy (B) and under the no-compaction baseline, for the token savings and the
+cache-hit figures of each provider model.
 
 Invariants: the same `(turns, seed, window)` gives the same figures (wall time aside); every
 unfinished todo of the latest list stands in each checkpoint the demo wrote.
@@ -17,9 +17,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.replay import ReplayResult, replay
-from benchmarks.sessions import generate, unfinished
-from benchmarks.strategies import BASELINE, STRATEGIES
 from compaction import (
     CompactionPolicy,
     CompactionResult,
@@ -30,6 +27,9 @@ from compaction import (
     TurnStartData,
     maybe_compact,
 )
+from harness.simulation.context_strategies import BASELINE, STRATEGIES
+from harness.simulation.request_replay import ReplayResult, replay
+from harness.simulation.sessions import generate, unfinished
 from prompts import get_mode, run_todo_write
 
 DEFAULT_TURNS = 24

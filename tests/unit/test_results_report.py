@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.report import (
+from benchmarks.results_report import (
     BenchConfig,
     read_peers,
     render_markdown,

@@ -1,9 +1,9 @@
 """The benchmark run and its report: ``results.json``, ``report.md`` and PNG charts.
 
-`run_bench` replays every strategy (`benchmarks.strategies.STRATEGIES`) on the same seeded
-sessions (`benchmarks.sessions`), feeds every request to the four provider cache models
-(`benchmarks.cache_models`), measures throughput and scaling (`benchmarks.throughput`), and
-reads the peers' results (``peers.json``, written by `benchmarks.peers.run`) when they exist.
+`run_bench` replays every strategy (`harness.simulation.STRATEGIES`) on the same seeded
+sessions (`harness.simulation.generate`), feeds every request to the four provider cache models
+(`harness.simulation.PROVIDER_MODELS`), measures throughput and scaling (`benchmarks.throughput`),
+and reads the peers' results (``peers.json``, written by `benchmarks.peers.run`) when they exist.
 `write_report` turns the results into Markdown tables and charts. ``harness bench`` runs both.
 
 Full run: the three sessions the peers also run (12 turns seeds 0 and 1, 24 turns seed 2), a
@@ -26,19 +26,22 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import fair_report, throughput, usage_check
-from benchmarks.blind import BLIND_RUNS, blind_summarizer
-from benchmarks.cache_models import PROVIDER_MODELS
-from benchmarks.comparison import output_tokens
-from benchmarks.replay import ReplayResult, SummarizerFor, replay
-from benchmarks.sessions import generate
-from benchmarks.strategies import (
+from compaction import CompactionPolicy, get_tokenizer
+from harness.simulation import (
     BASELINE,
+    BLIND_RUNS,
+    PROVIDER_MODELS,
     STRATEGIES,
     SWITCH_VARIANTS,
     TODO_STRATEGIES,
+    ReplayResult,
     Strategy,
+    SummarizerFor,
+    blind_summarizer,
+    generate,
+    output_tokens,
+    replay,
 )
-from compaction import CompactionPolicy, get_tokenizer
 
 RESULTS_FORMAT = "context-harness/bench"
 RESULTS_VERSION = 1
@@ -550,7 +553,7 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
     lines += [
         f"Run: `harness bench{' --quick' if cfg['quick'] else ''}` ({mode}). Sessions: "
         + ", ".join(f"`{s}`" for s in _sessions(results))
-        + f" (`benchmarks.sessions`). Tokenizer `{cfg['tokenizer']}`; compaction window "
+        + f" (`harness.simulation.sessions`). Tokenizer `{cfg['tokenizer']}`; compaction window "
         f"{cfg['window_tokens']:,} tokens (trigger {cfg['threshold']:g}, tail {cfg['retain']:g});"
         " extractive summarizer. Canonical serialization and cache models: see "
         "`benchmarks/README.md`.",

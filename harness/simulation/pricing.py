@@ -1,6 +1,7 @@
 """Provider prices and what a session costs under each: tokens are not money.
 
-The price table lives in ``benchmarks/data/prices.json`` (USD per million tokens: input miss,
+The price table lives in ``harness/simulation/data/prices.json`` (package data: the demo prices
+its sessions too) (USD per million tokens: input miss,
 cache hit, cache write, output; with the model, the tier, the source page and the date it was
 read). `session_cost` prices one session's requests under one provider: every request's input is
 split into tokens the provider's cache served (``cache_hit``), tokens written to the cache
@@ -22,7 +23,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from compaction.errors import ConfigError
+from compaction import ConfigError, EventData, Message, Tokenizer
+from prompts import dumps, openai_message
 
 PRICES_PATH = Path(__file__).resolve().parent / "data" / "prices.json"
 """The committed price table."""
@@ -43,7 +45,7 @@ class Price:
     cache_write: float
     output: float
     cache_model: str
-    """The `benchmarks.cache_models` model whose hits this price applies to."""
+    """The `harness.simulation.cache_models` model whose hits this price applies to."""
     source: str
 
     @property
@@ -187,3 +189,12 @@ def session_cost(
         + output_tokens * price.output
     ) / _PER
     return Cost(miss=miss, hit=hit, write=write, output=output_tokens, usd=usd)
+
+
+def output_tokens(payloads: Sequence[EventData], tokenizer: Tokenizer) -> int:
+    """Return the tokens the model generated in a session: its assistant messages, serialized."""
+    return sum(
+        len(tokenizer.encode(dumps(openai_message(p)) + "\n"))
+        for p in payloads
+        if isinstance(p, Message) and p.role == "assistant"
+    )

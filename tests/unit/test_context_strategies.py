@@ -2,16 +2,6 @@ from __future__ import annotations
 
 import json
 
-from benchmarks.sessions import generate
-from benchmarks.strategies import (
-    BASELINE,
-    STRATEGIES,
-    SWITCH_VARIANTS,
-    TODO_STRATEGIES,
-    render_todos,
-    retained,
-    visible_todos,
-)
 from compaction import (
     Checkpoint,
     Message,
@@ -20,6 +10,16 @@ from compaction import (
     render_checkpoint,
 )
 from compaction.views import checkpoint_preamble
+from harness.simulation import (
+    BASELINE,
+    STRATEGIES,
+    SWITCH_VARIANTS,
+    TODO_STRATEGIES,
+    generate,
+    render_todos,
+    retained,
+    visible_todos,
+)
 
 ITEMS = (
     TodoItem(content="Read the parser", status="completed"),

@@ -22,7 +22,7 @@ A strategy changes the log the replayer feeds (`Strategy.transform`), the system
 prompt builder, the compactor and the serialization are the same for all.
 
 Invariants: a strategy is plain data (frozen); the transform is a pure function of the payloads;
-model-facing text comes from ``benchmarks/templates``.
+model-facing text comes from ``harness/simulation/templates``.
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ from compaction import (
     TodoItem,
     TodoStatus,
     TodoWriteData,
+    checkpoint_preamble,
     parse_checkpoint,
 )
-from compaction.views import checkpoint_preamble
 from prompts import SwitchStrategy, ToolStrategy
 
 TodoPlacement = Literal["message", "event", "system"]
@@ -61,7 +61,7 @@ _ITEM_PREFIX = "- ["
 @cache
 def _templates() -> jinja2.Environment:
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("benchmarks", "templates"),
+        loader=jinja2.PackageLoader("harness.simulation", "templates"),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,

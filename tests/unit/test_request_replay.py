@@ -5,10 +5,18 @@ import itertools
 import pytest
 
 from benchmarks.peers.metrics import serialize as peers_serialize
-from benchmarks.replay import ENVIRONMENT, log_payloads, replay, serialize
-from benchmarks.sessions import generate, user_tools, write_session
-from benchmarks.strategies import STRATEGIES, Strategy
 from compaction import CompactionPolicy, Message
+from harness.simulation import (
+    ENVIRONMENT,
+    STRATEGIES,
+    Strategy,
+    generate,
+    log_payloads,
+    replay,
+    serialize,
+    user_tools,
+    write_session,
+)
 from prompts import PromptBuilder, ToolCatalog, get_mode, openai_request
 
 POLICY = CompactionPolicy(window_tokens=8000)

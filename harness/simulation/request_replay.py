@@ -49,15 +49,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.cache_models import (
-    PROVIDER_MODELS,
-    CacheModel,
-    CacheSimulator,
-    DeepSeekCache,
-    pack,
-)
-from benchmarks.sessions import user_tools
-from benchmarks.strategies import TODO_TOOL, Strategy, retained, visible_todos
 from compaction import (
     CheckpointRecorded,
     CompactionError,
@@ -76,6 +67,15 @@ from compaction import (
     maybe_compact,
     parse_todo_write,
 )
+from harness.simulation.cache_models import (
+    PROVIDER_MODELS,
+    CacheModel,
+    CacheSimulator,
+    DeepSeekCache,
+    pack,
+)
+from harness.simulation.context_strategies import TODO_TOOL, Strategy, retained, visible_todos
+from harness.simulation.sessions import user_tools
 from prompts import (
     DEFAULT_MODE,
     Environment,

@@ -503,7 +503,7 @@ def write_session(
 @cache
 def user_tools() -> tuple[dict[str, Any], ...]:
     """Return the OpenAI function definitions of the session's tools (besides `todo_write`)."""
-    text = resources.files("benchmarks").joinpath("data", "tools.json").read_text("utf-8")
+    text = resources.files("harness.simulation").joinpath("data", "tools.json").read_text("utf-8")
     tools: list[dict[str, Any]] = json.loads(text)
     return tuple(tools)
 

@@ -1,0 +1,135 @@
+"""Simulated agent sessions: what `harness demo` runs, and what the benchmarks measure with.
+
+A seeded generator writes a synthetic coding session (`sessions`); the request replay runs it
+request by request through the prompt builder and the compactor (`request_replay`) under one of
+the todo-placement and mode-switch strategies (`context_strategies`), and feeds each request to
+the provider prefix-cache models (`cache_models`); `demo` puts them together for `harness demo`.
+
+This package ships with the library (the demo needs it at run time); the benchmark suite itself
+(`benchmarks/`) lives in the checkout and imports these names from here.
+
+Invariants: everything here is a pure function of its inputs (seed, turns, strategy, policy,
+tokenizer), wall time aside; nothing touches the network.
+"""
+
+from harness.simulation.blind import (
+    BLIND_RUNS,
+    CONTENT_BLIND_SUMMARY,
+    BlindSummarizer,
+    blind_summarizer,
+)
+from harness.simulation.cache_models import (
+    PROVIDER_MODELS,
+    AnthropicCache,
+    CacheModel,
+    CacheSimulator,
+    DeepSeekCache,
+    OpenAICache,
+    VLLMCache,
+    common_prefix,
+    pack,
+    replay_hits,
+)
+from harness.simulation.context_strategies import (
+    BASELINE,
+    STRATEGIES,
+    SWITCH_VARIANTS,
+    TODO_STRATEGIES,
+    TODO_TOOL,
+    Strategy,
+    render_todos,
+    retained,
+    visible_todos,
+)
+from harness.simulation.demo import (
+    DEFAULT_SEED,
+    DEFAULT_TURNS,
+    DEFAULT_WINDOW,
+    DemoResult,
+    run_demo,
+)
+from harness.simulation.pricing import (
+    PRICES_PATH,
+    Cost,
+    Price,
+    PriceTable,
+    default_prices,
+    load_prices,
+    output_tokens,
+    session_cost,
+)
+from harness.simulation.request_replay import (
+    ENVIRONMENT,
+    ReplayResult,
+    SegmentTokens,
+    SummarizerFor,
+    SummaryCallRecord,
+    log_payloads,
+    replay,
+    serialize,
+)
+from harness.simulation.sessions import (
+    EXCHANGE_FORMAT,
+    dump_exchange,
+    generate,
+    load_exchange,
+    to_exchange,
+    unfinished,
+    user_tools,
+    write_session,
+)
+
+__all__ = [
+    "BASELINE",
+    "BLIND_RUNS",
+    "CONTENT_BLIND_SUMMARY",
+    "DEFAULT_SEED",
+    "DEFAULT_TURNS",
+    "DEFAULT_WINDOW",
+    "ENVIRONMENT",
+    "EXCHANGE_FORMAT",
+    "PRICES_PATH",
+    "PROVIDER_MODELS",
+    "STRATEGIES",
+    "SWITCH_VARIANTS",
+    "TODO_STRATEGIES",
+    "TODO_TOOL",
+    "AnthropicCache",
+    "BlindSummarizer",
+    "CacheModel",
+    "CacheSimulator",
+    "Cost",
+    "DeepSeekCache",
+    "DemoResult",
+    "OpenAICache",
+    "Price",
+    "PriceTable",
+    "ReplayResult",
+    "SegmentTokens",
+    "Strategy",
+    "SummarizerFor",
+    "SummaryCallRecord",
+    "VLLMCache",
+    "blind_summarizer",
+    "common_prefix",
+    "default_prices",
+    "dump_exchange",
+    "generate",
+    "load_exchange",
+    "load_prices",
+    "log_payloads",
+    "output_tokens",
+    "pack",
+    "render_todos",
+    "replay",
+    "replay_hits",
+    "retained",
+    "run_demo",
+    "serialize",
+    "session_cost",
+    "to_exchange",
+    "unfinished",
+    "user_tools",
+    "visible_todos",
+    "write_session",
+]

@@ -1,0 +1,213 @@
+"""The layers stay layered: harness -> prompts -> compaction; benchmarks -> the package roots.
+
+Static checks read every module's imports with `ast` (function-level and TYPE_CHECKING imports
+included); runtime checks import a package in a fresh interpreter and look at `sys.modules`.
+Each checker is also run on small bad sources, so a checker that stopped finding anything fails.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FORBIDDEN: dict[str, frozenset[str]] = {
+    "compaction": frozenset({"prompts", "harness", "benchmarks"}),
+    "prompts": frozenset({"harness", "benchmarks"}),
+    "harness": frozenset({"benchmarks"}),
+}
+"""Top-level packages each package must never import (harness runs benchmarks from a checkout,
+through `importlib`, only when `harness bench` runs)."""
+
+ROOTS = ("compaction", "compaction.importers", "compaction.llm", "prompts", "harness.simulation")
+"""Package roots: the CLI and the benchmarks import these packages' `__all__`, nothing deeper."""
+
+CONVENTIONAL_NAMES = frozenset({"__init__", "__main__", "conftest", "base", "_common"})
+"""Module names that may repeat across folders: they mean the same kind of thing everywhere."""
+
+
+def imported_modules(source: str) -> Iterator[tuple[str, tuple[str, ...], int]]:
+    """Yield (module, names, line) for every absolute import in `source`, at any depth."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, (), node.lineno
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module, tuple(a.name for a in node.names), node.lineno
+
+
+def layer_violations(package: str, source: str) -> list[str]:
+    """Return the imports in a module of `package` that point up or sideways."""
+    banned = FORBIDDEN.get(package, frozenset())
+    return [
+        f"line {line}: imports {module}"
+        for module, _, line in imported_modules(source)
+        if module.split(".")[0] in banned
+    ]
+
+
+def owning_root(module: str) -> str | None:
+    """Return the deepest package root that `module` belongs to, if any."""
+    parts = module.split(".")
+    owners = [r for r in ROOTS if parts[: len(r.split("."))] == r.split(".")]
+    return max(owners, key=len) if owners else None
+
+
+def root_violations(module_name: str, source: str) -> list[str]:
+    """Return the imports of `module_name` that bypass a package root or take a private name."""
+    found = []
+    for module, names, line in imported_modules(source):
+        root = owning_root(module)
+        if root is None or module_name == root or module_name.startswith(root + "."):
+            continue  # not a root's module, or a module importing inside its own package
+        if module != root:
+            found.append(f"line {line}: from {module} (use the root, {root})")
+            continue
+        exported = set(importlib.import_module(root).__all__)
+        found += [f"line {line}: {root}.{n} is not in __all__" for n in names if n not in exported]
+    return found
+
+
+def modules_of(*folders: str) -> Iterator[tuple[str, Path]]:
+    """Yield (dotted name, path) of every module under the given top-level folders."""
+    for folder in folders:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            yield ".".join(p for p in parts if p != "__init__"), path
+
+
+def fresh_modules(code: str) -> set[str]:
+    """Run `code` in a fresh interpreter and return the names in its `sys.modules`."""
+    script = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=True,
+    )
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+class TestCheckersFindViolations:
+    """The checkers themselves: each finds a planted violation and passes clean code."""
+
+    @pytest.mark.parametrize(
+        ("package", "source"),
+        [
+            ("compaction", "from prompts import get_mode\n"),
+            ("compaction", "def f():\n    import harness.cli\n"),
+            (
+                "compaction",
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import benchmarks\n",
+            ),
+            ("prompts", "from harness.simulation import generate\n"),
+            ("prompts", "import benchmarks.results_report\n"),
+            ("harness", "from benchmarks.results_report import run_bench\n"),
+        ],
+    )
+    def test_layer_checker_flags(self, package: str, source: str) -> None:
+        """An import pointing up a layer is reported."""
+        assert layer_violations(package, source)
+
+    def test_layer_checker_passes_downward_imports(self) -> None:
+        """Imports pointing down, or at a name merely containing a package name, pass."""
+        assert not layer_violations("prompts", "from compaction import Session\nimport harnessx\n")
+
+    @pytest.mark.parametrize(
+        ("source", "reason"),
+        [
+            ("from compaction.tokens import get_tokenizer\n", "use the root, compaction"),
+            ("from compaction.tokens import _tiktoken_encoding\n", "use the root"),
+            ("from compaction import _tiktoken_encoding\n", "not in __all__"),
+            ("from compaction.importers.session_replay import replay\n", "compaction.importers"),
+            ("from harness.simulation.sessions import generate\n", "harness.simulation"),
+            ("from prompts.requests import openai_message\n", "use the root, prompts"),
+            ("def f():\n    from compaction.views import STATUS_MARKS\n", "compaction"),
+        ],
+    )
+    def test_root_checker_flags(self, source: str, reason: str) -> None:
+        """An import past a package root, or of a name the root does not export, is reported."""
+        found = root_violations("benchmarks.example", source)
+        assert len(found) == 1
+        assert reason in found[0]
+
+    def test_root_checker_allows_own_package(self) -> None:
+        """A module inside a root imports its siblings directly."""
+        source = "from harness.simulation.sessions import generate\n"
+        assert not root_violations("harness.simulation.demo", source)
+        assert not root_violations("harness.commands.demo_cmd", "from harness.output import x\n")
+
+
+class TestLayers:
+    @pytest.mark.parametrize("package", sorted(FORBIDDEN))
+    def test_no_upward_imports(self, package: str) -> None:
+        """No module of compaction, prompts or harness imports a layer above it (or benchmarks)."""
+        found = {
+            name: bad
+            for name, path in modules_of(package)
+            if (bad := layer_violations(package, path.read_text(encoding="utf-8")))
+        }
+        assert found == {}
+
+    @pytest.mark.parametrize(
+        ("package", "banned"),
+        [
+            ("compaction", ("prompts", "harness", "benchmarks")),
+            ("prompts", ("harness", "benchmarks")),
+        ],
+    )
+    def test_import_pulls_in_no_upper_layer(self, package: str, banned: tuple[str, ...]) -> None:
+        """Importing a package (and everything its root imports) loads no upper layer."""
+        loaded = fresh_modules(f"import {package}")
+        assert package in loaded
+        assert {m for m in loaded if m.split(".")[0] in banned} == set()
+
+    def test_cli_start_imports_no_benchmarks_no_tokenizer(self) -> None:
+        """Building the CLI's parser loads neither benchmarks, nor the simulation, nor tiktoken."""
+        loaded = fresh_modules("from harness.cli import build_parser\nbuild_parser()")
+        assert "harness.commands.bench_cmd" in loaded
+        heavy = {"benchmarks", "harness.simulation", "tiktoken", "tokenizers", "matplotlib"}
+        assert {m for m in loaded if m in heavy or m.split(".")[0] in heavy} == set()
+
+
+class TestRootImports:
+    def test_cli_and_benchmarks_import_only_root_names(self) -> None:
+        """Harness and benchmarks import from package roots, and only names in their __all__."""
+        found = {
+            name: bad
+            for name, path in modules_of("harness", "benchmarks")
+            if (bad := root_violations(name, path.read_text(encoding="utf-8")))
+        }
+        assert found == {}
+
+
+class TestModuleNames:
+    def test_module_names_are_distinct(self) -> None:
+        """No two modules share a name across folders (but the conventional ones)."""
+        seen: dict[str, list[str]] = {}
+        for name, path in modules_of("compaction", "prompts", "harness", "benchmarks", "tests"):
+            if path.stem not in CONVENTIONAL_NAMES:
+                seen.setdefault(path.stem, []).append(name)
+        assert {stem: names for stem, names in seen.items() if len(names) > 1} == {}
+
+    def test_renamed_modules_are_gone(self) -> None:
+        """The modules that meant different things under one name carry distinct names now."""
+        for old in (
+            "compaction/importers/replay.py",
+            "compaction/importers/report.py",
+            "benchmarks/replay.py",
+            "benchmarks/report.py",
+            "benchmarks/strategies.py",
+        ):
+            assert not (ROOT / old).exists(), old
+        assert (ROOT / "tests" / "strategies.py").is_file()
