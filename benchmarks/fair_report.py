@@ -31,6 +31,12 @@ def derive(results: dict[str, Any]) -> None:
     }
 
 
+def _comparison(results: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Return the results' comparison block, computing it when `derive` has not run."""
+    comp: Mapping[str, Any] | None = results.get("comparison")
+    return comp if comp is not None else compare(results)
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
@@ -47,12 +53,12 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
 
 def providers(results: Mapping[str, Any]) -> list[str]:
     """Return the priced providers, in table order."""
-    return list(results["comparison"]["prices"]["providers"])
+    return list(_comparison(results)["prices"]["providers"])
 
 
 def prices_section(results: Mapping[str, Any]) -> list[str]:
     """The price table the costs use, with its date and sources."""
-    prices = results["comparison"]["prices"]
+    prices = _comparison(results)["prices"]
     rows = [
         [
             name,
@@ -79,7 +85,7 @@ def prices_section(results: Mapping[str, Any]) -> list[str]:
 
 def comparison_section(results: Mapping[str, Any]) -> list[str]:
     """Per session: every run and peer with input split, cost per provider, retention, budget."""
-    comp = results["comparison"]
+    comp = _comparison(results)
     names = providers(results)
     out = ["## Cost, input and retention per session", ""]
     out += [
@@ -125,7 +131,7 @@ def comparison_section(results: Mapping[str, Any]) -> list[str]:
 
 def headline_lines(results: Mapping[str, Any]) -> list[str]:
     """B against each peer configuration at the matched budget: tokens, cost, where B loses."""
-    entries = headline(results["comparison"])
+    entries = headline(_comparison(results))
     if not entries:
         return []
     names = providers(results)

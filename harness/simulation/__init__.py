@@ -42,6 +42,7 @@ from harness.simulation.context_strategies import (
     visible_todos,
 )
 from harness.simulation.demo import (
+    CONTRASTS,
     DEFAULT_SEED,
     DEFAULT_TURNS,
     DEFAULT_WINDOW,
@@ -83,6 +84,7 @@ __all__ = [
     "BASELINE",
     "BLIND_RUNS",
     "CONTENT_BLIND_SUMMARY",
+    "CONTRASTS",
     "DEFAULT_SEED",
     "DEFAULT_TURNS",
     "DEFAULT_WINDOW",
