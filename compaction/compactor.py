@@ -49,6 +49,7 @@ from typing import Final
 from compaction.checkpoint import Checkpoint, Section, parse_checkpoint, render_checkpoint
 from compaction.errors import CompactionError, ConfigError
 from compaction.events import CheckpointData, CheckpointRecorded, Message, TodoItem
+from compaction.secrets import redact
 from compaction.session import Session
 from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInput, check_output
 from compaction.tokens import count_message
@@ -259,7 +260,7 @@ def _summarize(
     except Exception as exc:  # any failure of a pluggable summarizer falls back, and says why
         if summarizer is fallback:
             raise CompactionError("summarizer_failed", f"{type(exc).__name__}: {exc}") from exc
-        reason = f"{summarizer.name} failed: {type(exc).__name__}: {exc}"
+        reason = redact(f"{summarizer.name} failed: {type(exc).__name__}: {exc}")
         return check_output(fallback.summarize(span)), fallback.name, reason
 
 

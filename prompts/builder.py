@@ -137,8 +137,8 @@ class PromptBuilder:
         """Return the mode block: the mode's templates rendered in order."""
         names = tuple(t.name for t in (self.tools(mode) if tools is None else tools))
         context = {
-            "mode": mode,
-            "env": self.environment,
+            "mode": mode_data(mode),
+            "env": self.environment.model_dump(mode="json"),
             "tool_names": names,
             "forbidden_tools": mode.tools.forbidden,
         }
@@ -152,7 +152,9 @@ class PromptBuilder:
             core=render("core.md.j2", {}).strip("\n"),
             tools=tools,
             mode=self.mode_block(mode, tools),
-            environment=render("environment.md.j2", {"env": self.environment}).strip("\n"),
+            environment=render(
+                "environment.md.j2", {"env": self.environment.model_dump(mode="json")}
+            ).strip("\n"),
         )
 
     def system_prompt(self, mode: Mode) -> str:
@@ -161,8 +163,15 @@ class PromptBuilder:
 
     def mode_message(self, mode: Mode) -> Message:
         """Return the user message (origin ``mode_switch``) switching the conversation to `mode`."""
-        text = render("mode_switch.md.j2", {"mode": mode, "block": self.mode_block(mode)})
+        text = render(
+            "mode_switch.md.j2", {"mode": mode_data(mode), "block": self.mode_block(mode)}
+        )
         return Message(role="user", content=text.rstrip("\n"), origin="mode_switch")
+
+
+def mode_data(mode: Mode) -> dict[str, Any]:
+    """Return what a template sees of `mode`: its fields as plain data, without its folder."""
+    return mode.model_dump(mode="json", exclude={"template_dir"})
 
 
 def switch_mode(
@@ -195,7 +204,8 @@ def refusal(mode: Mode) -> str | None:
     """Return the model-facing refusal of `todo_write` in `mode`, or None when it is allowed."""
     if mode.todo_write_allowed:
         return None
-    return render(mode.todo.refusal, {"mode": mode}, folder=mode.template_dir).rstrip("\n")
+    context = {"mode": mode_data(mode)}
+    return render(mode.todo.refusal, context, folder=mode.template_dir).rstrip("\n")
 
 
 def tool_refusal(mode: Mode, tool: str) -> str | None:
@@ -208,7 +218,8 @@ def tool_refusal(mode: Mode, tool: str) -> str | None:
         return refusal(mode)
     if tool not in mode.tools.forbidden:
         return None
-    text = render("refusals/tool.md.j2", {"mode": mode, "tool": tool}, folder=mode.template_dir)
+    context = {"mode": mode_data(mode), "tool": tool}
+    text = render("refusals/tool.md.j2", context, folder=mode.template_dir)
     return text.rstrip("\n")
 
 

@@ -16,6 +16,7 @@ in-progress rule of the `todo_write` description; a forbidden `todo_write` is ne
 from __future__ import annotations
 
 import json
+import stat
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from compaction.errors import ConfigError
+from prompts.sandbox import BUILTIN_TEMPLATES
 
 ToolStrategy = Literal["stable", "filtered"]
 """How a mode presents the tools it forbids.
@@ -34,6 +36,8 @@ code refuses a call. ``filtered``: forbidden tools are removed from the catalog.
 
 TOOL_STRATEGIES: tuple[ToolStrategy, ...] = ("stable", "filtered")
 DEFAULT_MODE = "agent"
+MAX_MODES_FILE_BYTES = 1024 * 1024
+"""Largest modes file read."""
 
 
 class _Frozen(BaseModel):
@@ -142,9 +146,19 @@ def load_modes(path: Path | str) -> dict[str, Mode]:
 
 def _read(file: Path) -> dict[str, Any]:
     try:
-        text = file.read_text(encoding="utf-8")
+        info = file.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"cannot read modes file {file}: not a regular file")
+        if info.st_size > MAX_MODES_FILE_BYTES:
+            raise ConfigError(
+                f"modes file {file} has {info.st_size} bytes, above the limit of "
+                f"{MAX_MODES_FILE_BYTES}"
+            )
+        text = file.read_bytes()[: MAX_MODES_FILE_BYTES + 1].decode("utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read modes file {file}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"modes file {file} is not UTF-8: {exc.reason}") from None
     try:
         data: Any = json.loads(text) if file.suffix == ".json" else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
@@ -159,8 +173,7 @@ def _parse_mode(file: Path, index: int, entry: object) -> Mode:
     if not isinstance(entry, Mapping):
         raise ConfigError(f"{file}: modes[{index}] must be a table")
     fields = dict(entry)
-    folder = Path(str(fields.pop("template_dir", ".")))
-    fields["template_dir"] = folder if folder.is_absolute() else file.parent / folder
+    fields["template_dir"] = _template_dir(file, index, str(fields.pop("template_dir", ".")))
     try:
         return Mode.model_validate(fields)
     except ValidationError as exc:
@@ -169,6 +182,25 @@ def _parse_mode(file: Path, index: int, entry: object) -> Mode:
             for e in exc.errors(include_url=False)
         )
         raise ConfigError(f"{file}: modes[{index}]: {problems}") from None
+
+
+def _template_dir(file: Path, index: int, given: str) -> Path:
+    """Resolve a mode's template folder: it must lie inside the modes file's folder.
+
+    Symlinks are followed before the check, so neither ``..`` nor a link can point a mode at
+    templates (or any file) elsewhere; the built-in templates are allowed too.
+    """
+    folder = Path(given)
+    resolved = (folder if folder.is_absolute() else file.parent / folder).resolve()
+    home = file.parent.resolve()
+    if not (resolved.is_relative_to(home) or resolved.is_relative_to(BUILTIN_TEMPLATES)):
+        raise ConfigError(
+            f"{file}: modes[{index}]: template_dir {given!r} resolves to {resolved}, outside "
+            f"the modes file's folder {home}; keep the templates beside the modes file"
+        )
+    if not resolved.is_dir():
+        raise ConfigError(f"{file}: modes[{index}]: template_dir {given!r} is not a folder")
+    return resolved
 
 
 def available_modes(path: Path | str | None = None) -> dict[str, Mode]:

@@ -8,13 +8,16 @@ The sleep function is injected, so tests never wait for real.
 Invariants: the body is serialized canonically (sorted keys, compact separators, UTF-8, the same
 bytes `prompts.requests.dumps` writes), so a request that replays an earlier one's messages and
 tools sends them byte for byte; the API key is read from the environment at call time and never
-appears in an error message.
+appears in an error message (`ChatClient.redact` runs on every message built from an answer);
+``timeout`` bounds a whole attempt (connect, send and every read together, however slowly the
+server drips), and an answer is read up to `ChatConfig.answer_cap` bytes, then abandoned.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -25,6 +28,7 @@ import httpx
 
 from compaction.errors import ConfigError, ProviderError
 from compaction.llm.usage import ProviderUsage, read_usage
+from compaction.secrets import redact
 
 RETRY_STATUSES: frozenset[int] = frozenset({408, 409, 429, 500, 502, 503, 504})
 """Statuses worth another try: rate limits, timeouts and server errors (any other 5xx too)."""
@@ -42,7 +46,8 @@ class ChatConfig:
         model: the model name sent in each request.
         api_key_env: the environment variable holding the API key; when it is unset or empty no
             ``Authorization`` header is sent (local servers need none).
-        timeout: seconds to wait for a connection, a read or a write, per attempt.
+        timeout: seconds one attempt may take in all: connecting, sending and reading the whole
+            answer (a server that drips bytes slowly is cut off at the timeout).
         max_retries: further attempts after the first one fails transiently.
         max_output_tokens: cap on the answer's length (sent as ``max_tokens``).
         backoff: seconds before the first retry; doubled at each further one.
@@ -74,6 +79,11 @@ class ChatConfig:
             problems.append("backoff and max_wait must be >= 0 seconds")
         if problems:
             raise ConfigError("ChatConfig: " + "; ".join(problems))
+
+    @property
+    def answer_cap(self) -> int:
+        """Largest answer body read, in bytes: 16 per output token plus 64 KiB of envelope."""
+        return 16 * self.max_output_tokens + 64 * 1024
 
     @property
     def url(self) -> str:
@@ -128,20 +138,32 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
+    def redact(self, text: str) -> str:
+        """Return `text` without the API key or anything shaped like a token."""
+        return redact(text, [self.environ.get(self.config.api_key_env, "")])
+
     def complete(self, body: Mapping[str, Any]) -> ChatAnswer:
         """Post `body` (model and max_tokens filled in when absent) and return the answer.
 
         Raises:
             ProviderError: the call failed for good (after retries where they apply), or the
-                answer is not a chat completion.
+                answer is not a chat completion; its message never holds the API key.
         """
         payload = {"model": self.config.model, **body}
         payload.setdefault("max_tokens", self.config.max_output_tokens)
         content = canonical_json(payload).encode("utf-8")
-        timeout = httpx.Timeout(self.config.timeout)
-        with httpx.Client(timeout=timeout, transport=self.transport) as http:
-            response, attempts = self._post(http, content)
-        return parse_answer(response, attempts)
+        try:
+            with httpx.Client(timeout=self.config.timeout, transport=self.transport) as http:
+                response, attempts = self._post(http, content)
+            return parse_answer(response, attempts)
+        except ProviderError as exc:
+            message = self.redact(str(exc).removeprefix(f"{exc.code}: "))
+            failure = ProviderError(exc.code, message, status=exc.status)
+        except Exception as exc:  # an unexpected failure may quote a header: never show it raw
+            detail = self.redact(f"{type(exc).__name__}: {exc}")
+            failure = ProviderError("transport", f"{self.config.url}: {detail}")
+        # Raised outside the handler, so the unredacted original is not kept as __context__.
+        raise failure
 
     def _post(self, http: httpx.Client, content: bytes) -> tuple[httpx.Response, int]:
         """Send the body, retrying transient failures; return the final response."""
@@ -149,7 +171,7 @@ class ChatClient:
         while True:
             attempt += 1
             try:
-                response = http.post(self.config.url, content=content, headers=self.headers())
+                response = self._attempt(http, content)
             except httpx.TimeoutException as exc:
                 failure = ProviderError("timeout", f"{self.config.url}: no answer in time ({exc})")
                 wait = None
@@ -164,6 +186,58 @@ class ChatClient:
                     raise failure
                 wait = retry_after(response)
             self._wait_or_raise(attempt, wait, failure)
+
+    def _attempt(self, http: httpx.Client, content: bytes) -> httpx.Response:
+        """Make one attempt, within `timeout` in all and `answer_cap` bytes.
+
+        The request runs in a worker thread so that the deadline holds even while the server
+        drips its headers; past the deadline the attempt is abandoned (the client's close ends
+        the worker's socket).
+        """
+        timeout = self.config.timeout
+        deadline = time.monotonic() + timeout
+        outcome: list[httpx.Response | BaseException] = []
+
+        def work() -> None:
+            try:
+                outcome.append(self._read(http, content, deadline))
+            except BaseException as exc:  # handed to the caller's thread
+                outcome.append(exc)
+
+        worker = threading.Thread(target=work, name="harness-llm-attempt", daemon=True)
+        worker.start()
+        worker.join(timeout)
+        if not outcome:
+            raise httpx.TimeoutException(f"the attempt took more than {timeout:g}s in all")
+        result = outcome[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def _read(self, http: httpx.Client, content: bytes, deadline: float) -> httpx.Response:
+        """Send the request and read the answer, up to the size cap and the deadline."""
+        cap = self.config.answer_cap
+        headers = self.headers()
+        with http.stream("POST", self.config.url, content=content, headers=headers) as streamed:
+            body = bytearray()
+            for chunk in streamed.iter_bytes():
+                body += chunk
+                if len(body) > cap:
+                    raise ProviderError(
+                        "bad_response",
+                        f"{self.config.url}: the answer passed {cap} bytes "
+                        f"(16 x max_output_tokens + 64 KiB); abandoned",
+                    )
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("the answer was still arriving at the timeout")
+            kept = {
+                k: v
+                for k, v in streamed.headers.items()
+                if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+            }
+            return httpx.Response(
+                streamed.status_code, headers=kept, content=bytes(body), request=streamed.request
+            )
 
     def _wait_or_raise(self, attempt: int, wait: float | None, failure: ProviderError) -> None:
         """Sleep before the next attempt, or raise `failure` when no attempt is left."""

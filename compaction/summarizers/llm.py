@@ -232,7 +232,7 @@ class OpenAISummarizer:
         self.reports.append(
             UsageReportData(
                 purpose=SUMMARY_PURPOSE,
-                model=str(answer.raw.get("model") or self.client.config.model),
+                model=self.client.redact(str(answer.raw.get("model") or self.client.config.model)),
                 prompt_tokens=usage.prompt_tokens if usage else 0,
                 completion_tokens=usage.completion_tokens if usage else 0,
                 cached_tokens=usage.cached_tokens if usage else None,
@@ -247,14 +247,14 @@ class OpenAISummarizer:
             raise _failed(f"empty answer (finish_reason {answer.finish_reason!r})")
         found = split_sections(answer.content)
         sections: dict[str, str] = {
-            name: "" if found[name].strip() == EMPTY else found[name]
+            name: "" if found[name].strip() == EMPTY else self.client.redact(found[name])
             for name in NARRATIVE_SECTIONS
             if name in found
         }
         if not sections:
             raise _failed(
                 "the answer has none of the Checkpoint's narrative headings: "
-                f"{answer.content[:120]!r}"
+                + self.client.redact(repr(answer.content[:120]))
             )
         size = self.tokenizer.count("\n".join(sections.values()))
         if size > replaced_tokens:

@@ -99,7 +99,7 @@ class TestUserModes:
         """An undefined variable in a user template is an error naming the template."""
         path = _write_review(tmp_path)
         (tmp_path / "templates" / "review.md.j2").write_text("{{ nonsense }}\n")
-        with pytest.raises(ConfigError, match=r"review\.md\.j2: 'nonsense' is undefined"):
+        with pytest.raises(ConfigError, match=r"review\.md\.j2:1: 'nonsense' is undefined"):
             PromptBuilder().mode_block(load_modes(path)["review"])
 
     @pytest.mark.parametrize(
