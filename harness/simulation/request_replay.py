@@ -2,7 +2,9 @@
 
 `replay(payloads, strategy)` appends the session's events to a fresh `compaction.Session` one by
 one. Each assistant message marks a model call: just before it, the replayer compacts when the
-policy says (`compaction.maybe_compact`), has the prompt builder assemble the OpenAI-format
+whole request would reach the policy's trigger (the fixed part, tool catalog and system message
+as serialized here, plus the session's context tokens: every strategy and peer triggers on the
+same whole-request count), has the prompt builder assemble the OpenAI-format
 request for the current mode over the session's context view (`prompts.openai_request`),
 serializes it to tokens, and feeds the tokens to every provider cache model. A session that ends
 while the agent still owes an answer gets one last request: the call that would come next.
@@ -63,8 +65,8 @@ from compaction import (
     Tokenizer,
     ToolInputError,
     TurnStartData,
+    compact,
     get_tokenizer,
-    maybe_compact,
     parse_todo_write,
 )
 from harness.simulation.cache_models import (
@@ -269,14 +271,21 @@ class _Loop:
                 with contextlib.suppress(ToolInputError):
                     self.truth = parse_todo_write(call.function.arguments, allow_parallel=True)
 
+    def fixed_tokens(self) -> int:
+        """Tokens of the request's fixed part now: the tool catalog and the system message."""
+        lines = serialize(self.request(messages=False))
+        return (len(self.tokens(lines[0])) + len(self.tokens(lines[1]))) // 4
+
     def compact(self) -> bool:
+        """Compact when the whole request (fixed part + context) reaches the policy's trigger."""
         if not self.strategy.compaction:
             return False
-        summarizer = None
-        if self.summarizer_for and self.policy.should_compact(self.session.context_tokens):
-            summarizer = self.summarizer_for(self.request())
+        if not self.policy.should_compact(self.fixed_tokens() + self.session.context_tokens):
+            return False
+        summarizer = self.summarizer_for(self.request()) if self.summarizer_for else None
         try:
-            done = maybe_compact(self.session, self.policy, summarizer=summarizer) is not None
+            compact(self.session, self.policy, summarizer=summarizer, force=True)
+            done = True
         except CompactionError:
             self.result.compaction_failures += 1
             return False
@@ -314,17 +323,18 @@ class _Loop:
             got = self.converted[id(message)] = (message, openai_message(message))
         return got[1]
 
-    def request(self) -> dict[str, Any]:
+    def request(self, *, messages: bool = True) -> dict[str, Any]:
         """Return the request `openai_request` builds now, plus the strategy's system suffix.
 
         The system message and tools come from `openai_request` itself; the messages are the
         context view's, converted with the same `openai_message` (once per message: they are
-        immutable), which is what `openai_request` does with them.
+        immutable), which is what `openai_request` does with them. ``messages=False`` leaves
+        the context out: the fixed part alone.
         """
         assert self.prompt_mode is not None
         req = openai_request(self.builder, self.prompt_mode, None)
-        window = self.session.context
-        req["messages"] += [self.message(m) for m in window.as_messages()]
+        if messages:
+            req["messages"] += [self.message(m) for m in self.session.context.as_messages()]
         suffix = self.strategy.system_suffix(self.session.latest_todos)
         if suffix:
             req["messages"][0] = {**req["messages"][0]}
