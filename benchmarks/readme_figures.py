@@ -128,6 +128,31 @@ def _usage(results: Mapping[str, Any]) -> str:
     )
 
 
+def _span(values: Sequence[float], fmt: str) -> str:
+    low, high = min(values), max(values)
+    return (
+        fmt.format(low)
+        if fmt.format(low) == fmt.format(high)
+        else (f"{fmt.format(low)}-{fmt.format(high)}")
+    )
+
+
+def _throughput(results: Mapping[str, Any]) -> str:
+    points = results.get("throughput") or []
+    if not points:
+        return "not measured"
+    sizes = f"{points[0]['events']:,} to {points[-1]['events']:,} events"
+    return (
+        f"{sizes}: append + views {_span([p['append_us'] for p in points], '{:.0f}')} µs per "
+        f"event ({_span([p['append_ratio'] for p in points], '{:.1f}')}x raw tiktoken on the same "
+        f"messages), reopen {_span([p['reopen_us'] for p in points], '{:.0f}')} µs per event, "
+        f"`context_tokens` read {_span([p['context_tokens_ns'] for p in points], '{:.0f}')} ns, "
+        f"one compaction {_span([p['compaction_ratio'] for p in points], '{:.2f}')}x a tiktoken "
+        f"pass, request assembly {_span([p['assembly_ms'] for p in points], '{:.2f}')} ms (2 "
+        "shared cores: times drift with the machine's load; the ratios travel)"
+    )
+
+
 def render(results: Mapping[str, Any]) -> str:
     """Return the README's figures block (markers excluded) for a full run's results."""
     comp = results["comparison"]
@@ -138,9 +163,10 @@ def render(results: Mapping[str, Any]) -> str:
         {r["name"] for rows in comp["sessions"].values() for r in rows if not r["matched"]}
     )
     b = pooled["B"]
+    budget = f"{comp['budget']:,}" if comp["budget"] else "(not recorded)"
     lines = [
         f"Sessions {sessions}; tokenizer `{cfg['tokenizer']}`; every run and peer triggers at "
-        f"**{comp['budget']:,} whole-request tokens** (system prompt + tools + messages, our "
+        f"**{budget} whole-request tokens** (system prompt + tools + messages, our "
         "tokenizer); "
         + (f"labelled, not compared: {', '.join(unmatched)}." if unmatched else "no other budget.")
         + f" Prices of {comp['prices']['taken']} (`data/prices.json`).",
@@ -161,6 +187,7 @@ def render(results: Mapping[str, Any]) -> str:
         "- **Gap to the ideal hit rate, by cause**:",
         *_gap(results),
         f"- **Cache model against real usage**: {_usage(results)}.",
+        f"- **Throughput**: {_throughput(results)}.",
     ]
     return "\n".join(lines) + "\n"
 
