@@ -15,6 +15,7 @@ from compaction.checkpoint import (
 )
 from compaction.compactor import (
     DEFAULT_WINDOW,
+    CompactionPlan,
     CompactionPolicy,
     CompactionResult,
     checkpoint_message_for,
@@ -29,7 +30,9 @@ from compaction.errors import (
     LogError,
     LogFormatError,
     LogIntegrityError,
+    MessageError,
     ProviderError,
+    SeqConflictError,
     TokenizerError,
     ToolInputError,
     TranscriptError,
@@ -61,8 +64,18 @@ from compaction.events import (
     event_json_schema,
     parse_event,
 )
-from compaction.invariants import RULES, LogChecker, check_log
-from compaction.log import BadLine, ReadReport, SessionLog, SyncPolicy, read_events
+from compaction.invariants import RULES, LogChecker, check_log, check_next_seq
+from compaction.log import (
+    MAX_EVENT_BYTES,
+    BadLine,
+    LogReader,
+    ReadReport,
+    SessionLog,
+    SyncPolicy,
+    TailRepair,
+    read_events,
+)
+from compaction.provider_messages import from_anthropic, from_openai, to_messages
 from compaction.session import Session
 from compaction.summarizers import (
     ExtractiveSummarizer,
@@ -109,6 +122,7 @@ from compaction.views import (
 __all__ = [
     "CODE_OWNED_SECTIONS",
     "DEFAULT_WINDOW",
+    "MAX_EVENT_BYTES",
     "NARRATIVE_SECTIONS",
     "RULES",
     "SCHEMA_VERSION",
@@ -121,6 +135,7 @@ __all__ = [
     "CheckpointData",
     "CheckpointRecorded",
     "CompactionError",
+    "CompactionPlan",
     "CompactionPolicy",
     "CompactionResult",
     "ConfigError",
@@ -138,19 +153,23 @@ __all__ = [
     "LogError",
     "LogFormatError",
     "LogIntegrityError",
+    "LogReader",
     "Message",
     "MessageAdded",
+    "MessageError",
     "Origin",
     "Projection",
     "ProviderError",
     "ProviderTotals",
     "ReadReport",
     "Section",
+    "SeqConflictError",
     "Session",
     "SessionLog",
     "Summarizer",
     "SummaryInput",
     "SyncPolicy",
+    "TailRepair",
     "TextPart",
     "TiktokenTokenizer",
     "TodoItem",
@@ -176,6 +195,7 @@ __all__ = [
     "UsageReported",
     "anthropic_tool",
     "check_log",
+    "check_next_seq",
     "check_output",
     "checkpoint_message_for",
     "checkpoint_preamble",
@@ -184,6 +204,8 @@ __all__ = [
     "dump_event",
     "event_json_schema",
     "fold",
+    "from_anthropic",
+    "from_openai",
     "get_tokenizer",
     "install_bundled_encodings",
     "maybe_compact",
@@ -198,5 +220,6 @@ __all__ = [
     "select_cut",
     "split_sections",
     "summary_line",
+    "to_messages",
     "todo_write",
 ]

@@ -30,6 +30,17 @@ kept tail is everything after it. A cut is safe when
 Of the safe cuts, the compactor takes the one that keeps the longest tail within
 `CompactionPolicy.retain_tokens`; when none fits, the one with the shortest tail.
 
+Focus and hooks. ``compact(..., instructions="keep the API decisions")`` hands focus
+instructions to the summarizer (`SummaryInput.instructions`: the LLM summarizer appends them to
+its instruction, the extractive one puts them under Critical Context) and records them in the
+event. ``on_compact_start(plan)`` runs once the span is chosen and before the summarizer: it
+returns None to go on, False to veto (`CompactionError` ``vetoed``, nothing appended) or text to
+add to the instructions (a host's extra context, like Claude Code's PreCompact hooks).
+``on_compact_end(result)`` runs after the event is appended (or the dry run computed).
+
+A previous checkpoint another agent recorded (summarizer ``claude-code``, ``codex``) is read
+by `compaction.summarizers.recorded` and folded in like one of ours.
+
 Re-compaction folds the previous Checkpoint in: the summarizer gets it as `SummaryInput.previous`
 and the new Checkpoint replaces it, so a session can be compacted any number of times; the task
 sections are rebuilt from the log each time, so no unfinished task is ever lost.
@@ -42,16 +53,17 @@ unfinished items of the latest list; the same log and policy give the same bytes
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Final
 
 from compaction.checkpoint import Checkpoint, Section, parse_checkpoint, render_checkpoint
-from compaction.errors import CompactionError, ConfigError
+from compaction.errors import CompactionError, ConfigError, SeqConflictError
 from compaction.events import CheckpointData, CheckpointRecorded, Message, TodoItem
 from compaction.secrets import redact
 from compaction.session import Session
 from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInput, check_output
+from compaction.summarizers.recorded import recorded_checkpoint
 from compaction.tokens import count_message
 from compaction.views import checkpoint_message
 
@@ -171,6 +183,32 @@ class CompactionResult:
         return (before - self.data.tokens_after) / before if before else 0.0
 
 
+@dataclass(frozen=True)
+class CompactionPlan:
+    """What a compaction is about to do, handed to ``on_compact_start`` before the summarizer."""
+
+    first_seq: int
+    """First event the Checkpoint will replace."""
+    last_seq: int
+    """Last event it will replace."""
+    replaced_messages: int
+    """Messages of the span."""
+    kept_messages: int
+    """Messages that stay verbatim after the Checkpoint."""
+    tokens_before: int
+    """Context tokens now."""
+    summarizer: str
+    """The configured summarizer's name."""
+    instructions: str | None
+    """The focus instructions so far."""
+
+
+CompactStart = Callable[[CompactionPlan], "str | bool | None"]
+"""``on_compact_start``: None goes on, False vetoes, text adds to the focus instructions."""
+CompactEnd = Callable[["CompactionResult"], None]
+"""``on_compact_end``: called with the result once the compaction is done."""
+
+
 # --- the cut -----------------------------------------------------------------------------------
 
 
@@ -249,19 +287,23 @@ def previous_checkpoint(data: CheckpointData | None) -> Checkpoint | None:
     try:
         return parse_checkpoint(data.text)
     except CompactionError:
-        return Checkpoint(critical_context=data.text)
+        return recorded_checkpoint(data.text, data.summarizer)
 
 
 def _summarize(
     summarizer: Summarizer, fallback: ExtractiveSummarizer, span: SummaryInput
 ) -> tuple[dict[Section, str], str, str | None]:
     try:
-        return check_output(summarizer.summarize(span)), summarizer.name, None
+        return check_output(summarizer.summarize(span), span), summarizer.name, None
     except Exception as exc:  # any failure of a pluggable summarizer falls back, and says why
         if summarizer is fallback:
             raise CompactionError("summarizer_failed", f"{type(exc).__name__}: {exc}") from exc
         reason = redact(f"{summarizer.name} failed: {type(exc).__name__}: {exc}")
-        return check_output(fallback.summarize(span)), fallback.name, reason
+        return check_output(fallback.summarize(span), span), fallback.name, reason
+
+
+COMPACTION_ATTEMPTS: Final = 3
+"""How often `compact` recomputes when other writers keep appending before giving up."""
 
 
 def compact(
@@ -271,8 +313,17 @@ def compact(
     summarizer: Summarizer | None = None,
     force: bool = False,
     dry_run: bool = False,
+    instructions: str | None = None,
+    on_compact_start: CompactStart | None = None,
+    on_compact_end: CompactEnd | None = None,
 ) -> CompactionResult:
     """Compact the session's context into a Checkpoint and append the checkpoint event.
+
+    One consistent view: the session first reads what any writer appended, the Checkpoint is
+    computed from that state, and the event is appended only if the log's last seq is still the
+    one read (`expected_seq`). If another process appended meanwhile (a new todo list, say),
+    nothing is written and the compaction is recomputed from the new state, up to
+    `COMPACTION_ATTEMPTS` times; so a checkpoint never carries an out-of-date list.
 
     Args:
         session: the live session (its views give the context and the token counts).
@@ -281,12 +332,55 @@ def compact(
             raises, the extractive summarizer is used instead and the event records why.
         force: compact even below the policy's threshold.
         dry_run: compute everything but append nothing (`CompactionResult.event` is None).
+        instructions: focus for the summarizer, recorded in the event.
+        on_compact_start: called with the `CompactionPlan` before the summarizer runs; returns
+            None to go on, False to veto, or text added to the instructions.
+        on_compact_end: called with the `CompactionResult` at the end.
 
     Raises:
         CompactionError: ``below_threshold`` (without `force`), ``nothing_to_compact``,
-            ``no_safe_cut`` or ``summarizer_failed``.
+            ``no_safe_cut``, ``summarizer_failed``, ``vetoed`` (by `on_compact_start`), or
+            ``conflict`` (retryable: other writers appended during every attempt).
     """
     policy = policy or CompactionPolicy()
+    for _ in range(COMPACTION_ATTEMPTS):
+        session.refresh()
+        seen = session.applied_seq
+        result = _plan(
+            session,
+            policy,
+            summarizer,
+            force=force,
+            instructions=instructions,
+            on_compact_start=on_compact_start,
+        )
+        if not dry_run:
+            try:
+                event = session.append(result.data, expected_seq=seen)
+            except SeqConflictError:
+                continue
+            assert isinstance(event, CheckpointRecorded)
+            result = replace(result, event=event)
+        if on_compact_end is not None:
+            on_compact_end(result)
+        return result
+    raise CompactionError(
+        "conflict",
+        f"{session.path}: other writers appended during each of {COMPACTION_ATTEMPTS} attempts, "
+        "so no checkpoint was written (it would have carried an out-of-date view); retry",
+    )
+
+
+def _plan(
+    session: Session,
+    policy: CompactionPolicy,
+    summarizer: Summarizer | None,
+    *,
+    force: bool,
+    instructions: str | None,
+    on_compact_start: CompactStart | None,
+) -> CompactionResult:
+    """Compute the compaction of the session as it is now, appending nothing."""
     tokens_before = session.context_tokens
     if not force and not policy.should_compact(tokens_before):
         raise CompactionError(
@@ -296,19 +390,33 @@ def compact(
             "window); nothing was done (force it with force=True, CLI --force)",
         )
     context = session.context
-    per_event = session.usage.per_event
-    tokens = [per_event[s - 1] for s in context.seqs]
+    tokens = [session.event_tokens(s) for s in context.seqs]
     k = select_cut(context.messages, tokens, policy.retain_tokens)
     previous_data = context.checkpoint
     previous = previous_checkpoint(previous_data)
     pending, current = unfinished(session.latest_todos)
     fallback = ExtractiveSummarizer(session.tokenizer)
+    instructions = _start(
+        on_compact_start,
+        CompactionPlan(
+            first_seq=previous_data.last_seq + 1 if previous_data else 1,
+            last_seq=context.seqs[k] - 1 if k < len(context.seqs) else session.applied_seq,
+            replaced_messages=k,
+            kept_messages=len(context.messages) - k,
+            tokens_before=tokens_before,
+            summarizer=(summarizer or fallback).name,
+            instructions=instructions,
+        ),
+    )
     span = SummaryInput(
         messages=context.messages[:k],
         seqs=context.seqs[:k],
         previous=previous,
         todos=session.latest_todos,
         budget_tokens=policy.summary_tokens,
+        modes=session.turn_modes.modes_of(context.seqs[:k]),
+        mode=session.turn_modes.mode_now,
+        instructions=instructions,
     )
     sections, used, fallback_reason = _summarize(summarizer or fallback, fallback, span)
     checkpoint = Checkpoint(
@@ -336,19 +444,31 @@ def compact(
         tokens_after=tokens_before - replaced + new_tokens,
         summarizer=used,
         fallback_reason=fallback_reason,
+        instructions=instructions,
         pending=pending,
         current=current,
     )
-    event = None if dry_run else session.append(data)
-    assert event is None or isinstance(event, CheckpointRecorded)
     return CompactionResult(
         checkpoint=checkpoint,
         data=data,
-        event=event,
+        event=None,
         replaced_messages=k,
         replaced_tokens=replaced,
         kept_messages=len(context.messages) - k,
     )
+
+
+def _start(hook: CompactStart | None, plan: CompactionPlan) -> str | None:
+    """Run ``on_compact_start``; return the instructions it leaves, or raise its veto."""
+    instructions = plan.instructions.strip() if plan.instructions else None
+    if hook is None:
+        return instructions or None
+    answer = hook(plan)
+    if answer is False:
+        raise CompactionError("vetoed", "on_compact_start vetoed the compaction; nothing was done")
+    if isinstance(answer, str) and answer.strip():
+        return "\n".join(filter(None, [instructions, answer.strip()]))
+    return instructions or None
 
 
 def checkpoint_message_for(text: str) -> Message:
@@ -365,8 +485,21 @@ def maybe_compact(
     policy: CompactionPolicy,
     *,
     summarizer: Summarizer | None = None,
+    instructions: str | None = None,
+    on_compact_start: CompactStart | None = None,
+    on_compact_end: CompactEnd | None = None,
 ) -> CompactionResult | None:
-    """Compact when the policy says the context is due; return None otherwise (for agent loops)."""
+    """Compact when the policy says the context is due; return None otherwise (for agent loops).
+
+    `instructions` and the hooks are those of `compact`.
+    """
     if not policy.should_compact(session.context_tokens):
         return None
-    return compact(session, policy, summarizer=summarizer)
+    return compact(
+        session,
+        policy,
+        summarizer=summarizer,
+        instructions=instructions,
+        on_compact_start=on_compact_start,
+        on_compact_end=on_compact_end,
+    )

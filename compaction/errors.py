@@ -10,8 +10,10 @@ the fix.
      ├── ToolInputError          bad tool arguments from a model (becomes a tool result)
      ├── LogError                a session log could not be read or written
      │    ├── LogFormatError     a line that is not a valid event (names file and line)
-     │    └── LogIntegrityError  a durable rule of the log broke (rule, seq)
+     │    ├── LogIntegrityError  a durable rule of the log broke (rule, seq)
+ │    └── SeqConflictError   an append expected another last seq (expected, current)
      ├── ConfigError             bad constructor or configuration values
+     ├── MessageError            a chat message (or an SDK's message object) was rejected (field)
      ├── TokenizerError          a tokenizer could not be loaded
      ├── TranscriptError         an agent transcript could not be imported (file, line)
      ├── CompactionError         a compaction attempt failed (code)
@@ -77,8 +79,39 @@ class LogIntegrityError(LogError):
         super().__init__(f"{where}{rule}{at}: {message}")
 
 
+class SeqConflictError(LogError):
+    """An append said which seq it expected to follow, and the log had moved on.
+
+    Optimistic concurrency: the caller read the log up to `expected`, another writer appended
+    since, so nothing was written. Read again (the events after `expected`), then retry.
+    """
+
+    def __init__(self, where: str, expected: int, current: int) -> None:
+        self.where = where
+        self.expected = expected
+        self.current = current
+        super().__init__(
+            f"{where}: append expected the last seq to be {expected}, but it is {current} "
+            "(another writer appended); nothing was written: read the new events and retry"
+        )
+
+
 class ConfigError(HarnessError):
     """A constructor or configuration got values it cannot use."""
+
+
+class MessageError(HarnessError):
+    """A chat message handed to the session (a dict or an SDK object) cannot be recorded.
+
+    Attributes:
+        field: the offending field, as a path (``tool_calls[0].function.name``, ``role``).
+        reason: what is wrong with it.
+    """
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"message field {field}: {reason}")
 
 
 class TokenizerError(HarnessError):
@@ -101,16 +134,31 @@ class TranscriptError(HarnessError):
 
 
 CompactionCode = Literal[
-    "below_threshold", "nothing_to_compact", "no_safe_cut", "summarizer_failed", "bad_checkpoint"
+    "below_threshold",
+    "nothing_to_compact",
+    "no_safe_cut",
+    "summarizer_failed",
+    "bad_checkpoint",
+    "vetoed",
+    "conflict",
 ]
 
 
 class CompactionError(HarnessError):
-    """A compaction attempt failed."""
+    """A compaction attempt failed.
+
+    ``conflict`` is retryable: other writers kept appending while the checkpoint was computed,
+    so none was written; calling `compact` again reads the new events and tries again.
+    """
 
     def __init__(self, code: CompactionCode, message: str) -> None:
         self.code: CompactionCode = code
         super().__init__(f"{code}: {message}")
+
+    @property
+    def retryable(self) -> bool:
+        """Whether the same call may succeed if made again (only for ``conflict``)."""
+        return self.code == "conflict"
 
 
 ProviderCode = Literal["timeout", "transport", "http_status", "bad_response", "retry_after"]

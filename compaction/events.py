@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, TypeAdapter, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    JsonValue,
+    TypeAdapter,
+    model_validator,
+)
 
 SCHEMA_VERSION = 1
 """Version written into every new event (`v`)."""
@@ -99,6 +107,12 @@ class Message(_Frozen):
     ``recorded_summary`` (another agent's summary of earlier turns). Absent on a user message:
     taken as typed by a person. Only ``user`` text is read as a request or a constraint. Never
     sent to a provider."""
+    provider_fields: dict[str, JsonValue] | None = None
+    """Fields the provider's SDK returned that this model does not hold (OpenAI's
+    ``annotations``, ``refusal``, ``audio``; DeepSeek's ``reasoning_content``; Anthropic's
+    ``thinking`` blocks, ``id``, ``usage``...), kept as received. Not sent back to a model,
+    except where the request format needs them (Anthropic's ``thinking`` blocks before a
+    ``tool_use``, a ``tool_result``'s ``is_error``)."""
 
     @model_validator(mode="after")
     def _check_roles(self) -> Message:
@@ -166,6 +180,8 @@ class CheckpointData(_Frozen):
     """Which summarizer wrote the narrative sections."""
     fallback_reason: str | None = None
     """Why the configured summarizer was replaced by the fallback, if it was."""
+    instructions: str | None = None
+    """Focus instructions given to the summarizer for this compaction, if any."""
     pending: tuple[str, ...] = ()
     """Pending Jobs, copied by code from the latest todo list."""
     current: tuple[str, ...] = ()
@@ -185,6 +201,9 @@ class UsageReportData(_Frozen):
     """Tokens of the answer."""
     cached_tokens: int | None = Field(default=None, ge=0)
     """Prompt tokens served from the provider's prefix cache; None when it did not say."""
+    cache_write_tokens: int | None = Field(default=None, ge=0)
+    """Prompt tokens written to the provider's cache (Anthropic's ``cache_creation_input_tokens``);
+    None when it did not say."""
 
 
 class _Event(_Frozen):

@@ -25,6 +25,31 @@ RULES: Final = ("seq_contiguous", "tool_result_paired", "checkpoint_span", "chec
 """Every durable rule, in the order they are checked."""
 
 
+def check_next_seq(
+    last_seq: int, seq: int, *, allow_gaps: bool = False, where: str = "event", path: str = ""
+) -> None:
+    """The one seq rule, shared by every reader of a log and by `LogChecker`.
+
+    An event's seq is the previous one plus one. With `allow_gaps` (a log read with bad lines
+    skipped, whose lines may have held the missing seqs) it only has to grow.
+
+    Args:
+        last_seq: the seq of the event before (0 before the first).
+        seq: the seq of the event read now.
+        allow_gaps: accept any seq above `last_seq`.
+        where: what to name in the message, e.g. ``"line 7"``.
+        path: the log file, named in the message when given.
+
+    Raises:
+        LogIntegrityError: ``seq_contiguous``, naming `where`, the seq found and the one expected.
+    """
+    if seq == last_seq + 1 or (allow_gaps and seq > last_seq):
+        return
+    raise LogIntegrityError(
+        "seq_contiguous", f"{where} has seq {seq}, expected {last_seq + 1}", seq=seq, path=path
+    )
+
+
 class LogChecker:
     """Checks the durable rules in one streaming pass, keeping only seqs and call ids.
 
@@ -37,7 +62,7 @@ class LogChecker:
 
     def __init__(self, rules: Iterable[str] = RULES) -> None:
         self.rules = frozenset(rules)
-        self._expected = 1
+        self._last_seq = 0
         self._calls: dict[str, int] = {}
         """Seq of every tool call made so far, by call id."""
         self._pairs: list[tuple[int, int, str]] = []
@@ -48,11 +73,8 @@ class LogChecker:
     def feed(self, e: Event) -> None:
         """Check one event against the rules that can be decided now."""
         if "seq_contiguous" in self.rules:
-            if e.seq != self._expected:
-                raise LogIntegrityError(
-                    "seq_contiguous", f"expected seq {self._expected}, found {e.seq}", seq=e.seq
-                )
-            self._expected += 1
+            check_next_seq(self._last_seq, e.seq)
+            self._last_seq = e.seq
         if isinstance(e, MessageAdded):
             self._message(e)
         elif isinstance(e, CheckpointRecorded):

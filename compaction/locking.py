@@ -29,24 +29,28 @@ else:
     msvcrt = None
 
 
-def lock_exclusive(fh: IO[bytes]) -> None:
-    """Block until this process holds the exclusive lock on `fh`'s file."""
+def _fileno(fh: IO[bytes] | int) -> int:
+    return fh if isinstance(fh, int) else fh.fileno()
+
+
+def lock_exclusive(fh: IO[bytes] | int) -> None:
+    """Block until this process holds the exclusive lock on `fh`'s file (an open file or a fd)."""
     if fcntl is not None:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        fcntl.flock(_fileno(fh), fcntl.LOCK_EX)
         return
     _windows_lock(fh, msvcrt.LK_LOCK)
 
 
-def unlock(fh: IO[bytes]) -> None:
+def unlock(fh: IO[bytes] | int) -> None:
     """Release the lock `lock_exclusive` took on `fh`'s file."""
     if fcntl is not None:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        fcntl.flock(_fileno(fh), fcntl.LOCK_UN)
         return
     _windows_lock(fh, msvcrt.LK_UNLCK)
 
 
-def _windows_lock(fh: IO[bytes], mode: int) -> None:
-    fd = fh.fileno()
+def _windows_lock(fh: IO[bytes] | int, mode: int) -> None:
+    fd = _fileno(fh)
     position = os.lseek(fd, 0, os.SEEK_CUR)
     os.lseek(fd, LOCK_OFFSET, os.SEEK_SET)
     try:

@@ -1,31 +1,44 @@
 """Append-only session log: one JSON event a line, in a file.
 
 Invariants:
-- seq runs 1..n with no gaps, in file order (`check_seq` on append and on replay).
-- An append that returned is on disk: it was flushed and fsynced, unless the log was opened
+- seq runs 1..n with no gaps, in file order (`check_next_seq`, on append and on every read).
+- No byte a log holds is destroyed or written twice:
+  - an append writes its lines with unbuffered writes; if one fails (disk full, file-size
+    limit, I/O error) the file is truncated back to its size before the append and `LogError`
+    is raised, so a retry appends the event once;
+  - a valid last event whose newline never landed is a complete event: the next append
+    finishes its line and follows it;
+  - a last line that is not a valid event is cut only when it can be a torn append (it starts
+    like a line this toolkit writes, is shorter than `MAX_EVENT_BYTES`, and the file before it
+    is a valid log); its bytes are first saved beside the log as ``LOG.torn-<offset>`` and the
+    cut is reported (`SessionLog.repairs`, and a warning on the ``compaction.log`` logger);
+  - anything else (a file that is not a log) is refused with `LogFormatError`, untouched.
+- An append that returned is on disk: it was written and fsynced, unless the log was opened
   with `sync="batch"`, which fsyncs once when a `batch()` block closes (for imports).
 - Several processes may append at once: each append holds an exclusive file lock
   (`compaction.locking`: `flock`, or `msvcrt.locking` on Windows) while it reads the last seq
-  and writes its line, so lines never interleave and seqs never repeat.
-- Reading streams line by line; memory does not grow with the file.
-- A crash can tear only the last line. A reader reports it (with its line number) and skips it;
-  the next append truncates it away first, since no append that returned ever wrote it.
+  and writes its lines, so lines never interleave and seqs never repeat.
+  An append may name the last seq it expects (`expected_seq`); if another writer moved the log
+  on, nothing is written and `SeqConflictError` says so (optimistic concurrency).
+- Reading streams line by line (`LogReader`, the one reader); memory does not grow with the file.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
+import logging
 import os
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Literal
+from typing import Final, Literal
 
 from pydantic import ValidationError
 
-from compaction.errors import ConfigError, LogError, LogFormatError, LogIntegrityError
+from compaction.errors import ConfigError, LogError, LogFormatError, SeqConflictError
 from compaction.events import (
     SCHEMA_VERSION,
     Event,
@@ -34,9 +47,18 @@ from compaction.events import (
     make_event,
     parse_event,
 )
+from compaction.invariants import check_next_seq
 from compaction.locking import lock_exclusive, unlock
 
 SyncPolicy = Literal["always", "batch"]
+
+MAX_EVENT_BYTES: Final = 64 * 1024 * 1024
+"""Largest line an append writes (64 MiB). A longer event is refused, so a torn tail is shorter."""
+
+LINE_START: Final = b'{"v":'
+"""How every line this toolkit writes begins (`dump_event`); a torn tail begins the same way."""
+
+logger = logging.getLogger("compaction.log")
 
 
 @dataclass
@@ -59,7 +81,8 @@ class ReadReport:
     events: int = 0
     """Valid events yielded."""
     torn_line: int | None = None
-    """Number of a torn last line (a crash mid-append), skipped."""
+    """Number of a last line that is not (yet) a whole event: torn by a crash, or still being
+    written by another process. Skipped; the next read looks at it again."""
     bad_lines: list[BadLine] = field(default_factory=list)
     """Malformed lines skipped because the caller asked to skip bad lines."""
     by_type: Counter[str] = field(default_factory=Counter)
@@ -100,6 +123,141 @@ def parse_line(raw: bytes) -> Event:
         raise
 
 
+class LogReader:
+    """The one reader of a log file: streams its events, resuming where the last read stopped.
+
+    `read_events`, `Session.refresh`, `SessionLog.events` and `harness log` all read through it,
+    and every event it yields has passed `check_next_seq` against the one before.
+
+    A last line without its newline is a whole event when it parses (an append whose newline has
+    not landed yet, or never will): it is yielded, and the newline that follows later is taken
+    as its end. A last line that does not parse is reported in `report.torn_line` and left for a
+    later read: it is being written, or was torn by a crash. Blank lines are ignored.
+
+    Args:
+        path: the log file.
+        skip_bad_lines: record malformed lines in `report.bad_lines` and go on (seqs may then
+            skip the numbers the bad lines held, but must still grow) instead of raising.
+        report: where to count lines, events and problems (a new one by default).
+        check_seq: check that seqs run 1, 2, 3... (off only for tools that inspect damage).
+    """
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        skip_bad_lines: bool = False,
+        report: ReadReport | None = None,
+        check_seq: bool = True,
+    ) -> None:
+        self.path = Path(path)
+        self.skip_bad_lines = skip_bad_lines
+        self.report = report if report is not None else ReadReport(path=str(path))
+        self.check_seq = check_seq
+        self.offset = 0
+        """Bytes consumed so far: the next read starts here."""
+        self.line = 0
+        """Lines consumed so far."""
+        self.last_seq = 0
+        """Seq of the last event yielded."""
+        self._open_line = False
+        """The last line consumed was a whole event whose newline had not landed yet."""
+
+    def read(self, *, end: int | None = None) -> Iterator[Event]:
+        """Yield the events after `offset`, up to the end of the file (or byte `end`).
+
+        Raises:
+            LogError: the file cannot be read.
+            LogFormatError: a malformed complete line, unless `skip_bad_lines`.
+            LogIntegrityError: a seq that does not follow the one before.
+        """
+        self.report.torn_line = None
+        try:
+            fh = open(self.path, "rb")  # noqa: SIM115 - closed by the with below
+        except OSError as exc:
+            raise LogError(f"{self.path}: cannot read the log: {exc.strerror or exc}") from None
+        with fh:
+            fh.seek(self.offset)
+            for raw in fh:
+                if end is not None and self.offset >= end:
+                    return
+                if self._open_line and raw.startswith(b"\n"):
+                    # The newline that ends the event read before it was still unwritten.
+                    self._open_line = False
+                    self.offset += 1
+                    raw = raw[1:]
+                    if not raw:
+                        continue
+                event = self._consume(raw)
+                if event is not None:
+                    yield event
+                elif not raw.endswith(b"\n") and self.report.torn_line is not None:
+                    return
+
+    def _consume(self, raw: bytes) -> Event | None:
+        """Take one line (or an unterminated last line); return its event, if it holds one."""
+        complete = raw.endswith(b"\n")
+        if not raw.strip():
+            if complete:
+                self._advance(raw, complete)
+            return None
+        try:
+            event = parse_line(raw)
+        except ValueError as exc:
+            if not complete:
+                self.report.torn_line = self.report.lines = self.line + 1
+                return None
+            self._advance(raw, complete)
+            if not self.skip_bad_lines:
+                raise LogFormatError(self.path, self.line, error_reason(exc)) from None
+            self.report.bad_lines.append(BadLine(self.line, error_reason(exc)))
+            return None
+        self.accept(event, where=f"line {self.line + 1}")
+        self._advance(raw, complete)
+        return event
+
+    def _advance(self, raw: bytes, complete: bool) -> None:
+        self.offset += len(raw)
+        self.line += 1
+        self.report.lines = self.line
+        self._open_line = not complete
+
+    def accept(self, event: Event, *, where: str) -> None:
+        """Check `event`'s seq against the last one and count it (also for events appended here).
+
+        Raises:
+            LogIntegrityError: the seq does not follow the last one.
+        """
+        if self.check_seq:
+            check_next_seq(
+                self.last_seq,
+                event.seq,
+                allow_gaps=self.skip_bad_lines,
+                where=where,
+                path=str(self.path),
+            )
+        self.last_seq = event.seq
+        self.report.events += 1
+        self.report.by_type[event.type] += 1
+
+    def skip_appended(self, events: list[Event], start: int, end: int) -> bool:
+        """Take events this process appended at bytes `start`..`end` as read, without reading.
+
+        Only when the reader stopped exactly where the append began (nothing unread before
+        them); returns whether it did.
+        """
+        if start != self.offset:
+            return False
+        for e in events:
+            self.accept(e, where=f"line {self.line + 1}")
+            self.line += 1
+        self.report.lines = self.line
+        self.report.torn_line = None
+        self.offset = end
+        self._open_line = False
+        return True
+
+
 def read_events(
     path: Path | str,
     *,
@@ -107,51 +265,39 @@ def read_events(
     report: ReadReport | None = None,
     check_seq: bool = True,
 ) -> Iterator[Event]:
-    """Stream the events of a log file, one line at a time.
+    """Stream the events of a log file, one line at a time (through `LogReader`).
 
-    A last line with no trailing newline was torn by a crash (every append writes its newline in
-    the same write, so no append that returned left one): it is reported in `report.torn_line`
-    and skipped, whatever it holds. Any other malformed line raises `LogFormatError` naming the
-    file and line, unless `skip_bad_lines` is set, in which case each is recorded in
-    `report.bad_lines` (and seq gaps they leave are tolerated). Blank lines are ignored.
+    A valid last event without its newline is yielded; a last line that does not parse is
+    reported in `report.torn_line` and skipped. Any other malformed line raises
+    `LogFormatError` naming the file and line, unless `skip_bad_lines` is set, in which case
+    each is recorded in `report.bad_lines` (and seq gaps they leave are tolerated).
 
     Raises:
         LogError: the file does not exist or cannot be read.
         LogFormatError: a malformed line, unless `skip_bad_lines`.
         LogIntegrityError: seqs that do not run 1, 2, 3... (when `check_seq`).
     """
-    rep = report if report is not None else ReadReport(path=str(path))
-    try:
-        fh = open(path, "rb")  # noqa: SIM115 - closed by the with below, after the check
-    except OSError as exc:
-        raise LogError(f"{path}: cannot read the log: {exc.strerror or exc}") from None
-    expected = 1
-    with fh:
-        for lineno, raw in enumerate(fh, start=1):
-            rep.lines = lineno
-            if not raw.endswith(b"\n"):
-                rep.torn_line = lineno
-                return
-            if not raw.strip():
-                continue
-            try:
-                event = parse_line(raw)
-            except ValueError as exc:
-                if not skip_bad_lines:
-                    raise LogFormatError(path, lineno, error_reason(exc)) from None
-                rep.bad_lines.append(BadLine(lineno, error_reason(exc)))
-                continue
-            if check_seq and event.seq != expected and not skip_bad_lines:
-                raise LogIntegrityError(
-                    "seq_contiguous",
-                    f"line {lineno} has seq {event.seq}, expected {expected}",
-                    seq=event.seq,
-                    path=str(path),
-                )
-            expected = event.seq + 1
-            rep.events += 1
-            rep.by_type[event.type] += 1
-            yield event
+    reader = LogReader(path, skip_bad_lines=skip_bad_lines, report=report, check_seq=check_seq)
+    return reader.read()
+
+
+@dataclass(frozen=True)
+class TailRepair:
+    """A torn tail an append cut off, after saving its bytes."""
+
+    offset: int
+    """Where the torn line began: the log's size after the cut."""
+    length: int
+    """How many bytes were cut."""
+    saved_to: Path
+    """The file holding them (``LOG.torn-<offset>``), byte for byte."""
+
+    def describe(self, log: Path) -> str:
+        """Return one line saying what was cut and where its bytes are."""
+        return (
+            f"{log}: cut a torn last line of {self.length} bytes at offset {self.offset} "
+            f"(a crash mid-append); its bytes are saved in {self.saved_to}"
+        )
 
 
 class SessionLog:
@@ -173,24 +319,34 @@ class SessionLog:
         self.sync: SyncPolicy = sync
         self.last_append_bytes = 0
         """Bytes the last append wrote (its lines, newlines included)."""
-        self._fh: IO[bytes] | None = None
+        self.last_append_start = 0
+        """Offset where the last append's bytes began."""
+        self.repairs: list[TailRepair] = []
+        """Torn tails this handle cut, each saved beside the log first."""
+        self._fd: int | None = None
         self._known_size = -1
         self._next_seq = 1
+        self._open_line = False
+        """The file ends with a whole event whose newline is missing: the next append adds it."""
         self._batch_depth = 0
 
-    def _file(self) -> IO[bytes]:
-        if self._fh is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.path, "a+b")  # noqa: SIM115 - kept open across appends
-        return self._fh
+    def _file(self) -> int:
+        if self._fd is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise LogError(f"{self.path}: cannot open the log: {exc.strerror or exc}") from None
+        return self._fd
 
     def close(self) -> None:
-        """Flush, fsync and close the file."""
-        if self._fh is not None:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
-            self._fh.close()
-            self._fh = None
+        """Fsync and close the file."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
     def __enter__(self) -> SessionLog:
         return self
@@ -200,16 +356,20 @@ class SessionLog:
 
     @contextmanager
     def batch(self) -> Iterator[SessionLog]:
-        """Hold the file lock across many appends; flush and fsync once when the block closes."""
-        fh = self._file()
+        """Hold the file lock across many appends; fsync once when the block closes.
+
+        Inside the block nobody else can append, so a read-then-append (compaction) sees the
+        log as it is written.
+        """
+        fd = self._file()
         if self._batch_depth == 0:
-            lock_exclusive(fh)
+            lock_exclusive(fd)
             try:
                 # Another process may have appended since our last look: read the tail once
                 # now; while we hold the lock nobody else can append.
-                self._sync_tail(fh)
+                self._sync_tail(fd)
             except BaseException:
-                unlock(fh)
+                unlock(fd)
                 raise
         self._batch_depth += 1
         try:
@@ -218,105 +378,234 @@ class SessionLog:
             self._batch_depth -= 1
             if self._batch_depth == 0:
                 try:
-                    fh.flush()
-                    os.fsync(fh.fileno())
+                    os.fsync(fd)
                 finally:
-                    unlock(fh)
+                    unlock(fd)
 
-    def append(self, data: EventData) -> Event:
+    def last_seq(self) -> int:
+        """Return the seq of the log's last event (0 for an empty log), under the lock."""
+        with self.batch():
+            return self._next_seq - 1
+
+    def append(self, data: EventData, *, expected_seq: int | None = None) -> Event:
         """Append one event recording `data`; return it with its seq. Durable on return."""
-        return self.append_many([data])[0]
+        return self.append_many([data], expected_seq=expected_seq)[0]
 
-    def append_many(self, items: list[EventData]) -> list[Event]:
+    def append_many(
+        self, items: list[EventData], *, expected_seq: int | None = None
+    ) -> list[Event]:
         """Append several events as one write under one lock; durable on return.
 
+        Args:
+            items: the payloads, appended in order with consecutive seqs.
+            expected_seq: the last seq the caller has read; when given and the log's last seq
+                is another, nothing is written.
+
         Raises:
-            LogFormatError: the log's last complete line is not a valid event, so the next seq
-                is unknown.
+            SeqConflictError: `expected_seq` is not the log's last seq.
+            LogFormatError: the file's last line is neither an event nor a torn append (not a
+                log, or damaged); the file is left untouched.
+            LogError: the write failed (disk full, file too large, I/O error); the file was put
+                back as it was, so the same append can be retried.
         """
-        fh = self._file()
+        fd = self._file()
         in_batch = self._batch_depth > 0
         if not in_batch:
-            lock_exclusive(fh)
+            lock_exclusive(fd)
         try:
-            seq = self._next_seq if in_batch else self._sync_tail(fh)
+            seq = self._next_seq if in_batch else self._sync_tail(fd)
+            if expected_seq is not None and expected_seq != seq - 1:
+                raise SeqConflictError(str(self.path), expected_seq, seq - 1)
             events = [make_event(seq + i, d) for i, d in enumerate(items)]
-            payload = "".join([dump_event(e) + "\n" for e in events]).encode()
-            fh.write(payload)
-            if not in_batch:
-                fh.flush()
-                if self.sync == "always":
-                    os.fsync(fh.fileno())
-            elif self.sync == "always":
-                fh.flush()
-                os.fsync(fh.fileno())
+            lines = [dump_event(e).encode() + b"\n" for e in events]
+            for e, raw in zip(events, lines, strict=True):
+                if len(raw) > MAX_EVENT_BYTES:
+                    raise LogError(
+                        f"{self.path}: event seq {e.seq} ({e.type}) is {len(raw)} bytes, above "
+                        f"the {MAX_EVENT_BYTES}-byte limit of one log line; nothing was written"
+                    )
+            payload = (b"\n" if self._open_line else b"") + b"".join(lines)
+            start = self._known_size
+            self._write(fd, payload, fsync=self.sync == "always")
+            self._open_line = False
             self._next_seq = seq + len(events)
-            self._known_size += len(payload)
+            self._known_size = start + len(payload)
+            self.last_append_start = start
             self.last_append_bytes = len(payload)
             return events
         finally:
             if not in_batch:
-                unlock(fh)
+                unlock(fd)
 
-    def _sync_tail(self, fh: IO[bytes]) -> int:
+    def _write(self, fd: int, payload: bytes, *, fsync: bool) -> None:
+        """Write all of `payload` at the end; on any failure, cut the file back and raise."""
+        before = self._known_size
+        view = memoryview(payload)
+        done = 0
+        try:
+            while done < len(view):
+                done += os.write(fd, view[done:])
+            if fsync:
+                os.fsync(fd)
+        except OSError as exc:
+            self._roll_back(fd, before, exc)
+
+    def _roll_back(self, fd: int, size: int, exc: OSError) -> None:
+        cause = exc.strerror or str(exc)
+        try:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+        except OSError as again:
+            self._known_size = -1
+            raise LogError(
+                f"{self.path}: append failed ({cause}) and the file could not be cut back to "
+                f"{size} bytes ({again.strerror or again}); the next append will treat the "
+                "partial line as a torn tail"
+            ) from exc
+        raise LogError(
+            f"{self.path}: append failed: {cause}; the log is unchanged ({size} bytes), "
+            "so the append can be retried once the cause is fixed"
+        ) from exc
+
+    def _sync_tail(self, fd: int) -> int:
         """Return the next seq, reading the file's tail if another process appended since.
 
-        Called with the lock held. A torn tail (a last line with no newline) was left by a
-        writer that crashed mid-append; no append that returned wrote it, so it is cut off.
+        Called with the lock held. See the module's invariants for what a last line without its
+        newline is taken to be.
         """
-        fh.flush()
-        size = os.fstat(fh.fileno()).st_size
+        size = os.fstat(fd).st_size
         if size == self._known_size:
             return self._next_seq
-        last = _last_line(fh, size)
+        last = _last_line(fd, size)
+        self._open_line = False
         if last is not None and not last.endswith(b"\n"):
-            os.ftruncate(fh.fileno(), size - len(last))
-            size -= len(last)
-            last = _last_line(fh, size)
+            try:
+                next_seq = parse_line(last).seq + 1
+            except ValueError as exc:
+                self._cut_torn_tail(fd, size, last, error_reason(exc))
+                size -= len(last)
+                last = _last_line(fd, size)
+            else:
+                self._known_size, self._next_seq, self._open_line = size, next_seq, True
+                return next_seq
         try:
             next_seq = 1 if last is None else parse_line(last).seq + 1
         except ValueError as exc:
             raise LogFormatError(
-                self.path, _count_lines(fh), f"last line: {error_reason(exc)}"
+                self.path, _count_lines(fd, size), f"last line: {error_reason(exc)}"
             ) from None
         self._known_size = size
         self._next_seq = next_seq
         return next_seq
 
+    def _cut_torn_tail(self, fd: int, size: int, tail: bytes, reason: str) -> None:
+        """Save a torn tail beside the log, then cut it; refuse if it cannot be a torn append."""
+        offset = size - len(tail)
+        why = _not_torn_append(tail)
+        if why is None:
+            why = self._prefix_problem(offset)
+        if why is not None:
+            raise LogFormatError(
+                self.path,
+                _count_lines(fd, size),
+                f"last line ({len(tail)} bytes, no newline) is not an event ({reason}) and "
+                f"cannot be a torn append: {why}. Nothing was written and the file is "
+                "unchanged; is this a session log?",
+            )
+        saved = _save_beside(self.path, offset, tail)
+        os.ftruncate(fd, offset)
+        os.fsync(fd)
+        repair = TailRepair(offset=offset, length=len(tail), saved_to=saved)
+        self.repairs.append(repair)
+        logger.warning(repair.describe(self.path))
+
+    def _prefix_problem(self, end: int) -> str | None:
+        """Return why the file's first `end` bytes are not a valid log, or None if they are."""
+        reader = LogReader(self.path)
+        try:
+            for _ in reader.read(end=end):
+                pass
+        except LogError as exc:
+            return f"the file before it is not a valid log ({exc})"
+        return None
+
     def events(
         self, *, skip_bad_lines: bool = False, report: ReadReport | None = None
     ) -> Iterator[Event]:
         """Stream this log's events (see `read_events`); nothing when the file does not exist."""
-        if self._fh is not None:
-            self._fh.flush()
         if not self.path.exists():
             return iter(())
         return read_events(self.path, skip_bad_lines=skip_bad_lines, report=report)
 
 
-def _count_lines(fh: IO[bytes]) -> int:
-    """Return the number of lines in the file (for an error message only)."""
-    fh.seek(0)
-    return sum(1 for _ in fh)
+def _not_torn_append(tail: bytes) -> str | None:
+    """Return why `tail` cannot be the start of a line this toolkit wrote, or None if it can."""
+    if len(tail) >= MAX_EVENT_BYTES:
+        return f"it is not shorter than the longest event ({MAX_EVENT_BYTES} bytes)"
+    head = tail[: len(LINE_START)]
+    if not LINE_START.startswith(head):
+        return f"it does not begin like a log line ({LINE_START.decode()}...)"
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(tail, final=False)
+    except UnicodeDecodeError:
+        return "it is not UTF-8 text"
+    return None
 
 
-def _last_line(fh: IO[bytes], size: int) -> bytes | None:
+def _save_beside(path: Path, offset: int, tail: bytes) -> Path:
+    """Write `tail` to a new ``<path>.torn-<offset>`` file (never over another), fsynced."""
+    for n in range(1000):
+        target = path.with_name(f"{path.name}.torn-{offset}" + (f".{n}" if n else ""))
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            if target.read_bytes() == tail:
+                return target
+            continue
+        try:
+            view = memoryview(tail)
+            done = 0
+            while done < len(view):
+                done += os.write(fd, view[done:])
+            os.fsync(fd)
+        except OSError as exc:
+            target.unlink(missing_ok=True)
+            raise LogError(
+                f"{path}: cannot save the torn tail to {target} ({exc.strerror or exc}); "
+                "nothing was cut or written"
+            ) from exc
+        finally:
+            os.close(fd)
+        return target
+    raise LogError(f"{path}: too many saved torn tails at offset {offset}; nothing was written")
+
+
+def _count_lines(fd: int, size: int) -> int:
+    """Return the number of lines in the file's first `size` bytes (for an error message)."""
+    lines, pos = 0, 0
+    while pos < size:
+        chunk = os.pread(fd, min(1 << 20, size - pos), pos)
+        if not chunk:
+            break
+        lines += chunk.count(b"\n")
+        pos += len(chunk)
+    last = os.pread(fd, 1, size - 1) if size else b"\n"
+    return lines + (last != b"\n")
+
+
+def _last_line(fd: int, size: int) -> bytes | None:
     """Return the file's last line (with its newline, if it has one), or None if empty."""
     if size == 0:
         return None
     chunk = 4096
     buf = b""
-    fh.seek(size - 1)
-    tail_has_newline = fh.read(1) == b"\n"
+    tail_has_newline = os.pread(fd, 1, size - 1) == b"\n"
     pos = size - 1 if tail_has_newline else size
     while pos > 0:
         start = max(0, pos - chunk)
-        fh.seek(start)
-        buf = fh.read(pos - start) + buf
+        buf = os.pread(fd, pos - start, start) + buf
         idx = buf.rfind(b"\n")
         if idx >= 0:
-            fh.seek(start + idx + 1)
-            return fh.read(size - (start + idx + 1))
+            return os.pread(fd, size - (start + idx + 1), start + idx + 1)
         pos = start
-    fh.seek(0)
-    return fh.read(size)
+    return os.pread(fd, size, 0)

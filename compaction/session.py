@@ -11,7 +11,6 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from compaction.errors import LogFormatError, LogIntegrityError
 from compaction.events import (
     Event,
     EventData,
@@ -20,15 +19,8 @@ from compaction.events import (
     TurnEndData,
     TurnStartData,
 )
-from compaction.log import (
-    BadLine,
-    ReadReport,
-    SessionLog,
-    SyncPolicy,
-    error_reason,
-    parse_line,
-    read_events,
-)
+from compaction.log import LogReader, ReadReport, SessionLog, SyncPolicy, read_events
+from compaction.provider_messages import to_messages
 from compaction.todos import ToolResult, todo_write
 from compaction.tokens import Tokenizer, get_tokenizer
 from compaction.turn_modes import TurnModes, TurnModesProjection
@@ -78,8 +70,7 @@ class Session:
         self._context: ContextState = self._context_p.init()
         self._usage: UsageState = self._usage_p.init()
         self.applied_seq = 0
-        self._offset = 0
-        self._lines = 0
+        self._reader = LogReader(path, skip_bad_lines=skip_bad_lines, report=self.report)
         self.refresh()
 
     @property
@@ -97,6 +88,13 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def event_tokens(self, seq: int) -> int:
+        """Return the token count of the applied event with this seq (0 for one never applied).
+
+        Keyed by seq, not position: a log read with bad lines skipped has gaps.
+        """
+        return self._usage_p.tokens_of(self._usage, seq)
+
     def _apply(self, event: Event) -> None:
         self._todos = self._todos_p.apply(self._todos, event)
         self._latest = self._latest_p.apply(self._latest, event)
@@ -108,8 +106,8 @@ class Session:
     def refresh(self) -> list[Event]:
         """Apply events appended since the last read (by any writer); return them.
 
-        A last line with no newline yet (being written, or torn by a crash) is left for a later
-        refresh and shown in `report.torn_line` meanwhile.
+        A last line that is not a whole event yet (being written, or torn by a crash) is left for
+        a later refresh and shown in `report.torn_line` meanwhile.
 
         Raises:
             LogFormatError: a malformed complete line, unless `skip_bad_lines`.
@@ -118,63 +116,34 @@ class Session:
         if not self.log.path.exists():
             return []
         new: list[Event] = []
-        self.report.torn_line = None
-        with open(self.log.path, "rb") as fh:
-            fh.seek(self._offset)
-            for raw in fh:
-                if not raw.endswith(b"\n"):
-                    self.report.torn_line = self._lines + 1
-                    break
-                self._offset += len(raw)
-                self._lines += 1
-                self.report.lines = self._lines
-                event = self._parse(raw)
-                if event is not None:
-                    self._apply(event)
-                    new.append(event)
+        for event in self._reader.read():
+            self._apply(event)
+            new.append(event)
         return new
 
-    def _parse(self, raw: bytes) -> Event | None:
-        if not raw.strip():
-            return None
-        try:
-            event = parse_line(raw)
-        except ValueError as exc:
-            if not self.skip_bad_lines:
-                raise LogFormatError(self.log.path, self._lines, error_reason(exc)) from None
-            self.report.bad_lines.append(BadLine(self._lines, error_reason(exc)))
-            return None
-        expected = self.applied_seq + 1
-        # Skipped bad lines may leave gaps; seqs must still only grow.
-        if event.seq != expected and not (self.skip_bad_lines and event.seq > expected):
-            raise LogIntegrityError(
-                "seq_contiguous",
-                f"line {self._lines} has seq {event.seq}, expected {expected}",
-                seq=event.seq,
-                path=str(self.log.path),
-            )
-        self.report.events += 1
-        self.report.by_type[event.type] += 1
-        return event
+    def append(self, data: EventData, *, expected_seq: int | None = None) -> Event:
+        """Append one event and update the views (see `append_many`)."""
+        return self.append_many([data], expected_seq=expected_seq)[0]
 
-    def append(self, data: EventData) -> Event:
-        """Append one event and update the views."""
-        return self.append_many([data])[0]
+    def append_many(
+        self, items: Iterable[EventData], *, expected_seq: int | None = None
+    ) -> list[Event]:
+        """Append events in one locked write and update the views.
 
-    def append_many(self, items: Iterable[EventData]) -> list[Event]:
-        """Append events in one locked write and update the views."""
-        events = self.log.append_many(list(items))
-        if events and events[0].seq == self.applied_seq + 1 and self.report.torn_line is None:
-            # Nobody else appended since our last read: apply our own events directly.
+        Args:
+            items: the payloads.
+            expected_seq: the last seq the caller read (e.g. `applied_seq`); if another writer
+                appended since, nothing is written and `SeqConflictError` is raised.
+        """
+        events = self.log.append_many(list(items), expected_seq=expected_seq)
+        start, size = self.log.last_append_start, self.log.last_append_bytes
+        # Nobody else appended since our last read: take our own events as read.
+        fresh = bool(events) and events[0].seq == self.applied_seq + 1
+        if fresh and self._reader.skip_appended(events, start, start + size):
             for e in events:
                 self._apply(e)
-                self.report.by_type[e.type] += 1
-            self._offset += self.log.last_append_bytes
-            self._lines += len(events)
-            self.report.lines = self._lines
-            self.report.events += len(events)
-        else:
-            self.refresh()
+            return events
+        self.refresh()
         return events
 
     def batch(self) -> AbstractContextManager[SessionLog]:
@@ -191,10 +160,20 @@ class Session:
         """Record that the agent finished the current request."""
         return self.append(TurnEndData())
 
-    def add_message(self, message: Message | Mapping[str, Any]) -> Event:
-        """Append a chat message (a `Message` or an OpenAI-style dict)."""
-        msg = message if isinstance(message, Message) else Message.model_validate(message)
-        return self.append(msg)
+    def add_message(self, message: Message | Mapping[str, Any] | object) -> Event:
+        """Append a chat message, as this toolkit or an official SDK gives it.
+
+        Accepted: a `Message`; an OpenAI chat-completions message (the ``openai`` SDK's
+        ``ChatCompletionMessage``, its ``model_dump()``, or a message param dict); an Anthropic
+        message (the ``anthropic`` SDK's ``Message``, a message param dict) or one of its
+        content blocks. Fields `Message` does not hold are kept in its ``provider_fields``. An
+        Anthropic user message holding several ``tool_result`` blocks becomes several messages,
+        appended in one write; the last event is returned.
+
+        Raises:
+            MessageError: the message cannot be recorded; the error names the field.
+        """
+        return self.append_many(to_messages(message))[-1]
 
     def todo_write(
         self,

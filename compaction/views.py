@@ -14,7 +14,7 @@ enters the context view; compaction never changes the todos view.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -221,7 +221,7 @@ class UsageState:
     """Token counts per event, with prefix sums so the context size is known in O(1)."""
 
     counts: list[int] = field(default_factory=list)
-    """Tokens of event seq i at index i-1."""
+    """Tokens of each applied event, aligned with `seqs` (look one up with `tokens_of`)."""
     kept_prefix: list[int] = field(default_factory=lambda: [0])
     """Running sum of non-system message tokens after each applied event (index 0: before any)."""
     seqs: list[int] = field(default_factory=list)
@@ -248,6 +248,8 @@ class ProviderTotals(BaseModel):
     completion_tokens: int = 0
     cached_tokens: int = 0
     """Prompt tokens served from the provider's prefix cache, where it said."""
+    cache_write_tokens: int = 0
+    """Prompt tokens written to the provider's cache, where it said (Anthropic)."""
     requests_without_cache_figure: int = 0
     """Calls whose provider reported no cached-token figure."""
 
@@ -271,7 +273,8 @@ class Usage(BaseModel):
     events_by_type: dict[str, int]
     tokens_by_type: dict[str, int]
     per_event: tuple[int, ...]
-    """Tokens of each event, by seq order."""
+    """Tokens of each applied event, in log order (a log read with bad lines skipped has gaps:
+    look an event up by seq with `Session.event_tokens`)."""
     provider: ProviderTotals = ProviderTotals()
     """What providers reported for every API call recorded in the log."""
     provider_by_purpose: dict[str, ProviderTotals] = {}
@@ -324,6 +327,11 @@ class UsageProjection:
         state.seqs.append(event.seq)
         return state
 
+    def tokens_of(self, state: UsageState, seq: int) -> int:
+        """Return the token count of the event with this seq (0 if none was applied), by seq."""
+        i = bisect_left(state.seqs, seq)
+        return state.counts[i] if i < len(state.seqs) and state.seqs[i] == seq else 0
+
     def context_tokens(self, state: UsageState) -> int:
         """Return the context size now, in O(1)."""
         kept_since = state.kept_prefix[-1] - state.checkpoint_base
@@ -356,3 +364,5 @@ def add_provider_usage(state: UsageState, event: UsageReported) -> None:
         totals["requests_without_cache_figure"] += 1
     else:
         totals["cached_tokens"] += d.cached_tokens
+    if d.cache_write_tokens is not None:
+        totals["cache_write_tokens"] += d.cache_write_tokens

@@ -191,7 +191,8 @@ def score(
         exchange: the session it replayed (its turns, ``first_request`` and ``unfinished``).
         tokenizer: the benchmark's tokenizer.
         cache_models: provider cache models fed every request in order, with Anthropic's
-            breakpoints where the replayer puts ours: after the system line and at the end.
+            breakpoints where our builder puts its own (`prompts.anthropic_request`): after
+            the system line and on the last message (the end of the request).
     """
     segments = SegmentTokens(tokenizer)
     sims = {model.name: model.simulator() for model in cache_models}

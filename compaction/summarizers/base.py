@@ -7,18 +7,34 @@ returns narrative sections by heading name. It never owns the tasks: `Pending Jo
 other unknown section) from whatever a summarizer returns, and fills a missing section with
 ``(none)``. So an LLM summarizer can be wrong, terse or verbose without ever losing a task.
 
+`check_output(output, span)` also holds the narrative to the code-owned sections and to the
+facts of the span (`compaction.summarizers.facts`), whatever wrote it:
+
+- Next Step continues the task in progress (Current Work) unless it is already about that task;
+  it is never a question to the user, and never says the work is done while a task is
+  unfinished (then it names the task to continue or start);
+- Critical Context keeps no constraint whose mode has ended;
+- Files and Code names every file the span edited, and Errors and Fixes the latest failure of
+  each command that has not passed since; Primary Request and Intent holds the first and the
+  latest request; what a summarizer left out is added, in the extractive entry formats.
+
 Invariants: a summarizer's output reaches a Checkpoint only through `check_output`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from functools import cache
+from typing import Any, Final, Protocol, runtime_checkable
 
-from compaction.checkpoint import NARRATIVE_SECTIONS, Checkpoint, Section
+from jinja2.environment import TemplateModule
+
+from compaction.checkpoint import NARRATIVE_SECTIONS, Checkpoint, Section, template_environment
 from compaction.events import Message, TodoItem
+from compaction.summarizers.facts import TRANSIENT_MODES, SpanFacts, read_span
 
 
 @dataclass(frozen=True)
@@ -35,6 +51,16 @@ class SummaryInput:
     """The latest todo list, for context only: the compactor writes the task sections itself."""
     budget_tokens: int
     """The size all narrative sections together should stay within."""
+    modes: tuple[str | None, ...] = ()
+    """The mode each message was written in (`Session.turn_modes`), aligned with `messages`."""
+    mode: str | None = None
+    """The mode the session is in now: a constraint of an ended transient mode is dropped."""
+    instructions: str | None = None
+    """Focus instructions for this compaction (``compact(..., instructions=...)``)."""
+
+    def facts(self) -> SpanFacts:
+        """Return what the span says (read once per call; pure)."""
+        return read_span(self.messages, self.modes, self.mode)
 
 
 @runtime_checkable
@@ -57,15 +83,184 @@ class Summarizer(Protocol):
         ...
 
 
-def check_output(output: Mapping[str, str]) -> dict[Section, str]:
+@cache
+def _macros() -> TemplateModule:
+    return template_environment().get_template("extractive.md.j2").module
+
+
+def entry(kind: str, **values: object) -> str:
+    """Format one entry with the macro `kind` of ``compaction/templates/extractive.md.j2``."""
+    return str(getattr(_macros(), kind)(**values))
+
+
+def clip(text: str, limit: int) -> str:
+    """Return `text`, or its head and how many characters were left out."""
+    if len(text) <= limit:
+        return text
+    return entry("truncated", head=text[:limit].rstrip(), omitted=len(text) - limit)
+
+
+def check_output(output: Mapping[str, str], span: SummaryInput | None = None) -> dict[Section, str]:
     """Return exactly the six narrative sections, in order, from a summarizer's output.
 
     A missing section becomes empty (rendered ``(none)``); a section with another name, the
     code-owned `Pending Jobs` and `Current Work` included, is dropped; a value that is not text
-    is written as its JSON.
+    is written as its JSON. With `span`, the narrative is then held to the tasks and the facts
+    of the span (see the module docstring).
     """
     checked: dict[Section, str] = {}
     for name in NARRATIVE_SECTIONS:
         value: Any = output.get(name, "")
         checked[name] = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-    return checked
+    return checked if span is None else settle(checked, span)
+
+
+# --- the narrative held to the code-owned sections ---------------------------------------------
+
+REQUEST_HEAD: Final = 60
+"""Characters of a request's head that show it is present."""
+_DONE = re.compile(
+    r"\b(?:done|finished|all (?:tests|checks|steps) pass(?:ed)?|ready for review|is green|"
+    r"nothing (?:left|else) to do|steps? completed|task(?:s)? (?:is |are )?complete[d]?)\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,}")
+_STOP: Final = frozenset(
+    (
+        "this",
+        "that",
+        "with",
+        "from",
+        "into",
+        "then",
+        "them",
+        "they",
+        "will",
+        "have",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "there",
+        "their",
+        "these",
+        "those",
+        "about",
+        "after",
+        "before",
+        "again",
+        "also",
+        "each",
+        "make",
+        "more",
+        "most",
+        "some",
+        "such",
+        "than",
+        "very",
+        "just",
+        "only",
+        "other",
+        "over",
+        "under",
+        "your",
+        "yours",
+        "ours",
+    )
+)
+
+
+def is_question(text: str) -> bool:
+    """Tell whether text asks something: a line of it ends with a question mark."""
+    return any(line.strip().rstrip("*_)\"' ").endswith("?") for line in text.split("\n"))
+
+
+def claims_done(text: str) -> bool:
+    """Tell whether text says the work is done (done, finished, ready for review, ...)."""
+    return bool(_DONE.search(text))
+
+
+def _stems(text: str) -> set[str]:
+    return {w.lower()[:5] for w in _WORD.findall(text) if w.lower() not in _STOP}
+
+
+def is_about(text: str, task: str) -> bool:
+    """Tell whether text is about a task: it names at least half of the task's words."""
+    words = _stems(task)
+    if not words:
+        return task.strip().lower() in text.lower()
+    return len(words & _stems(text)) * 2 >= len(words)
+
+
+def next_step(text: str, todos: tuple[TodoItem, ...], latest_request: str) -> str:
+    """Return a Next Step that agrees with the tasks (the rule of the module docstring)."""
+    current = [t.content for t in todos if t.status == "in_progress"]
+    pending = [t.content for t in todos if t.status == "pending"]
+    misleading = is_question(text) or ((current or pending) and claims_done(text))
+    if current:
+        if text.strip() and not misleading and is_about(text, current[0]):
+            return text
+        planned = "" if misleading else " ".join(text.split())
+        return entry("continue_task", task=current[0], planned=clip(planned, 400))
+    if pending:
+        return text if text.strip() and not misleading else entry("start_task", task=pending[0])
+    if is_question(text):
+        head = clip(latest_request.strip(), 400)
+        return entry("follow_request", text=head) if head else ""
+    return text
+
+
+def _present(needle: str, haystack: str) -> bool:
+    return " ".join(needle.split())[:REQUEST_HEAD] in " ".join(haystack.split())
+
+
+def _lines_without(text: str, drop: list[str]) -> str:
+    kept = [line for line in text.split("\n") if not any(d in line for d in drop)]
+    return "\n".join(kept).strip("\n")
+
+
+def settle(sections: dict[Section, str], span: SummaryInput) -> dict[Section, str]:
+    """Hold narrative sections to the tasks and to the facts of the span."""
+    facts = span.facts()
+    out = dict(sections)
+    latest = facts.requests[-1] if facts.requests else ""
+    out[Section.NEXT_STEP] = next_step(out[Section.NEXT_STEP], span.todos, latest)
+    out[Section.CRITICAL_CONTEXT] = _lines_without(
+        out[Section.CRITICAL_CONTEXT], [*facts.ended, *_ended_mode_marks(span.mode)]
+    )
+    out[Section.PRIMARY_REQUEST] = _with_requests(out[Section.PRIMARY_REQUEST], facts, span)
+    files = out[Section.FILES_AND_CODE]
+    missing = [p for kind, p in facts.files() if kind == "edited" and f"`{p}`" not in files]
+    out[Section.FILES_AND_CODE] = _join(files, [entry("edited", path=p) for p in missing])
+    errors = out[Section.ERRORS_AND_FIXES]
+    lost = [
+        r for r in facts.runs.values() if not r.fixed and r.failure[:REQUEST_HEAD] not in errors
+    ]
+    added = [entry("failure", command=r.command, text=r.failure, fixed=False) for r in lost]
+    out[Section.ERRORS_AND_FIXES] = _join(errors, added)
+    return out
+
+
+def _ended_mode_marks(mode: str | None) -> list[str]:
+    marks = [entry("mode_constraint", text="", mode=m).strip() for m in TRANSIENT_MODES]
+    keep = entry("mode_constraint", text="", mode=mode).strip() if mode else None
+    return [m for m in marks if m != keep]
+
+
+def _with_requests(text: str, facts: SpanFacts, span: SummaryInput) -> str:
+    if not facts.requests:
+        return text
+    first = facts.requests[0] if span.previous is None else ""
+    latest = facts.requests[-1]
+    head: list[str] = []
+    if first.strip() and not _present(first, text):
+        head.append(entry("request", text=clip(first.strip(), 800).replace("\n", "\n  ")))
+    tail: list[str] = []
+    if latest.strip() and latest != first and not _present(latest, text):
+        tail.append(entry("request", text=clip(latest.strip(), 800).replace("\n", "\n  ")))
+    return _join("\n".join([*head, text]) if head else text, tail)
+
+
+def _join(text: str, entries: list[str]) -> str:
+    return "\n".join([text.strip("\n"), *entries] if text.strip() else entries)

@@ -1,45 +1,45 @@
 """The extractive summarizer: the default, offline, deterministic, no model.
 
-It copies
+It lays out what `compaction.summarizers.facts` reads from the span (only text a person typed is
+a request or a constraint):
 
 - the user's requests (verbatim when short, the head of each otherwise; the first request of the
-  session is always kept) into Primary Request and Intent;
-- inline-code terms and the names of the tools used into Key Technical Concepts;
-- file paths mentioned by the user, the assistant or in tool-call arguments, and the commands
-  run (``command``/``cmd``/``script`` arguments), into Files and Code;
-- error lines of tool results and assistant text (``SomeError:``, ``error:``, ``fatal:``,
-  ``FAILED``, ``N failed``; not source lines such as ``raise SomeError(...)``) into Errors and
-  Fixes;
-- the latest assistant statement (its last paragraph) into Next Step;
-- the user's constraints (sentences with must, never, always, do not, make sure, important) into
-  Critical Context;
+  session is always kept) into Primary Request and Intent, after any recorded summary of
+  another agent found in the span (quoted, see `compaction.summarizers.recorded`);
+- identifiers that recur across requests, statements and edits (never tool names) into Key
+  Technical Concepts;
+- edited files, then read ones, normalised to the working directory, into Files and Code;
+- the latest failure of each command, with its message line, marked fixed once a later run of
+  the same command passed, into Errors and Fixes;
+- the latest assistant statement after the latest request (its last paragraph) into Next Step,
+  then held to the tasks by `check_output`;
+- the user's constraints still in force (a transient mode's end with it), and the focus
+  instructions of this compaction, into Critical Context;
 
 and folds the previous Checkpoint's narrative in: older entries come first, duplicates collapse,
 and when a section passes its share of the budget its oldest entries go first (the session's
-first request stays). Entry formats live in ``compaction/templates/extractive.md.j2``.
+first request stays; edited files go last). Entry formats live in
+``compaction/templates/extractive.md.j2``.
 
 Invariants: the extractive summarizer's output is a pure function of its input.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Iterator
-from functools import cache
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Final
 
-from jinja2.environment import TemplateModule
-
-from compaction.checkpoint import Section, template_environment
-from compaction.events import Message
-from compaction.summarizers.base import SummaryInput
+from compaction.checkpoint import Section
+from compaction.summarizers.base import SummaryInput, clip, entry
+from compaction.summarizers.facts import TRANSIENT_MODES, SpanFacts, find_paths, looks_like_path
+from compaction.summarizers.recorded import read_recorded
 from compaction.tokens import Tokenizer, get_tokenizer
+
+__all__ = ["ExtractiveSummarizer", "find_paths", "looks_like_path", "split_entries"]
 
 REQUEST_CHARS: Final = 800
 """A user request up to this length is copied verbatim; a longer one, its head."""
-LINE_CHARS: Final = 240
-"""Longest error, command or constraint line kept."""
 MAX_ENTRIES: Final = 64
 """Most entries of one kind considered from one span, the latest ones."""
 
@@ -53,175 +53,13 @@ SECTION_SHARES: Final[dict[Section, float]] = {
 }
 """Share of the budget each narrative section may use."""
 
-_ERROR_MARK = re.compile(r"(?:rror|xception|fatal|panic)(?:\[\w+\])?:|FAILED|\d failed\b")
-"""Marks of an error line: literals, so that scanning large tool outputs stays fast."""
-_CODE_LINE = re.compile(r"^(?:\d+\s+)?(?:except|raise|class|def|catch|throw|import|from|#|//)\b")
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
-_CONSTRAINT_WORD = re.compile(
-    r"\b(?:must|never|always|do not|don't|make sure|important)\b", re.IGNORECASE
-)
-_INLINE_CODE = re.compile(r"`([^`\n]{2,60})`")
-_PATH_TOKEN = re.compile(r"[\w~./-]*[./][\w~./-]*\w")
-_KNOWN_EXTENSIONS: Final = frozenset(
-    (
-        *("py", "pyi", "md", "rst", "txt", "toml", "yaml", "yml", "json", "jsonl", "cfg", "ini"),
-        *("lock", "sh", "bash", "js", "mjs", "ts", "tsx", "jsx", "css", "html", "rs", "go", "c"),
-        *("h", "cc", "cpp", "hpp", "java", "kt", "rb", "php", "sql", "csv", "ipynb", "j2", "tf"),
-        *("proto", "xml"),
-    )
-)
-_COMMAND_KEYS: Final = ("command", "cmd", "script")
-
-
-@cache
-def _macros() -> TemplateModule:
-    return template_environment().get_template("extractive.md.j2").module
-
-
-def _entry(kind: str, **values: object) -> str:
-    """Format one entry with the macro `kind` of ``extractive.md.j2``."""
-    return str(getattr(_macros(), kind)(**values))
+_FILE_ENTRY = re.compile(r"^- (edited|read) `(.+)`$")
+_FAILURE_ENTRY = re.compile(r"^- `(.+?)` failed: ")
+_MODE_ENTRY = re.compile(r"^- while in (\S+) mode: ")
 
 
 def _indent_continuation(text: str) -> str:
     return text.strip("\n").replace("\n", "\n  ")
-
-
-def _clip(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return _entry("truncated", head=text[:limit].rstrip(), omitted=len(text) - limit)
-
-
-def _first_line(text: str) -> str:
-    line = text.strip().split("\n", 1)[0]
-    return line if line == text.strip() else line + " …"
-
-
-def looks_like_path(token: str) -> bool:
-    """Tell whether a token reads as a file path (has a slash, or a known file extension)."""
-    token = token.rstrip(".")
-    if (
-        not token
-        or any(c.isspace() for c in token)
-        or token.startswith("//")
-        or ".." in token.replace("../", "")
-        or len(token) > 200
-    ):
-        return False
-    last = token.rsplit("/", 1)[-1]
-    ext = last.rsplit(".", 1)[-1].lower() if "." in last.strip(".") else ""
-    if "/" in token:
-        rooted = token.startswith(("/", "./", "../", "~/"))
-        return (rooted and len(token) > 2) or ext in _KNOWN_EXTENSIONS
-    return ext in _KNOWN_EXTENSIONS and len(last) > len(ext) + 1
-
-
-def find_paths(text: str) -> Iterator[str]:
-    """Yield the file paths mentioned in `text`, in order of appearance."""
-    for match in _PATH_TOKEN.finditer(text):
-        start = match.start()
-        if start >= 3 and text[start - 3 : start] == "://":
-            continue
-        token = match.group().rstrip(".")
-        if looks_like_path(token):
-            yield token
-
-
-def _tool_arguments(arguments: str) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _command_text(value: object) -> str:
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value)
-    return value if isinstance(value, str) else ""
-
-
-class _Facts:
-    """What one pass over a span extracts, each kind as ordered entries."""
-
-    def __init__(self) -> None:
-        self.requests: list[str] = []
-        self.concepts: dict[str, None] = {}
-        self.files: dict[str, None] = {}
-        self.errors: dict[str, None] = {}
-        self.constraints: dict[str, None] = {}
-        self.intent = ""
-
-    def add(self, message: Message) -> None:
-        text = message.text()
-        if message.role == "user":
-            # A new request makes what the agent meant to do before it stale.
-            self.intent = ""
-            self.requests.append(text)
-            self._constraints(text)
-            self._concepts(text)
-            self._files(find_paths(text))
-        elif message.role == "assistant":
-            if text.strip():
-                self.intent = text
-            self._concepts(text)
-            self._files(find_paths(text))
-            self._errors(text)
-            for call in message.tool_calls or ():
-                self._tool_call(call.function.name, call.function.arguments)
-        elif message.role == "tool":
-            self._errors(text)
-
-    def _concepts(self, text: str) -> None:
-        for term in _INLINE_CODE.findall(text):
-            _touch(self.concepts, _entry("concept", term=term.strip()))
-
-    def _files(self, paths: Iterable[str]) -> None:
-        for path in paths:
-            _touch(self.files, _entry("file", path=path))
-
-    def _errors(self, text: str) -> None:
-        end = -1
-        for match in _ERROR_MARK.finditer(text):
-            if match.start() < end:
-                continue  # a second mark on a line already taken
-            start = text.rfind("\n", 0, match.start()) + 1
-            end = text.find("\n", match.end())
-            end = end if end >= 0 else len(text)
-            line = text[start:end].strip()
-            if not _CODE_LINE.match(line):
-                _touch(self.errors, _entry("error", text=_clip(line, LINE_CHARS)))
-
-    def _constraints(self, text: str) -> None:
-        for line in text.split("\n"):
-            if not _CONSTRAINT_WORD.search(line):
-                continue
-            for sentence in _SENTENCE_END.split(line.strip()):
-                if _CONSTRAINT_WORD.search(sentence):
-                    entry = _entry("constraint", text=_clip(sentence, LINE_CHARS))
-                    _touch(self.constraints, entry)
-
-    def _tool_call(self, name: str, arguments: str) -> None:
-        _touch(self.concepts, _entry("tool", name=name))
-        args = _tool_arguments(arguments)
-        for key in _COMMAND_KEYS:
-            command = _command_text(args.get(key)).strip()
-            if command:
-                clipped = _clip(_first_line(command), LINE_CHARS)
-                _touch(self.files, _entry("command", text=clipped))
-                self._files(find_paths(command))
-        for value in args.values():
-            if isinstance(value, str) and looks_like_path(value):
-                self._files([value])
-
-
-def _touch(entries: dict[str, None], entry: str) -> None:
-    """Record an entry as the most recent one (duplicates move to the end)."""
-    entries.pop(entry, None)
-    entries[entry] = None
-    if len(entries) > 4 * MAX_ENTRIES:
-        del entries[next(iter(entries))]
 
 
 def split_entries(text: str) -> list[str]:
@@ -233,6 +71,77 @@ def split_entries(text: str) -> list[str]:
         elif line.strip():
             entries.append(line)
     return entries
+
+
+def _request_entries(requests: Sequence[str]) -> list[str]:
+    return [
+        entry("request", text=_indent_continuation(clip(r.strip(), REQUEST_CHARS)))
+        for r in requests
+        if r.strip()
+    ]
+
+
+def _files(previous: list[str], facts: SpanFacts) -> tuple[list[str], list[str]]:
+    """Return (edited, read) entries: previous ones merged with the span's, newest last."""
+    edited: dict[str, None] = {}
+    read: dict[str, None] = {}
+    other: list[str] = []
+    for old in previous:
+        match = _FILE_ENTRY.match(old)
+        if match is None:
+            other.append(old)
+        else:
+            (edited if match.group(1) == "edited" else read)[match.group(2)] = None
+    for kind, path in facts.files():
+        target = edited if kind == "edited" else read
+        target.pop(path, None)
+        target[path] = None
+    for path in edited:
+        read.pop(path, None)
+    return [entry("edited", path=p) for p in edited], other + [entry("read", path=p) for p in read]
+
+
+def _errors(previous: list[str], facts: SpanFacts) -> list[str]:
+    kept = []
+    for old in previous:
+        match = _FAILURE_ENTRY.match(old)
+        if match is None or match.group(1) not in facts.runs:
+            kept.append(old)
+    new = [
+        entry("failure", command=r.command, text=r.failure, fixed=r.fixed)
+        for r in facts.runs.values()
+    ]
+    return kept + new[-MAX_ENTRIES:]
+
+
+def _constraints(previous: list[str], facts: SpanFacts, span: SummaryInput) -> list[str]:
+    kept = []
+    for old in previous:
+        match = _MODE_ENTRY.match(old)
+        if (match is None or match.group(1) == span.mode) and not any(
+            e in old for e in facts.ended
+        ):
+            kept.append(old)
+    new = [
+        entry("mode_constraint", text=text, mode=mode)
+        if mode is not None and mode == span.mode and mode in TRANSIENT_MODES
+        else entry("constraint", text=text)
+        for text, mode in facts.constraints
+    ]
+    instructions = " ".join((span.instructions or "").split())
+    focus = [entry("focus", text=clip(instructions, REQUEST_CHARS))] if instructions else []
+    return focus + kept + new
+
+
+def _previous(span: SummaryInput, facts: SpanFacts) -> dict[Section, list[str]]:
+    """The previous Checkpoint's entries, then those of recorded summaries in the span."""
+    narrative = span.previous.narrative() if span.previous else {}
+    out = {name: split_entries(narrative.get(name, "")) for name in SECTION_SHARES}
+    for summary in facts.summaries:
+        for name, entries in read_recorded(summary, "recorded").items():
+            if name in out:
+                out[name] += entries
+    return out
 
 
 class ExtractiveSummarizer:
@@ -252,35 +161,53 @@ class ExtractiveSummarizer:
 
     def summarize(self, span: SummaryInput) -> dict[str, str]:
         """Return the six narrative sections for the span, the previous Checkpoint folded in."""
-        facts = _Facts()
-        for message in span.messages:
-            facts.add(message)
-        previous = span.previous.narrative() if span.previous else dict.fromkeys(SECTION_SHARES, "")
-        requests = [
-            _entry("request", text=_indent_continuation(_clip(r.strip(), REQUEST_CHARS)))
-            for r in facts.requests
-            if r.strip()
-        ]
+        facts = span.facts()
+        previous = _previous(span, facts)
+        edited, read = _files(previous[Section.FILES_AND_CODE], facts)
         new: dict[Section, list[str]] = {
-            Section.PRIMARY_REQUEST: requests,
-            Section.KEY_CONCEPTS: list(facts.concepts),
-            Section.FILES_AND_CODE: list(facts.files),
-            Section.ERRORS_AND_FIXES: list(facts.errors),
-            Section.CRITICAL_CONTEXT: list(facts.constraints),
+            Section.PRIMARY_REQUEST: _merge(
+                previous[Section.PRIMARY_REQUEST], _request_entries(facts.requests), keep_first=True
+            ),
+            Section.KEY_CONCEPTS: _merge(
+                previous[Section.KEY_CONCEPTS],
+                [entry("concept", term=t) for t in reversed(facts.terms[:MAX_ENTRIES])],
+                keep_first=False,
+            ),
+            Section.ERRORS_AND_FIXES: _errors(previous[Section.ERRORS_AND_FIXES], facts),
+            Section.CRITICAL_CONTEXT: _merge(
+                [], _constraints(previous[Section.CRITICAL_CONTEXT], facts, span), keep_first=True
+            ),
         }
         out: dict[str, str] = {}
         for name, share in SECTION_SHARES.items():
             budget = int(span.budget_tokens * share)
             if name == Section.NEXT_STEP:
                 intent = _last_paragraph(facts.intent)
-                text = _entry("intent", text=_clip(intent, REQUEST_CHARS)) if intent else ""
+                text = entry("intent", text=clip(intent, REQUEST_CHARS)) if intent else ""
                 stale = bool(facts.requests)  # the previous Next Step predates a new request
-                fallback = "" if stale else previous[name]
+                fallback = "" if stale else "\n".join(previous[name])
                 out[name] = self._fit([text or fallback], budget, pin_first=True)
-                continue
-            merged = _merge(split_entries(previous[name]), new[name], keep_first=name in _CHRONO)
-            out[name] = self._fit(merged, budget, pin_first=name == Section.PRIMARY_REQUEST)
+            elif name == Section.FILES_AND_CODE:
+                out[name] = self._fit_ranked(edited, read, budget)
+            else:
+                pin = name in (Section.PRIMARY_REQUEST, Section.CRITICAL_CONTEXT) and bool(
+                    name == Section.PRIMARY_REQUEST or (span.instructions or "").strip()
+                )
+                out[name] = self._fit(new[name], budget, pin_first=pin)
         return out
+
+    def _fit_ranked(self, first: list[str], then: list[str], budget: int) -> str:
+        """Keep the newest of `first`, then the newest of `then`, in their order, within budget."""
+        used = 0
+        keep: set[int] = set()
+        ranked = [*reversed(list(enumerate(first))), *reversed(list(enumerate(then, len(first))))]
+        for index, text in ranked:
+            cost = self.tokenizer.count(text) + 1
+            if used + cost > budget:
+                break
+            keep.add(index)
+            used += cost
+        return "\n".join(e for i, e in enumerate([*first, *then]) if i in keep)
 
     def _fit(self, entries: list[str], budget: int, *, pin_first: bool) -> str:
         """Keep the newest entries that fit the budget (and the first one when pinned)."""
@@ -293,26 +220,22 @@ class ExtractiveSummarizer:
             first = first[: max(budget, 1) * 2]
             used = self.tokenizer.count(first)
         kept: list[str] = []
-        for entry in reversed(rest[-MAX_ENTRIES:]):
-            cost = self.tokenizer.count(entry) + 1
+        for item in reversed(rest[-MAX_ENTRIES:]):
+            cost = self.tokenizer.count(item) + 1
             if used + cost > budget:
                 break
-            kept.append(entry)
+            kept.append(item)
             used += cost
         return "\n".join(([first] if first else []) + kept[::-1])
 
 
-_CHRONO: Final = frozenset({Section.PRIMARY_REQUEST})
-"""Sections kept in order of first appearance; the others move a repeated entry to the end."""
-
-
 def _merge(old: list[str], new: list[str], *, keep_first: bool) -> list[str]:
     merged: dict[str, None] = {}
-    for entry in [*old, *new]:
-        if keep_first and entry in merged:
+    for item in [*old, *new]:
+        if keep_first and item in merged:
             continue
-        merged.pop(entry, None)
-        merged[entry] = None
+        merged.pop(item, None)
+        merged[item] = None
     return list(merged)
 
 

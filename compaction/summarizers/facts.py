@@ -189,6 +189,8 @@ class SpanFacts:
     """The latest assistant statement after the latest request (empty when none)."""
     summaries: list[str] = field(default_factory=list)
     """Recorded summaries of another agent found in the span."""
+    ended: list[str] = field(default_factory=list)
+    """Constraint sentences whose transient mode has ended (no longer in force)."""
     tools: set[str] = field(default_factory=set)
 
     def files(self) -> list[tuple[str, str]]:
@@ -283,9 +285,7 @@ class _Reader:
             self.facts.summaries.append(text)
             return
         if message.origin == "mode_switch":
-            self.facts.constraints = [
-                c for c in self.facts.constraints if c[1] not in TRANSIENT_MODES
-            ]
+            self._end_modes(keep=None)
             return
         if not is_request(message):
             return
@@ -330,11 +330,19 @@ class _Reader:
         if run.failure:
             self.facts.runs[key] = run
 
+    def _end_modes(self, keep: str | None) -> None:
+        """End the constraints of every transient mode but `keep`."""
+        kept = []
+        for sentence, mode in self.facts.constraints:
+            if mode in TRANSIENT_MODES and mode != keep:
+                self.facts.ended.append(sentence)
+            else:
+                kept.append((sentence, mode))
+        self.facts.constraints = kept
+
     def finish(self) -> SpanFacts:
         facts = self.facts
-        facts.constraints = [
-            c for c in facts.constraints if c[1] not in TRANSIENT_MODES or c[1] == self.mode_now
-        ]
+        self._end_modes(keep=self.mode_now)
         counts: Counter[str] = Counter()
         for source in self.sources:
             counts.update(source)

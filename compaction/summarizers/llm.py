@@ -63,13 +63,14 @@ def _instruction_template() -> Template:
     return template_environment().get_template("checkpoint_instruction.md.j2")
 
 
-def instruction(*, kept: int, previous: bool, budget: int) -> str:
+def instruction(*, kept: int, previous: bool, budget: int, focus: str | None = None) -> str:
     """Render the checkpoint instruction appended to the replayed request.
 
     Args:
         kept: messages at the end of the conversation that stay verbatim after the Checkpoint.
         previous: whether the conversation opens with an earlier Checkpoint to fold in.
         budget: the token size the model is asked to stay within.
+        focus: the compaction's focus instructions, appended when given.
     """
     return _instruction_template().render(
         sections=SECTION_NAMES,
@@ -77,6 +78,7 @@ def instruction(*, kept: int, previous: bool, budget: int) -> str:
         kept=kept,
         previous=previous,
         budget=budget,
+        focus=focus or "",
     )
 
 
@@ -221,7 +223,12 @@ class OpenAISummarizer:
         kept = kept_after_span(request["messages"], span.messages)
         replaced = self.span_tokens(span)
         budget = max(1, min(span.budget_tokens, self.client.config.max_output_tokens))
-        text = instruction(kept=kept, previous=span.previous is not None, budget=budget)
+        text = instruction(
+            kept=kept,
+            previous=span.previous is not None,
+            budget=budget,
+            focus=span.instructions,
+        )
         self.last_body = summary_body(request, text)
         answer = self.client.complete(self.last_body)
         self._record(answer)

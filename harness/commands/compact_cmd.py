@@ -5,7 +5,8 @@ the context tokens before and after. Below the policy's threshold it does nothin
 ``--force`` is given, and says so (exit 0). ``--summarizer openai`` has a model behind an
 OpenAI-compatible endpoint write the narrative (see `harness.commands.llm_options`), falling back
 to the extractive summarizer on any failure; the call's token usage is appended as a
-``usage/report`` event.
+``usage/report`` event. ``--instructions TEXT`` gives the summarizer a focus, recorded in the
+event.
 """
 
 from __future__ import annotations
@@ -60,6 +61,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--dry-run", action="store_true", help="print the checkpoint, append nothing")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument(
+        "--instructions",
+        metavar="TEXT",
+        help="focus for the summarizer (appended to the LLM instruction; the extractive "
+        "summarizer puts it under Critical Context); recorded in the event",
+    )
+    p.add_argument(
         "--summarizer",
         choices=SUMMARIZERS,
         default="extractive",
@@ -97,6 +104,7 @@ def result_json(result: CompactionResult, *, dry_run: bool) -> dict[str, Any]:
         "kept_messages": result.kept_messages,
         "summarizer": data.summarizer,
         "fallback_reason": data.fallback_reason,
+        "instructions": data.instructions,
         "pending": list(data.pending),
         "current": list(data.current),
         "checkpoint": data.text,
@@ -115,7 +123,12 @@ def run(args: argparse.Namespace) -> int:
         summarizer = make_summarizer(args.summarizer, session, args)
         try:
             result = compact(
-                session, policy, summarizer=summarizer, force=args.force, dry_run=args.dry_run
+                session,
+                policy,
+                summarizer=summarizer,
+                force=args.force,
+                dry_run=args.dry_run,
+                instructions=args.instructions,
             )
         except CompactionError as exc:
             if exc.code != "below_threshold":

@@ -21,12 +21,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `import` command."""
     p = sub.add_parser(
         "import",
-        help="import an agent transcript (Claude Code, Codex, OpenAI messages, SWE-agent)",
+        help="import an agent transcript (Claude Code, Codex, Gemini CLI, OpenAI, SWE-agent)",
         description=(
             "Read an agent's transcript and write its session log: turns, messages, tool calls "
             "paired with their results, todo lists, and the agent's own compactions. Prints what "
             "was read, written and skipped. Broken lines and unknown records are counted and "
-            "skipped unless --strict."
+            "skipped unless --strict. A transcript that holds no session events is an error "
+            "(exit 2), never an empty log. The provider's recorded token usage (Claude Code, "
+            "Codex, Gemini CLI) is kept as usage/report events, so `harness log` shows the real "
+            "cache-hit share."
         ),
     )
     p.add_argument(

@@ -70,7 +70,10 @@ def run(args: argparse.Namespace) -> int:
         "context_tokens": usage.context_tokens,
         "torn_line": report.torn_line,
         "bad_lines": [{"line": b.line, "reason": b.reason} for b in report.bad_lines],
-        "provider_usage": {k: v.model_dump() for k, v in usage.provider_by_purpose.items()},
+        "provider_usage": {
+            k: {**v.model_dump(), "cache_hit_share": v.cache_hit_share}
+            for k, v in usage.provider_by_purpose.items()
+        },
     }
     if args.json:
         print_json(summary)
@@ -88,10 +91,12 @@ def run(args: argparse.Namespace) -> int:
         f"{usage.context_tokens} in the context now"
     )
     for purpose, t in usage.provider_by_purpose.items():
-        share = f" ({t.cache_hit_share:.1%})" if t.cache_hit_share is not None else ""
+        hit = t.cache_hit_share
+        share = f" (cache-hit share {hit:.1%})" if hit is not None else ""
+        writes = f", {t.cache_write_tokens} written to the cache" if t.cache_write_tokens else ""
         out.print(
             f"provider usage, {purpose}: {t.requests} calls, {t.prompt_tokens} prompt tokens, "
-            f"{t.cached_tokens} cached{share}, {t.completion_tokens} completion tokens"
+            f"{t.cached_tokens} cached{share}{writes}, {t.completion_tokens} completion tokens"
         )
     if report.torn_line is not None:
         out.print(f"torn last line {report.torn_line} (a crash mid-append): skipped")

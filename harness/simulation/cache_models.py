@@ -347,9 +347,10 @@ class AnthropicCache:
     about 20 content blocks before each breakpoint is not modelled: between two agent calls only
     a few blocks are appended.
 
-    `serve` takes the request's breakpoints as token offsets (the end of each marked block);
-    without any, it assumes one at the end of the request (the rolling breakpoint agents put on
-    the last message).
+    `serve` takes the request's breakpoints as token offsets (the end of each marked block); the
+    replayer reads them from the Anthropic request the prompt builder produced
+    (`benchmarks.replay.anthropic_offsets`). Without any, it assumes one at the end of the
+    request (the rolling breakpoint on the last message).
 
     Lifetime: 5 minutes by default, refreshed each time the entry is read; ``"ttl": "1h"`` on a
     breakpoint buys an hour.

@@ -18,9 +18,13 @@ line ends in ``}`` and a newline, this gives the same tokens as encoding the who
 each distinct line is encoded once.
 
 Tools come first, then the system prompt, then the messages: the order in which Anthropic reads
-a request for its cache (tools, system, messages). Anthropic's breakpoints are taken at the end
-of the system line (the builder's ``cache_control`` on the last stable system block) and at the
-end of the request (the rolling breakpoint agents put on the last message).
+a request for its cache (tools, system, messages). Anthropic's breakpoints are read from the
+Anthropic request the builder produces for the same call (`prompts.anthropic_request`, through
+`prompts.cache_breakpoints`), never assumed: a breakpoint on a system block ends at the system
+line, one on a message ends at the line of the last message merged into it (see
+`anthropic_offsets`). Today the builder writes two: the last stable system block and the rolling
+one on the last message. A summarizer's own call is an OpenAI call the builder did not make: its
+Anthropic figure takes the same two places (the end of its system line and of the request).
 
 Per request the record holds the prompt tokens, the cache-hit tokens under each provider model,
 the ideal hit, and whether a compaction happened just before it. The ideal is every token of
@@ -80,10 +84,14 @@ from harness.simulation.context_strategies import TODO_TOOL, Strategy, retained,
 from harness.simulation.sessions import user_tools
 from prompts import (
     DEFAULT_MODE,
+    CacheBreakpoint,
     Environment,
     Mode,
     PromptBuilder,
     ToolCatalog,
+    anthropic_message_sources,
+    anthropic_request,
+    cache_breakpoints,
     dumps,
     get_mode,
     openai_message,
@@ -365,12 +373,26 @@ class _Loop:
         if record:
             self.record(index, lines, packed, compacted)
 
+    def breakpoints(self, packed: list[bytes]) -> list[int]:
+        """Return the token offsets of the breakpoints of the builder's Anthropic request."""
+        assert self.prompt_mode is not None
+        window = self.session.context
+        request = anthropic_request(self.builder, self.prompt_mode, window)
+        conversation = window.as_messages()[len(window.system) :]
+        return anthropic_offsets(
+            cache_breakpoints(request),
+            anthropic_message_sources(conversation),
+            [len(p) // 4 for p in packed],
+            system_lines=1 + len(window.system),
+        )
+
     def record(self, index: int, lines: list[str], packed: list[bytes], compacted: bool) -> None:
         data = b"".join(packed)
         prompt = len(data) // 4
         stable_end = (len(packed[0]) + len(packed[1])) // 4  # the tools line, the system line
         new = sum(len(p) for s, p in zip(lines[2:], packed[2:], strict=True) if s not in self.seen)
-        hits = {name: sim.serve(data, [stable_end, prompt]) for name, sim in self.sims.items()}
+        marks = self.breakpoints(packed) if "anthropic" in self.sims else []
+        hits = {name: sim.serve(data, marks) for name, sim in self.sims.items()}
         exact = self.exact.serve(data)
         self.result.records.append(
             RequestRecord(
@@ -387,6 +409,37 @@ class _Loop:
             )
         )
         self.seen = frozenset(lines[2:])
+
+
+def anthropic_offsets(
+    breakpoints: Sequence[CacheBreakpoint],
+    sources: Sequence[int],
+    line_tokens: Sequence[int],
+    *,
+    system_lines: int,
+) -> list[int]:
+    """Map an Anthropic request's breakpoints to token offsets in the canonical serialization.
+
+    The serialization's lines are the tools, `system_lines` system lines (the built prompt, then
+    the log's system messages), then one line per conversation message. A breakpoint on a tool
+    ends at the tools line; one on a system block at the end of the system lines (a block cannot
+    be placed inside a line); one on Anthropic message ``k`` at the line of the last message
+    merged into it (``sources[k]``, from `prompts.anthropic_message_sources`).
+    """
+    ends: list[int] = []
+    total = 0
+    for n in line_tokens:
+        total += n
+        ends.append(total)
+    offsets: set[int] = set()
+    for mark in breakpoints:
+        if mark.section == "tools":
+            offsets.add(ends[0])
+        elif mark.section == "system":
+            offsets.add(ends[system_lines])
+        else:
+            offsets.add(ends[1 + system_lines + sources[mark.index]])
+    return sorted(offsets)
 
 
 def log_payloads(events: Iterable[Event]) -> list[EventData]:

@@ -128,3 +128,18 @@ class TestCompactCommand:
         run = harness("compact", path, *args)
         assert run.returncode == 2
         assert re.search(match, run.stderr), run.stderr
+
+
+def test_instructions_reach_the_checkpoint_and_the_event(tmp_path: Path) -> None:
+    """`--instructions TEXT` is summarized under Critical Context and recorded in the event."""
+    path = tmp_path / "small.jsonl"
+    with Session(path, sync="batch") as session, session.batch():
+        session.append_many(generate(3, seed=1))
+    out = compact_json(path, "--force", "--instructions", "keep the API decisions")
+    assert out["instructions"] == "keep the API decisions"
+    parsed = parse_checkpoint(out["checkpoint"])
+    assert "- Focus asked for at this compaction: keep the API decisions" in (
+        parsed.critical_context
+    )
+    events = [e for e in read_events(path) if isinstance(e, CheckpointRecorded)]
+    assert events[-1].data.instructions == "keep the API decisions"

@@ -322,7 +322,8 @@ class TestCompact:
         assert r.checkpoint.pending_jobs == ("Real",)
         assert "forged" not in r.data.text
         assert r.checkpoint.next_step == "ok"
-        assert r.checkpoint.primary_request == ""
+        # The summarizer left the request out: the output check adds the span's first request.
+        assert r.checkpoint.primary_request == "- Request 1: fix src/mod1.py"
         assert r.data.summarizer == "meddler"
 
     def test_nothing_to_compact(self, session: Session) -> None:

@@ -68,9 +68,9 @@ class TestRejects:
     @pytest.mark.parametrize(
         ("log", "rule", "match"),
         [
-            (reseq(events(user(), user()), 1, 3), "seq_contiguous", "expected seq 2, found 3"),
-            (reseq(events(user(), user()), 2, 3), "seq_contiguous", "expected seq 1, found 2"),
-            (reseq(events(user(), user()), 1, 1), "seq_contiguous", "expected seq 2, found 1"),
+            (reseq(events(user(), user()), 1, 3), "seq_contiguous", "event has seq 3, expected 2"),
+            (reseq(events(user(), user()), 2, 3), "seq_contiguous", "event has seq 2, expected 1"),
+            (reseq(events(user(), user()), 1, 1), "seq_contiguous", "event has seq 1, expected 2"),
             (events(user(), result("x")), "tool_result_paired", "unknown call id 'x'"),
             (events(result("a"), call("a")), "tool_result_paired", "unknown call id 'a'"),
             (events(user(), cp(1, 2)), "checkpoint_span", r"span 1\.\.2 is not before"),

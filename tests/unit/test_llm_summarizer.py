@@ -268,8 +268,16 @@ class TestAnswers:
             result, _ = run_compaction(session, stub)
         assert result.data.summarizer == "openai"
         narrative = result.checkpoint.narrative()
-        assert narrative["Primary Request and Intent"] == "Fix the parser."
-        assert narrative["Next Step"] == "Run the tests."
+        # The model's terse request line stays; code puts the session's first request above it.
+        assert narrative["Primary Request and Intent"] == (
+            "- Fix the parser in src/parse.py and document it. Never touch the API.\n"
+            "Fix the parser."
+        )
+        # Not about the task in progress: the Next Step names that task, then the model's step.
+        assert narrative["Next Step"].startswith("Continue the task in progress: ")
+        assert narrative["Next Step"].endswith(
+            "Planned just before this Checkpoint: Run the tests."
+        )
         assert [n for n in NARRATIVE_SECTIONS if not narrative[n]] == [
             "Key Technical Concepts",
             "Files and Code",

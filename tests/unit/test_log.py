@@ -116,11 +116,11 @@ class TestTornLines:
         assert report.torn_line == 3
         assert report.bad_lines == []
 
-    def test_valid_json_without_newline_is_torn(self, log_path: Path) -> None:
-        """A complete object whose newline never landed is torn too: its append never returned."""
+    def test_valid_event_without_newline_is_complete(self, log_path: Path) -> None:
+        """A valid last event whose newline never landed is read as an event, not as torn."""
         log_path.write_bytes(line(1) + line(2).rstrip(b"\n"))
         seqs, report = read_all(log_path)
-        assert (seqs, report.torn_line) == ([1], 2)
+        assert (seqs, report.torn_line, report.lines) == ([1, 2], None, 2)
 
     def test_append_after_torn_tail_truncates_it(self, log_path: Path) -> None:
         """The next append cuts the torn tail off and continues the seq from the last whole line."""
@@ -133,6 +133,8 @@ class TestTornLines:
         assert log_path.read_bytes().startswith(
             line(1) + line(2) + b'{"v":1,"seq":3,"type":"message"'
         )
+        saved = log_path.with_name(f"{log_path.name}.torn-{len(line(1) + line(2))}")
+        assert saved.read_bytes() == b'{"v":1,"seq":3,"type":"mess'
 
     def test_torn_first_line(self, log_path: Path) -> None:
         """A file holding only a torn line reads as empty; an append starts at seq 1."""

@@ -112,21 +112,17 @@ class TestExtractiveSummarizer:
         primary = out["Primary Request and Intent"]
         assert "- Add a --verbose flag to the CLI in harness/cli.py." in primary
         assert "never print secrets" in primary
-        files = out["Files and Code"]
-        assert "`harness/cli.py`" in files
-        assert "`tests/unit/test_cli.py`" in files
-        assert "pytest -q tests/unit/test_cli.py …" in files
-        assert "`README.md`" in files
+        assert out["Files and Code"] == "- edited `harness/cli.py`"
         errors = out["Errors and Fixes"]
+        assert errors.startswith("- `pytest -q tests/unit/test_cli.py` failed: ")
         assert "KeyError: 'verbose'" in errors
         assert "FAILED tests/unit/test_cli.py" in errors
         assert "collected 3 items" not in errors
         assert out["Next Step"] == "Next I will update README.md and run `ruff check`."
         assert out["Critical Context"] == "- You must never print secrets."
         concepts = out["Key Technical Concepts"]
-        assert "`argparse`" in concepts
-        assert "tool `bash`" in concepts
-        assert "tool `edit`" in concepts
+        assert "bash" not in concepts
+        assert "edit" not in concepts
 
     @pytest.mark.parametrize(
         ("line", "kept"),
@@ -148,7 +144,7 @@ class TestExtractiveSummarizer:
         """Error lines of tool output are kept; source lines naming an error class are not."""
         msgs = [call("c", "bash", "{}"), Message(role="tool", tool_call_id="c", content=line)]
         out = ExtractiveSummarizer().summarize(span(msgs))
-        assert (out["Errors and Fixes"] == f"- {line.strip()}") is kept
+        assert (line.strip() in out["Errors and Fixes"]) is kept
 
     def test_never_writes_tasks(self) -> None:
         """The todo list is context only: its text does not appear in the output."""
@@ -170,7 +166,7 @@ class TestExtractiveSummarizer:
         """Earlier narrative comes first, duplicates collapse, the latest intent wins."""
         previous = Checkpoint(
             primary_request="- Build the harness",
-            files_and_code="- `old/module.py`\n- `harness/cli.py`",
+            files_and_code="- read `old/module.py`\n- read `harness/cli.py`",
             next_step="Old plan",
             critical_context="- Keep the API stable",
         )
@@ -179,8 +175,7 @@ class TestExtractiveSummarizer:
         assert primary[0] == "- Build the harness"
         assert primary[1].startswith("- Add a --verbose flag")
         files = split_entries(out["Files and Code"])
-        assert files[0] == "- `old/module.py`"
-        assert files.count("- `harness/cli.py`") == 1
+        assert files == ["- edited `harness/cli.py`", "- read `old/module.py`"]
         assert out["Next Step"].startswith("Next I will")
         assert out["Critical Context"].startswith("- Keep the API stable")
 
