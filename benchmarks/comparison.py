@@ -127,8 +127,9 @@ def headline(comparison: Mapping[str, Any], ours: str = "B") -> list[dict[str, A
     """Pool `ours` against each matched peer configuration over the sessions both ran.
 
     Each entry: the peer's name, the sessions, both sides' summed input tokens and cost per
-    provider, the sessions where the peer sends fewer tokens or costs less (by provider), and
-    both sides' worst every-call retention.
+    provider, the sessions where the peer sends fewer tokens or costs less (by provider), both
+    sides' worst every-call retention, and where the token difference lies: ours minus the
+    peer's fixed-prompt tokens and message tokens, and the compactions (the peer's rewrites).
     """
     mine = {
         s: next(r for r in rows if r["name"] == ours)
@@ -163,6 +164,10 @@ def headline(comparison: Mapping[str, Any], ours: str = "B") -> list[dict[str, A
                 },
                 "ours_every_call": min(b["every_call"] for _, b, _ in pairs),
                 "peer_every_call": min(p["every_call"] for _, _, p in pairs),
+                "fixed_delta": sum(b["fixed"] - p["fixed"] for _, b, p in pairs),
+                "messages_delta": sum(b["messages"] - p["messages"] for _, b, p in pairs),
+                "ours_compactions": sum(b["compactions"] for _, b, _ in pairs),
+                "peer_rewrites": sum(p["compactions"] for _, _, p in pairs),
             }
         )
     return out

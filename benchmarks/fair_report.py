@@ -149,7 +149,13 @@ def headline_lines(results: Mapping[str, Any]) -> list[str]:
         losses = sorted(
             {s for v in e["peer_cheaper"].values() for s in v} | set(e["peer_fewer_tokens"])
         )
-        where = f"; the peer wins on {', '.join(losses)}" if losses else ""
+        where = ""
+        if losses:
+            where = (
+                f"; the peer wins on {', '.join(losses)} (B minus peer: fixed prompts "
+                f"{e['fixed_delta']:+,} tokens, messages {e['messages_delta']:+,}; "
+                f"{e['ours_compactions']} compactions against {e['peer_rewrites']} rewrites)"
+            )
         out.append(
             f"- {e['peer']}: input {_pct(tokens)}, cost {costs}; every-call retention B "
             f"{_pct(e['ours_every_call'])}, peer {_pct(e['peer_every_call'])}{where}."

@@ -51,7 +51,14 @@ def _peer_lines(results: Mapping[str, Any], ours: str) -> list[str]:
         losses = sorted(
             {s for v in e["peer_cheaper"].values() for s in v} | set(e["peer_fewer_tokens"])
         )
-        where = f" The peer wins on {', '.join(losses)}." if losses else ""
+        where = ""
+        if losses:
+            where = (
+                f" The peer wins on {', '.join(losses)}: B's fixed prompts hold "
+                f"{e['fixed_delta']:+,} tokens and its messages {e['messages_delta']:+,} against "
+                f"the peer's ({e['ours_compactions']} compactions against "
+                f"{e['peer_rewrites']} rewrites)."
+            )
         out.append(
             f"  - {e['peer']}: input {_vs(e['ours_input'], e['peer_input'])} "
             f"({e['ours_input']:,} vs {e['peer_input']:,}); cost {costs}; every-call retention "
