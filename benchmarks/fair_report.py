@@ -234,4 +234,19 @@ def usage_section(results: Mapping[str, Any]) -> list[str]:
         "model, no expiry",
         "exact",
     ]
-    return [*out, *_table(head, rows)]
+    out += _table(head, rows)
+    misses = [
+        [name.removesuffix(".jsonl"), i, r["kind"], r["gap_s"], r["tokens"], r["real"], r["model"]]
+        for name, entry in files.items()
+        for i, r in enumerate(entry.get("rows") or ())
+        if r["model"] != r["real"]
+    ]
+    if misses:
+        head = ["session", "call", "request", "gap", "input", "provider read", "model"]
+        out += [
+            "Every request where the model and the provider differ (`gap`: seconds since the "
+            "previous call):",
+            "",
+            *_table(head, misses),
+        ]
+    return out

@@ -220,10 +220,7 @@ def check_usage(folder: Path) -> dict[str, Any]:
     if not folder.is_dir():
         return {"reason": f"{folder} not found"}
     files = usage_check.check_transcripts(folder)
-    compact = {
-        name: {k: v for k, v in entry.items() if k != "rows"} for name, entry in files.items()
-    }
-    return {"folder": folder.name, "files": compact, "pooled": usage_check.pooled(files)}
+    return {"folder": folder.name, "files": files, "pooled": usage_check.pooled(files)}
 
 
 # --- summaries -----------------------------------------------------------------------------------
