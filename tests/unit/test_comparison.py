@@ -5,6 +5,7 @@ import copy
 import pytest
 
 from benchmarks.comparison import compare, headline
+from benchmarks.fair_report import headline_lines, usage_section
 from benchmarks.gap import CAUSES, cause, gap_by_cause
 from benchmarks.peers.drivers._common import STRUCTURAL_SUMMARY
 from compaction import (
@@ -196,3 +197,57 @@ class TestOutputTokens:
         tok = get_tokenizer()
         payloads = generate(2, 1)
         assert output_tokens(payloads, tok) == output_tokens(copy.deepcopy(payloads), tok)
+
+
+class TestReportSections:
+    def test_usage_section_lists_each_disagreement(self):
+        """Per kind of request the totals; every request where model and provider differ."""
+        rows = [
+            {"kind": "grew", "gap_s": 10.0, "tokens": 100, "real": 90, "model": 90},
+            {"kind": "after-gap", "gap_s": 400.0, "tokens": 120, "real": 30, "model": 0},
+        ]
+        check = {
+            "files": {
+                "x.jsonl": {
+                    "rows": rows,
+                    "by_kind": {
+                        "grew": {
+                            "calls": 1,
+                            "tokens": 100,
+                            "real": 90,
+                            "model": 90,
+                            "model_no_expiry": 90,
+                            "exact": 1,
+                        },
+                        "after-gap": {
+                            "calls": 1,
+                            "tokens": 120,
+                            "real": 30,
+                            "model": 0,
+                            "model_no_expiry": 100,
+                            "exact": 0,
+                        },
+                    },
+                }
+            },
+            "pooled": {
+                "calls": 2,
+                "real_hit_rate": 0.55,
+                "model_hit_rate": 0.41,
+                "model_no_expiry_hit_rate": 0.86,
+                "exact_share": 0.5,
+            },
+        }
+        text = "\n".join(usage_section({"usage_check": check}))
+        assert "| x | 1 | after-gap | 400.0 | 120 | 30 | 0 |" in text
+        assert "| x | 0 | grew" not in text
+        assert "50.0% of calls match" in text
+
+    def test_headline_names_the_sessions_a_peer_wins(self):
+        """The report's headline says where a peer sends fewer tokens."""
+        results = _results(
+            [_run("B", [2000, 2000], [0, 1900])], [_peer("cheap", [1000, 1000], [0, 900])]
+        )
+        text = "\n".join(headline_lines(results))
+        assert "cheap/v (structural)" in text
+        assert "the peer wins on s" in text
