@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import platform
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,6 @@ from harness.simulation import (
     SWITCH_VARIANTS,
     TODO_STRATEGIES,
     ReplayResult,
-    Strategy,
-    SummarizerFor,
     blind_summarizer,
     generate,
     output_tokens,
@@ -157,39 +156,55 @@ def read_peers(path: Path) -> dict[str, Any]:
     return {"available": True, "path": str(path), **doc}
 
 
+def replay_one(config: BenchConfig, turns: int, seed: int, run_name: str) -> dict[str, Any]:
+    """Replay one run (a strategy, or a content-blind run) on one session; return its summary."""
+    blind = dict(BLIND_RUNS)
+    strategy = STRATEGIES[blind.get(run_name, run_name)]
+    result = replay(
+        generate(turns, seed),
+        strategy,
+        policy=config.policy(),
+        tokenizer=get_tokenizer(config.tokenizer),
+        session_name=session_name(turns, seed),
+        summarizer=blind_summarizer if run_name in blind else None,
+    )
+    result.strategy = run_name
+    return {**run_summary(result), "budget": config.budget}
+
+
 def run_bench(
     config: BenchConfig,
     *,
     peers_path: Path | None = None,
     progress: Progress | None = None,
+    jobs: int = 1,
 ) -> dict[str, Any]:
-    """Run every strategy on every session, the throughput sizes, and read the peers."""
+    """Run every strategy on every session, the throughput sizes, and read the peers.
+
+    `jobs` replays that many runs at once, in separate processes (the figures are the same:
+    each replay is a pure function of its inputs).
+    """
     say = progress or (lambda _line: None)
     tok = get_tokenizer(config.tokenizer)
-    runs = []
-    outputs: dict[str, int] = {}
-    for turns, seed in config.sessions:
-        name = session_name(turns, seed)
-        payloads = generate(turns, seed)
-        outputs[name] = output_tokens(payloads, tok)
-        plan: list[tuple[str, Strategy, SummarizerFor | None]]
-        plan = [(s.name, s, None) for s in STRATEGIES.values()]
-        plan += [(run, STRATEGIES[s], blind_summarizer) for run, s in BLIND_RUNS]
-        for run_name, strategy, summarizer in plan:
-            result = replay(
-                payloads,
-                strategy,
-                policy=config.policy(),
-                tokenizer=tok,
-                session_name=name,
-                summarizer=summarizer,
-            )
-            result.strategy = run_name
-            runs.append({**run_summary(result), "budget": config.budget})
-            say(
-                f"{name} {run_name}: {len(result.records)} calls, "
-                f"{result.compactions} compactions, {result.total_prompt_tokens:,} input tokens"
-            )
+    names = [*STRATEGIES, *(run for run, _ in BLIND_RUNS)]
+    plan = [(t, s, n) for t, s in config.sessions for n in names]
+    outputs = {session_name(t, s): output_tokens(generate(t, s), tok) for t, s in config.sessions}
+    runs: list[dict[str, Any]] = []
+
+    def done(run: dict[str, Any]) -> None:
+        runs.append(run)
+        say(
+            f"{run['session']} {run['strategy']}: {run['requests']} calls, "
+            f"{run['compactions']} compactions, {run['summed_input_tokens']:,} input tokens"
+        )
+
+    if jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for run in pool.map(replay_one, *zip(*[(config, *p) for p in plan], strict=True)):
+                done(run)
+    else:
+        for p in plan:
+            done(replay_one(config, *p))
     scale = throughput.run(config.scale_sizes, progress=say)
     peers = read_peers(peers_path) if peers_path else {"available": False, "reason": "not read"}
     return {

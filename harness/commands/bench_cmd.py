@@ -9,6 +9,7 @@ where to run it from otherwise.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import sys
 import time
@@ -51,6 +52,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         metavar="FILE",
         help="peers' results (default: DIR/peers.json, else benchmarks/results/peers.json)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="replay N runs at once, in separate processes (same figures; default 1)",
+    )
+    p.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="EVENTS",
+        help="throughput sizes in events (default: the run's, 10^3 to 10^6 for the full run)",
     )
     p.add_argument(
         "--report-only",
@@ -107,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
     suite = load_suite()
     out = Path(args.out) if args.out is not None else suite.DEFAULT_OUT
     config = suite.BenchConfig.quick_run() if args.quick else suite.BenchConfig.full()
+    if args.sizes:
+        config = dataclasses.replace(config, scale_sizes=tuple(args.sizes))
     started = time.perf_counter()
 
     def say(line: str) -> None:
@@ -119,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             raise ConfigError(f"--report-only needs an earlier run's results.json: {exc}") from exc
     else:
-        results = suite.run_bench(config, peers_path=peers, progress=say)
+        results = suite.run_bench(config, peers_path=peers, progress=say, jobs=max(1, args.jobs))
     paths = suite.write_report(results, out)
     note = results.get("charts_note")
     if note:
