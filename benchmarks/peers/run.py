@@ -162,10 +162,17 @@ def run_job(
     }
 
 
-def plan(sessions: Sequence[Path], *, quick: bool = False, only: Sequence[str] = ()) -> list[Job]:
+def plan(
+    sessions: Sequence[Path],
+    *,
+    quick: bool = False,
+    only: Sequence[str] = (),
+    variants: Sequence[str] = (),
+) -> list[Job]:
     """Return every job, in record order: peer, variant, summarizer, session.
 
-    `only` limits the jobs to the named peers (every peer when empty).
+    `only` limits the jobs to the named peers, `variants` to the named variants (everything
+    when empty).
     """
     unknown = sorted(set(only) - {p.name for p in PEERS})
     if unknown:
@@ -175,6 +182,8 @@ def plan(sessions: Sequence[Path], *, quick: bool = False, only: Sequence[str] =
         if only and peer.name not in only:
             continue
         for variant in peer.variants:
+            if variants and variant not in variants:
+                continue
             summarizers = peer.summarizers[-1:] if quick else peer.summarizers
             for summarizer in summarizers:
                 jobs.extend(Job(peer, variant, summarizer, s) for s in sessions)
@@ -192,6 +201,7 @@ def run_peers(
     workers: int = 2,
     progress: Callable[[str], None] | None = None,
     only: Sequence[str] = (),
+    variants: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """Run every peer on every session; write ``out_dir/peers.json`` and return its records.
 
@@ -209,13 +219,14 @@ def run_peers(
         workers: driver subprocesses run at once.
         progress: called with one line per finished record.
         only: run just these peers (by name); keep the others' records from ``peers.json``.
+        variants: run just these variants of them (a variant left out has no record).
     """
     tokenizer = get_tokenizer("o200k_base")
     statuses: dict[str, VenvStatus] = {}
     needed = {p.env for p in PEERS if p.driver is not None and (not only or p.name in only)}
     for name in sorted(needed):
         statuses[name] = ensure_venv(ENVS[name], venv_root or default_root(), install=install)
-    jobs = plan(sessions, quick=quick, only=only)
+    jobs = plan(sessions, quick=quick, only=only, variants=variants)
     with tempfile.TemporaryDirectory(prefix="peers-") as raw_dir:
         raw = Path(raw_dir)
 
@@ -374,6 +385,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="PEER",
         help="run just this peer (repeatable); the others' records stay from OUT/peers.json",
     )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run just this variant (repeatable)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="peer-sessions-") as tmp:
         sessions = default_sessions(Path(tmp), quick=args.quick)
@@ -386,6 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             workers=args.workers,
             progress=print,
             only=args.only,
+            variants=args.variant,
         )
     print(summary_table(records))
     print(f"wrote {args.out / 'peers.json'} ({len(records)} records)")

@@ -43,6 +43,8 @@ class TestPlan:
         assert {j.peer.name for j in jobs} == {"deepagents"}
         with pytest.raises(ValueError, match="unknown peers"):
             plan([tmp_path / "a.json"], only=["nope"])
+        jobs = plan([tmp_path / "a.json"], only=["openhands-condenser"], variants=["tokens"])
+        assert {(j.peer.name, j.variant) for j in jobs} == {("openhands-condenser", "tokens")}
 
     def test_langchain_runs_a_token_sized_tail(self):
         """LangChain's summarization runs on its defaults and with a tail sized in tokens."""
