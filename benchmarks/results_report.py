@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import fair_report, throughput, usage_check
+from benchmarks import checkpoint_quality, fair_report, throughput, usage_check
 from compaction import CompactionPolicy, get_tokenizer
 from harness.simulation import (
     BASELINE,
@@ -205,6 +205,8 @@ def run_bench(
     else:
         for p in plan:
             done(replay_one(config, *p))
+    quality = checkpoint_quality.run_quality(window=config.window_tokens, sessions=config.sessions)
+    say("checkpoint probes: " + _quality_line(quality))
     scale = throughput.run(config.scale_sizes, progress=say)
     peers = read_peers(peers_path) if peers_path else {"available": False, "reason": "not read"}
     return {
@@ -223,6 +225,7 @@ def run_bench(
         "outputs": outputs,
         "summary": summarize(runs),
         "throughput": scale,
+        "checkpoint_quality": quality,
         "peers": peers,
         "usage_check": check_usage(TRANSCRIPTS)
         if config.real_usage
@@ -236,6 +239,32 @@ def check_usage(folder: Path) -> dict[str, Any]:
         return {"reason": f"{folder} not found"}
     files = usage_check.check_transcripts(folder)
     return {"folder": folder.name, "files": files, "pooled": usage_check.pooled(files)}
+
+
+def _quality_line(quality: Mapping[str, Any]) -> str:
+    return "; ".join(
+        f"{name} {corpus} {tally['score']:.1%}"
+        for name, corpora in quality["scores"].items()
+        for corpus, tally in corpora.items()
+    )
+
+
+def quality_section(results: Mapping[str, Any]) -> list[str]:
+    """The checkpoint probes of `benchmarks.checkpoint_quality`, when the run has them."""
+    quality = results.get("checkpoint_quality")
+    if not quality:
+        return []
+    return [
+        "## Checkpoint probes",
+        "",
+        "At every compaction, deterministic probes on the request the model sees next "
+        "(`benchmarks/checkpoint_quality.py`): first and latest request present, no injected "
+        "text as a request, Next Step consistent with Current Work, latest failing error and "
+        "every edited file present, no constraint from an ended mode.",
+        "",
+        *checkpoint_quality.markdown(quality),
+        "",
+    ]
 
 
 # --- summaries -----------------------------------------------------------------------------------
@@ -600,6 +629,7 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
     lines += fair_report.gap_section(results)
     lines += fair_report.usage_section(results)
     lines += throughput_section(results)
+    lines += quality_section(results)
     lines += ["## Charts", ""]
     lines += [f"![{c}]({c})" for c in charts] if charts else [results.get("charts_note", "")]
     return "\n".join(lines).rstrip("\n") + "\n"

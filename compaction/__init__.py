@@ -62,6 +62,7 @@ from compaction.events import (
     UsageReported,
     dump_event,
     event_json_schema,
+    make_event,
     parse_event,
 )
 from compaction.invariants import RULES, LogChecker, check_log, check_next_seq
@@ -77,6 +78,17 @@ from compaction.log import (
 )
 from compaction.provider_messages import from_anthropic, from_openai, to_messages
 from compaction.session import Session
+from compaction.stores import (
+    EventStore,
+    JsonlStore,
+    PostgresStore,
+    SessionInfo,
+    SqliteStore,
+    copy_session,
+    is_store_url,
+    open_store,
+    write_new_session,
+)
 from compaction.summarizers import (
     ExtractiveSummarizer,
     Summarizer,
@@ -144,10 +156,12 @@ __all__ = [
     "DeepSeekTokenizer",
     "Event",
     "EventData",
+    "EventStore",
     "ExtractiveSummarizer",
     "FunctionCall",
     "HarnessError",
     "ImagePart",
+    "JsonlStore",
     "LatestTodosProjection",
     "LogChecker",
     "LogError",
@@ -158,6 +172,7 @@ __all__ = [
     "MessageAdded",
     "MessageError",
     "Origin",
+    "PostgresStore",
     "Projection",
     "ProviderError",
     "ProviderTotals",
@@ -165,7 +180,9 @@ __all__ = [
     "Section",
     "SeqConflictError",
     "Session",
+    "SessionInfo",
     "SessionLog",
+    "SqliteStore",
     "Summarizer",
     "SummaryInput",
     "SyncPolicy",
@@ -200,6 +217,7 @@ __all__ = [
     "checkpoint_message_for",
     "checkpoint_preamble",
     "compact",
+    "copy_session",
     "count_message",
     "dump_event",
     "event_json_schema",
@@ -208,8 +226,11 @@ __all__ = [
     "from_openai",
     "get_tokenizer",
     "install_bundled_encodings",
+    "is_store_url",
+    "make_event",
     "maybe_compact",
     "message_text",
+    "open_store",
     "openai_tool",
     "parameters_schema",
     "parse_checkpoint",
@@ -222,4 +243,5 @@ __all__ = [
     "summary_line",
     "to_messages",
     "todo_write",
+    "write_new_session",
 ]

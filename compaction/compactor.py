@@ -366,7 +366,7 @@ def compact(
         return result
     raise CompactionError(
         "conflict",
-        f"{session.path}: other writers appended during each of {COMPACTION_ATTEMPTS} attempts, "
+        f"{session.where}: other writers appended during each of {COMPACTION_ATTEMPTS} attempts, "
         "so no checkpoint was written (it would have carried an out-of-date view); retry",
     )
 

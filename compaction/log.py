@@ -384,8 +384,14 @@ class SessionLog:
 
     def last_seq(self) -> int:
         """Return the seq of the log's last event (0 for an empty log), under the lock."""
-        with self.batch():
+        if self._batch_depth:
             return self._next_seq - 1
+        fd = self._file()
+        lock_exclusive(fd)
+        try:
+            return self._sync_tail(fd) - 1
+        finally:
+            unlock(fd)
 
     def append(self, data: EventData, *, expected_seq: int | None = None) -> Event:
         """Append one event recording `data`; return it with its seq. Durable on return."""

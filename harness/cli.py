@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from compaction import HarnessError
 from harness.commands import COMMANDS
+from harness.output import notes_on_stderr
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,7 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        status: int = args.func(args)
+        with notes_on_stderr(args.command):
+            status: int = args.func(args)
     except HarnessError as exc:
         print(f"harness {args.command}: {exc}", file=sys.stderr)
         return 2

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from rich.console import Console
 from rich.text import Text
@@ -34,3 +37,17 @@ def panel_text(panel: TodoPanel) -> Text:
         text.append(f"{STATUS_MARKS[item.status]} ", style=_STYLES[item.status])
         text.append(item.content, style="strike dim" if item.status == "completed" else "")
     return text
+
+
+@contextmanager
+def notes_on_stderr(command: str) -> Iterator[None]:
+    """Print the toolkit's warnings (e.g. a torn log tail cut and saved) as one stderr line each."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter(f"harness {command}: note: %(message)s"))
+    logger = logging.getLogger("compaction")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)

@@ -7,6 +7,7 @@ Profiles: ``dev`` (default, thorough) and ``ci`` (selected when ``CI`` is set, o
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,29 @@ def transcripts() -> Path:
     if not TRANSCRIPTS.is_dir():
         pytest.skip(f"real transcripts not found at {TRANSCRIPTS}")
     return TRANSCRIPTS
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """Return the URL of a PostgreSQL server: $HARNESS_TEST_POSTGRES_URL, or a throwaway one.
+
+    The throwaway server is started from the operating system's binaries on a free local port
+    in a temporary folder, and stopped after the run. Where none can be started the tests that
+    need it skip, saying why; with HARNESS_REQUIRE_POSTGRES=1 (set by .ci/run) they fail instead.
+    """
+    given = os.environ.get("HARNESS_TEST_POSTGRES_URL")
+    if given:
+        yield given
+        return
+    from benchmarks import pgserver
+
+    try:
+        server = pgserver.start(durable=False)
+    except pgserver.ServerUnavailable as exc:
+        if os.environ.get("HARNESS_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"PostgreSQL is required here but cannot start: {exc}")
+        pytest.skip(f"no PostgreSQL server can be started here: {exc}")
+    try:
+        yield server.url
+    finally:
+        server.stop()

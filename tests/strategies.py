@@ -535,3 +535,9 @@ model_replies = st.one_of(
     ),
 )
 """One answer of the stand-in model: generated Markdown, or an empty, junk or failed reply."""
+
+
+# --- stores ------------------------------------------------------------------------------------
+
+append_chunk_sizes = st.lists(st.integers(1, 6), min_size=1, max_size=30)
+"""How a session's payloads are split into appends (cycled): one event, or several at once."""

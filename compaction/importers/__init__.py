@@ -39,6 +39,7 @@ from compaction.importers.openai_messages import load_openai
 from compaction.importers.session_replay import ReplayCompaction, ReplayReport, replay
 from compaction.importers.swe_agent import load_swe_agent
 from compaction.log import SessionLog
+from compaction.stores import EventStore, write_new_session
 from compaction.tokens import Tokenizer, get_tokenizer
 
 FormatChoice = Literal["auto", "claude-code", "codex", "gemini", "openai", "swe-agent"]
@@ -140,6 +141,40 @@ def import_transcript(
     return report
 
 
+def import_to_store(
+    path: Path | str,
+    store: EventStore,
+    session: str,
+    format: FormatChoice = "auto",
+    *,
+    strict: bool = False,
+    overwrite: bool = False,
+    tokenizer: Tokenizer | None = None,
+) -> ImportReport:
+    """Import the transcript at `path` into a new session of `store`; return the report.
+
+    Streams the events in chunks; a failed (say, strict) import deletes what it wrote, so no
+    half-imported session is left.
+
+    Raises:
+        TranscriptError: as `load`, or the session already holds events and `overwrite` is
+            false.
+    """
+    if store.last_seq(session):
+        if not overwrite:
+            raise TranscriptError(
+                f"{store.url}#{session}",
+                None,
+                "the output session already exists",
+                fix="Choose a new --session, or pass --force",
+            )
+        store.delete(session)
+    report = ImportReport(path=str(path))
+    events = load(path, format, strict=strict, report=report, tokenizer=tokenizer)
+    write_new_session(store, session, events)
+    return report
+
+
 __all__ = [
     "FORMATS",
     "FORMAT_CHOICES",
@@ -150,6 +185,7 @@ __all__ = [
     "ReplayReport",
     "RuleBreak",
     "detect_format",
+    "import_to_store",
     "import_transcript",
     "load",
     "replay",

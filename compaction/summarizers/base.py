@@ -119,6 +119,8 @@ def check_output(output: Mapping[str, str], span: SummaryInput | None = None) ->
 
 REQUEST_HEAD: Final = 60
 """Characters of a request's head that show it is present."""
+INJECTED_HEAD: Final = 40
+"""Characters of injected text's head that mark a line quoting it as a request."""
 _DONE = re.compile(
     r"\b(?:done|finished|all (?:tests|checks|steps) pass(?:ed)?|ready for review|is green|"
     r"nothing (?:left|else) to do|steps? completed|task(?:s)? (?:is |are )?complete[d]?)\b",
@@ -197,7 +199,7 @@ def next_step(text: str, todos: tuple[TodoItem, ...], latest_request: str) -> st
     """Return a Next Step that agrees with the tasks (the rule of the module docstring)."""
     current = [t.content for t in todos if t.status == "in_progress"]
     pending = [t.content for t in todos if t.status == "pending"]
-    misleading = is_question(text) or ((current or pending) and claims_done(text))
+    misleading = is_question(text) or bool((current or pending) and claims_done(text))
     if current:
         if text.strip() and not misleading and is_about(text, current[0]):
             return text
@@ -206,8 +208,7 @@ def next_step(text: str, todos: tuple[TodoItem, ...], latest_request: str) -> st
     if pending:
         return text if text.strip() and not misleading else entry("start_task", task=pending[0])
     if is_question(text):
-        head = clip(latest_request.strip(), 400)
-        return entry("follow_request", text=head) if head else ""
+        return entry("follow_request") if latest_request.strip() else ""
     return text
 
 
@@ -229,17 +230,40 @@ def settle(sections: dict[Section, str], span: SummaryInput) -> dict[Section, st
     out[Section.CRITICAL_CONTEXT] = _lines_without(
         out[Section.CRITICAL_CONTEXT], [*facts.ended, *_ended_mode_marks(span.mode)]
     )
+    for name in (Section.PRIMARY_REQUEST, Section.CRITICAL_CONTEXT):
+        out[name] = _without_injected(out[name], facts.injected)
     out[Section.PRIMARY_REQUEST] = _with_requests(out[Section.PRIMARY_REQUEST], facts, span)
-    files = out[Section.FILES_AND_CODE]
-    missing = [p for kind, p in facts.files() if kind == "edited" and f"`{p}`" not in files]
-    out[Section.FILES_AND_CODE] = _join(files, [entry("edited", path=p) for p in missing])
-    errors = out[Section.ERRORS_AND_FIXES]
-    lost = [
-        r for r in facts.runs.values() if not r.fixed and r.failure[:REQUEST_HEAD] not in errors
-    ]
-    added = [entry("failure", command=r.command, text=r.failure, fixed=False) for r in lost]
-    out[Section.ERRORS_AND_FIXES] = _join(errors, added)
+    out[Section.FILES_AND_CODE] = _with_files(out[Section.FILES_AND_CODE], facts)
+    out[Section.ERRORS_AND_FIXES] = _with_errors(out[Section.ERRORS_AND_FIXES], facts)
     return out
+
+
+def _without_injected(text: str, injected: list[str]) -> str:
+    """Drop the lines that quote text no person typed (its head) as a request or constraint."""
+    heads = [h for h in (" ".join(t.split())[:INJECTED_HEAD] for t in injected) if len(h) >= 20]
+    if not heads:
+        return text
+    lines = text.split("\n")
+    return "\n".join(ln for ln in lines if not any(h in " ".join(ln.split()) for h in heads))
+
+
+def _with_files(text: str, facts: SpanFacts) -> str:
+    """Add every file the span edited that the text does not name."""
+    missing = [p for kind, p in facts.files() if kind == "edited" and f"`{p}`" not in text]
+    return _join(text, [entry("edited", path=p) for p in missing])
+
+
+def _with_errors(text: str, facts: SpanFacts) -> str:
+    """Add each unfixed failure, and the latest failure, that the text does not report."""
+    runs = list(facts.runs.values())
+    lost = [
+        r
+        for i, r in enumerate(runs)
+        if (not r.fixed or i == len(runs) - 1) and r.failure[:REQUEST_HEAD] not in text
+    ]
+    return _join(
+        text, [entry("failure", command=r.command, text=r.failure, fixed=r.fixed) for r in lost]
+    )
 
 
 def _ended_mode_marks(mode: str | None) -> list[str]:
@@ -248,17 +272,32 @@ def _ended_mode_marks(mode: str | None) -> list[str]:
     return [m for m in marks if m != keep]
 
 
+def split_entries(text: str) -> list[str]:
+    """Split a section's text into entries: a line starting ``- `` opens one, others continue."""
+    entries: list[str] = []
+    for line in text.split("\n"):
+        if entries and not line.startswith("- "):
+            entries[-1] += "\n" + line
+        elif line.strip():
+            entries.append(line)
+    return entries
+
+
+def _request(text: str) -> str:
+    return entry("request", text=clip(text.strip(), 800).replace("\n", "\n  "))
+
+
 def _with_requests(text: str, facts: SpanFacts, span: SummaryInput) -> str:
-    if not facts.requests:
-        return text
-    first = facts.requests[0] if span.previous is None else ""
-    latest = facts.requests[-1]
+    """Hold Primary Request to the first request (the previous Checkpoint's) and the latest."""
+    before = split_entries(span.previous.primary_request) if span.previous else []
+    first = before[0] if before else (_request(facts.requests[0]) if facts.requests else "")
+    latest = _request(facts.requests[-1]) if facts.requests else (before[-1] if before else "")
     head: list[str] = []
-    if first.strip() and not _present(first, text):
-        head.append(entry("request", text=clip(first.strip(), 800).replace("\n", "\n  ")))
+    if first.strip() and not _present(first.removeprefix("- "), text):
+        head.append(first)
     tail: list[str] = []
-    if latest.strip() and latest != first and not _present(latest, text):
-        tail.append(entry("request", text=clip(latest.strip(), 800).replace("\n", "\n  ")))
+    if latest.strip() and latest != first and not _present(latest.removeprefix("- "), text):
+        tail.append(latest)
     return _join("\n".join([*head, text]) if head else text, tail)
 
 

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from compaction.checkpoint import Section
-from compaction.summarizers.base import SummaryInput, clip, entry
+from compaction.summarizers.base import SummaryInput, clip, entry, split_entries
 from compaction.summarizers.facts import TRANSIENT_MODES, SpanFacts, find_paths, looks_like_path
 from compaction.summarizers.recorded import read_recorded
 from compaction.tokens import Tokenizer, get_tokenizer
@@ -62,17 +62,6 @@ def _indent_continuation(text: str) -> str:
     return text.strip("\n").replace("\n", "\n  ")
 
 
-def split_entries(text: str) -> list[str]:
-    """Split a section's text into entries: a line starting ``- `` opens one, others continue."""
-    entries: list[str] = []
-    for line in text.split("\n"):
-        if entries and not line.startswith("- "):
-            entries[-1] += "\n" + line
-        elif line.strip():
-            entries.append(line)
-    return entries
-
-
 def _request_entries(requests: Sequence[str]) -> list[str]:
     return [
         entry("request", text=_indent_continuation(clip(r.strip(), REQUEST_CHARS)))
@@ -92,12 +81,15 @@ def _files(previous: list[str], facts: SpanFacts) -> tuple[list[str], list[str]]
             other.append(old)
         else:
             (edited if match.group(1) == "edited" else read)[match.group(2)] = None
-    for kind, path in facts.files():
+    for kind, path in facts.files(known=[*edited, *read]):
         target = edited if kind == "edited" else read
         target.pop(path, None)
         target[path] = None
     for path in edited:
         read.pop(path, None)
+    for paths in (edited, read):
+        for short in [p for p in paths if any(q.endswith("/" + p) for q in [*edited, *read])]:
+            del paths[short]  # the same file, named from a deeper directory
     return [entry("edited", path=p) for p in edited], other + [entry("read", path=p) for p in read]
 
 
@@ -226,6 +218,8 @@ class ExtractiveSummarizer:
                 break
             kept.append(item)
             used += cost
+        if not kept and rest and not first:
+            kept.append(rest[-1][: max(budget, 1) * 3])  # the newest entry, clipped, at least
         return "\n".join(([first] if first else []) + kept[::-1])
 
 

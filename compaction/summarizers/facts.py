@@ -54,15 +54,20 @@ PATH_KEYS: Final = ("file_path", "path", "notebook_path", "absolute_path", "file
 COMMAND_KEYS: Final = ("command", "cmd", "script")
 LINE_CHARS: Final = 240
 """Longest error, command or constraint line kept."""
+FAILURE_CHARS: Final = 200
+"""Longest failure (error line and message) kept for one command."""
 
 ERROR_MARK: Final = re.compile(
-    r"(?:rror|xception|fatal|panic)(?:\[\w+\])?:|FAILED|\d failed\b|--- FAIL\b|^FAIL\b"
-    r"|\.go:\d+:\d+: |^E {2,}\S|^Exit code [1-9]",
+    r"(?:rror|xception|(?<![\w-])fatal|(?<![\w-])panic)(?:\[\w+\])?:"
+    r"|FAILED|\d failed\b|--- FAIL\b|^FAIL\b|\.go:\d+:\d+: |^E {2,}\S|^Exit code [1-9]",
     re.MULTILINE,
 )
 """Marks of an error line: compiler errors (``x.go:3:5: undefined``), test failures, panics."""
 _FAILURE_HEADER = re.compile(r"^(?:--- FAIL\b|FAIL\b|_{3,} .* _{3,}$|Exit code [1-9])")
-_CODE_LINE = re.compile(r"^(?:\d+\s+)?(?:except|raise|class|def|catch|throw|import|from|#|//)\b")
+_CODE_LINE = re.compile(
+    r"^(?:\d+\s+)?(?:except|raise|class|def|catch|throw|import|from|#|//)\b|^[+-][\t ]|^@@"
+)
+"""Source and diff lines: they name errors without being one."""
 _PASSED = re.compile(r"\b(?:passed|PASS|ok)\b|^\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 CONSTRAINT_WORD: Final = re.compile(
@@ -191,11 +196,17 @@ class SpanFacts:
     """Recorded summaries of another agent found in the span."""
     ended: list[str] = field(default_factory=list)
     """Constraint sentences whose transient mode has ended (no longer in force)."""
+    injected: list[str] = field(default_factory=list)
+    """Text of user messages no person typed (skill bodies, command tags, notices...)."""
     tools: set[str] = field(default_factory=set)
 
-    def files(self) -> list[tuple[str, str]]:
-        """Return ``(kind, path)`` pairs: edited files first, then read ones, normalised."""
-        root = working_directory([*self.edited, *self.read], self.mentioned)
+    def files(self, known: Sequence[str] = ()) -> list[tuple[str, str]]:
+        """Return ``(kind, path)`` pairs: edited files first, then read ones, normalised.
+
+        `known` are relative paths named before the span (say, in the previous Checkpoint),
+        which help tell the working directory.
+        """
+        root = working_directory([*self.edited, *self.read], [*self.mentioned, *known])
         edited = _dedupe(normalise(p, root) for p in self.edited)
         read = [p for p in _dedupe(normalise(p, root) for p in self.read) if p not in edited]
         return [("edited", p) for p in edited] + [("read", p) for p in read]
@@ -225,7 +236,8 @@ def working_directory(absolute: Sequence[str], relative: Sequence[str]) -> str:
                 roots["/".join(parts[:i])] += 1
                 break
     if roots:
-        return roots.most_common(1)[0][0]
+        # The root most absolute paths lie under (then the shortest): one root for the span.
+        return min(roots, key=lambda r: (-sum(p.startswith(r + "/") for p in absolute), len(r)))
     rooted = [p for p in absolute if p.startswith("/")]
     if not rooted:
         return ""
@@ -242,7 +254,8 @@ def normalise(path: str, root: str) -> str:
 
 def _identifiers(text: str) -> set[str]:
     found = {m.group().rstrip("()") for m in _IDENTIFIER.finditer(text)}
-    found |= {t.strip() for t in _INLINE_CODE.findall(text) if " " not in t.strip()}
+    for code in _INLINE_CODE.findall(text):
+        found |= {m.group().rstrip("()") for m in _IDENTIFIER.finditer(code.strip())}
     return {t for t in found if len(t) > 3 and not looks_like_path(t)}
 
 
@@ -252,7 +265,7 @@ def constraint_sentences(text: str) -> Iterator[str]:
         if not CONSTRAINT_WORD.search(line):
             continue
         for sentence in _SENTENCE_END.split(line.strip()):
-            if CONSTRAINT_WORD.search(sentence):
+            if CONSTRAINT_WORD.search(sentence) and not sentence.rstrip().endswith("?"):
                 yield sentence[:LINE_CHARS]
 
 
@@ -284,10 +297,10 @@ class _Reader:
         if message.origin == "recorded_summary":
             self.facts.summaries.append(text)
             return
-        if message.origin == "mode_switch":
-            self._end_modes(keep=None)
-            return
         if not is_request(message):
+            self.facts.injected.append(text)
+            if message.origin == "mode_switch":
+                self._end_modes(keep=None)
             return
         self.facts.intent = ""  # a new request makes what the agent meant to do before stale
         self.facts.requests.append(text)
@@ -311,7 +324,7 @@ class _Reader:
                 self.facts.edited[path] = None
             self.sources.append(set().union(*(_identifiers(str(v)) for v in args.values())))
             command = ""
-        elif lower in READ_TOOLS or (paths and not command):
+        elif lower in READ_TOOLS:
             for path in paths:
                 self.facts.read.pop(path, None)
                 self.facts.read[path] = None
@@ -324,7 +337,9 @@ class _Reader:
         errors = error_lines(text)
         run = self.facts.runs.pop(key, None) or Run(command=key)
         if errors:
-            run.failure, run.fixed = "; ".join(errors[:2]), False
+            # A bare "Exit code 1" says less than the compiler or test line under it.
+            telling = [e for e in errors if not e.startswith("Exit code")] or errors
+            run.failure, run.fixed = telling[0][:FAILURE_CHARS], False
         elif run.failure and _PASSED.search(text):
             run.fixed = True
         if run.failure:

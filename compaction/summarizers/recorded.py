@@ -110,7 +110,9 @@ def read_recorded(text: str, source: str) -> dict[Section, list[str]]:
         out[Section.PRIMARY_REQUEST].append(
             entry("prior_summary", source=source, text=_quote(quoted, SUMMARY_CHARS))
         )
-    for heading, body in headed.items():
+    # Pending tasks before the user's messages, so the latest message is the last entry.
+    ordered = sorted(headed.items(), key=lambda kv: "user messages" in kv[0])
+    for heading, body in ordered:
         section = _section_of(heading)
         if section is None or "primary request" in heading:
             continue

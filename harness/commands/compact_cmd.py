@@ -27,6 +27,7 @@ from compaction import (
     get_tokenizer,
 )
 from harness.commands import llm_options
+from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from harness.output import console, print_json
 
 SUMMARIZERS: tuple[str, ...] = ("extractive", "openai")
@@ -44,7 +45,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "compaction/checkpoint event. Below the threshold nothing is done without --force."
         ),
     )
-    p.add_argument("log", metavar="LOG", help="session log (JSONL)")
+    p.add_argument("log", metavar="LOG", help=LOG_HELP)
+    add_session_option(p)
     p.add_argument(
         "--window", type=int, default=DEFAULT_WINDOW, help="context window in tokens (%(default)s)"
     )
@@ -119,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         retain=args.retain,
         output_reserve=args.reserve,
     )
-    with Session(args.log, tokenizer=get_tokenizer(args.tokenizer)) as session:
+    with open_session(args, tokenizer=get_tokenizer(args.tokenizer)) as session:
         summarizer = make_summarizer(args.summarizer, session, args)
         try:
             result = compact(

@@ -7,6 +7,7 @@ import sys
 
 from compaction import Message, Session, TurnStarted
 from harness.commands.prompt_cmd import FORMATS, add_prompt_options, builder_from_args
+from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from prompts import anthropic_request, available_modes, dumps, get_mode, openai_request
 
 
@@ -21,7 +22,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "(chat completions) or anthropic (messages API)."
         ),
     )
-    p.add_argument("log", metavar="LOG", help="session log (JSONL)")
+    p.add_argument("log", metavar="LOG", help=LOG_HELP)
+    add_session_option(p)
     add_prompt_options(p)
     p.add_argument("--format", choices=FORMATS, default="openai", help="output format")
     p.add_argument("--model", help="model name to put in the request")
@@ -41,8 +43,13 @@ def _last_mode(session: Session) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the request."""
+    with open_session(args, sync="batch", skip_bad_lines=args.skip_bad) as session:
+        return _print(args, session)
+
+
+def _print(args: argparse.Namespace, session: Session) -> int:
+    """Print the request built from an open session."""
     builder = builder_from_args(args)
-    session = Session(args.log, sync="batch", skip_bad_lines=args.skip_bad)
     modes = available_modes(args.modes_file)
     mode = get_mode(args.mode or _last_mode(session) or "agent", modes)
     if args.format == "openai":

@@ -6,8 +6,14 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
-from compaction import TOKENIZER_NAMES, get_tokenizer
-from compaction.importers import FORMAT_CHOICES, ImportReport, import_transcript
+from compaction import TOKENIZER_NAMES, ConfigError, get_tokenizer, is_store_url
+from compaction.importers import (
+    FORMAT_CHOICES,
+    ImportReport,
+    import_to_store,
+    import_transcript,
+)
+from harness.commands.stores import add_session_option, store_and_session
 from harness.output import console, print_json
 
 _EVENT_KINDS = frozenset({"user request", "assistant message", "tool result", "compact_boundary"})
@@ -37,14 +43,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("file", metavar="FILE", type=Path, help="the transcript")
     p.add_argument(
-        "-o", "--output", metavar="LOG", type=Path, required=True, help="new session log"
+        "-o",
+        "--output",
+        metavar="LOG",
+        required=True,
+        help="new session log (JSONL file), or a store URL with --session",
     )
+    add_session_option(p)
     p.add_argument(
         "--strict",
         action="store_true",
         help="stop at the first broken line or unknown record (default: count and skip)",
     )
-    p.add_argument("--force", action="store_true", help="replace LOG if it exists")
+    p.add_argument(
+        "--force", action="store_true", help="replace LOG (or the store's session) if it exists"
+    )
     p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
@@ -52,22 +65,39 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import the transcript and print the summary."""
-    report = import_transcript(
-        args.file,
-        args.output,
-        args.format,
-        strict=args.strict,
-        overwrite=args.force,
-        tokenizer=get_tokenizer(args.tokenizer),
-    )
-    if args.json:
-        print_json({"output": str(args.output), **report.as_dict()})
+    tokenizer = get_tokenizer(args.tokenizer)
+    output: str = args.output
+    if is_store_url(output):
+        with store_and_session(output, args.session) as (store, session):
+            report = import_to_store(
+                args.file,
+                store,
+                session,
+                args.format,
+                strict=args.strict,
+                overwrite=args.force,
+                tokenizer=tokenizer,
+            )
+        output = f"{output}#{session}"
     else:
-        console().print(summary_text(report, args.output), markup=False)
+        if args.session is not None:
+            raise ConfigError(f"{output}: --session needs a store URL")
+        report = import_transcript(
+            args.file,
+            output,
+            args.format,
+            strict=args.strict,
+            overwrite=args.force,
+            tokenizer=tokenizer,
+        )
+    if args.json:
+        print_json({"output": output, **report.as_dict()})
+    else:
+        console().print(summary_text(report, output), markup=False)
     return 0
 
 
-def summary_text(report: ImportReport, output: Path) -> str:
+def summary_text(report: ImportReport, output: Path | str) -> str:
     """Return the plain-text summary of an import."""
     calls = f"{report.tool_calls} tool calls"
     if report.unanswered_calls:

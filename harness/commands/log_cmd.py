@@ -15,8 +15,8 @@ from compaction import (
     UsageProjection,
     event_json_schema,
     get_tokenizer,
-    read_events,
 )
+from harness.commands.stores import LOG_HELP, add_session_option, read_log
 from harness.output import console, print_json
 
 
@@ -32,7 +32,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "compaction/schemas/event.schema.json is this output)."
         ),
     )
-    p.add_argument("log", metavar="LOG", nargs="?", help="session log (JSONL)")
+    p.add_argument("log", metavar="LOG", nargs="?", help=LOG_HELP)
+    add_session_option(p)
     p.add_argument(
         "--schema", action="store_true", help="print the JSON Schema of a log line and exit"
     )
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     checker = LogChecker(RULES if not args.skip_bad else ())
     projection = UsageProjection(get_tokenizer(args.tokenizer))
     state = projection.init()
-    for event in read_events(args.log, skip_bad_lines=args.skip_bad, report=report):
+    for event in read_log(args, report):
         checker.feed(event)
         state = projection.apply(state, event)
     checker.finish()

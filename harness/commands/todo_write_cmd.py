@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compaction import Session
+from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from prompts import available_modes, get_mode, run_todo_write
 
 
@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "the model-facing result; exits 1 when the call is rejected (nothing is appended)."
         ),
     )
-    p.add_argument("log", metavar="LOG", help="session log (JSONL); created if missing")
+    p.add_argument("log", metavar="LOG", help=LOG_HELP + "; created if missing")
+    add_session_option(p)
     p.add_argument("--json", dest="arguments", metavar="ARGS", help="arguments as a JSON string")
     p.add_argument(
         "--allow-parallel",
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if args.allow_parallel:
         todo = mode.todo.model_copy(update={"allow_parallel_in_progress": True})
         mode = mode.model_copy(update={"todo": todo})
-    with Session(args.log) as session:
+    with open_session(args) as session:
         result = run_todo_write(session, raw, mode)
     print(result.content)
     return 1 if result.is_error else 0

@@ -8,6 +8,7 @@ import time
 from rich.live import Live
 
 from compaction import Session
+from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from harness.output import console, panel_text, print_json
 
 
@@ -21,7 +22,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "(✓ completed, ◉ in progress, ○ pending). A new turn empties the panel."
         ),
     )
-    p.add_argument("log", metavar="LOG", help="session log (JSONL)")
+    p.add_argument("log", metavar="LOG", help=LOG_HELP)
+    add_session_option(p)
     p.add_argument(
         "--json",
         action="store_true",
@@ -36,7 +38,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the panel, or follow the log until interrupted."""
-    session = Session(args.log, sync="batch")
+    with open_session(args, sync="batch") as session:
+        return _show(args, session)
+
+
+def _show(args: argparse.Namespace, session: Session) -> int:
+    """Print the panel of an open session, or follow it."""
     if args.json:
         print_json({"counts": session.todos.counts(), **session.todos.model_dump(mode="json")})
         return 0

@@ -153,3 +153,15 @@ class TestBenchQuick:
         )
         assert done.returncode == 0, done.stderr
         assert "## Token savings" in (bench / "report.md").read_text(encoding="utf-8")
+
+
+def test_checkpoint_probes_in_results_and_report(bench: Path, results: dict) -> None:
+    """The quick run probes every compaction; the report's table quotes the JSON's scores."""
+    quality = results["checkpoint_quality"]
+    report = (bench / "report.md").read_text(encoding="utf-8")
+    assert "## Checkpoint probes" in report
+    for name in ("extractive", "openai"):
+        generated = quality["scores"][name]["generated"]
+        assert generated["compactions"] >= 1
+        assert generated["score"] == 1.0, generated["failures"]
+        assert f"| {name} | generated | {generated['compactions']} | 100.0% |" in report

@@ -496,3 +496,20 @@ class TestTokensBySeq:
             )
             assert result.replaced_messages >= 1
             assert result.replaced_tokens == expected
+
+
+class TestCutIsReportedByTheCli:
+    def test_todo_write_prints_where_the_torn_bytes_went(
+        self, log_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """`harness todo-write` on a log with a torn tail names the saved file on stderr."""
+        from harness.cli import main
+
+        head = line(1)
+        log_path.write_bytes(head + b'{"v":1,"seq":2,"type":"todo/wr')
+        status = main(["todo-write", str(log_path), "--json", todo_list(("a", "pending"))])
+        err = capsys.readouterr().err
+        assert status == 0
+        assert f"{log_path}.torn-{len(head)}" in err
+        assert "cut a torn last line" in err
+        assert seqs(log_path) == [1, 2]

@@ -115,8 +115,7 @@ class TestExtractiveSummarizer:
         assert out["Files and Code"] == "- edited `harness/cli.py`"
         errors = out["Errors and Fixes"]
         assert errors.startswith("- `pytest -q tests/unit/test_cli.py` failed: ")
-        assert "KeyError: 'verbose'" in errors
-        assert "FAILED tests/unit/test_cli.py" in errors
+        assert "KeyError: 'verbose'" in errors  # the first telling line, not the summary line
         assert "collected 3 items" not in errors
         assert out["Next Step"] == "Next I will update README.md and run `ruff check`."
         assert out["Critical Context"] == "- You must never print secrets."

@@ -1,0 +1,187 @@
+"""PostgreSQL store: the same events table on a server, for a fleet of hosts (psycopg 3).
+
+Install with the ``postgres`` extra (``pip install 'context-harness[postgres]'``). One table,
+``harness_events``, keyed by (session, seq), each row holding the event's canonical JSON line.
+
+Invariants: an append runs in one transaction that takes a transaction-scoped advisory lock on
+the session, reads its last seq, checks `expected_seq` and inserts every event, so writers on
+any number of hosts are serialized per session (sessions do not block each other) and the
+primary key forbids a repeated seq; a client killed mid-transaction leaves nothing, since the
+server rolls back a transaction whose connection dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Final
+
+from compaction.errors import ConfigError, LogError, LogFormatError, SeqConflictError
+from compaction.events import Event, EventData, dump_event, make_event
+from compaction.log import error_reason, parse_line
+from compaction.stores.protocol import SessionInfo, check_session_id
+
+if TYPE_CHECKING:
+    import psycopg
+
+TABLE: Final = "harness_events"
+
+SCHEMA: Final = f"""
+CREATE TABLE IF NOT EXISTS {TABLE} (
+    session text NOT NULL,
+    seq bigint NOT NULL,
+    type text NOT NULL,
+    body text NOT NULL,
+    at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (session, seq)
+)
+"""
+
+SCHEMA_LOCK: Final = 0x48415245
+"""Advisory lock key held while the table is created, so two first users never race."""
+
+SESSION_LOCK: Final = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
+"""Serializes the writers of one session until their transaction ends."""
+
+PAGE: Final = 1000
+"""Events fetched per query while streaming a session."""
+
+
+def _psycopg() -> ModuleType:
+    try:
+        import psycopg
+    except ImportError:
+        raise ConfigError(
+            "the PostgreSQL store needs psycopg 3: pip install 'context-harness[postgres]'"
+        ) from None
+    return psycopg
+
+
+class PostgresStore:
+    """Sessions in a PostgreSQL database.
+
+    Args:
+        url: a libpq connection URL, e.g. ``postgresql://user@localhost:5432/db``.
+        connect_timeout: seconds to wait for the server.
+
+    Raises:
+        ConfigError: psycopg is not installed.
+        LogError: the server cannot be reached or the table cannot be created.
+    """
+
+    def __init__(self, url: str, *, connect_timeout: int = 10) -> None:
+        pg = _psycopg()
+        self._url = url
+        self._error: type[Exception] = pg.Error
+        try:
+            self._db: psycopg.Connection[Any] = pg.connect(
+                url, autocommit=True, connect_timeout=connect_timeout
+            )
+            with self._db.transaction():
+                self._db.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+                self._db.execute(SCHEMA)
+        except pg.Error as exc:
+            raise LogError(f"{_redact(url)}: cannot open the PostgreSQL store: {exc}") from None
+
+    @property
+    def url(self) -> str:
+        """The connection URL, password removed."""
+        return _redact(self._url)
+
+    def _where(self, session: str) -> str:
+        return f"{self.url}#{session}"
+
+    @contextmanager
+    def transaction(self, session: str) -> Iterator[None]:
+        """Lock the session (an advisory lock) in one transaction, committed when the block ends.
+
+        Other sessions stay free; nested calls (and appends inside) join the same transaction.
+        """
+        check_session_id(session)
+        try:
+            with self._db.transaction():
+                self._db.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (session,)
+                )
+                yield
+        except self._error as exc:
+            raise LogError(
+                f"{self._where(session)}: transaction failed, nothing stored: {exc}"
+            ) from None
+
+    def _last(self, session: str) -> int:
+        row = self._db.execute(
+            f"SELECT coalesce(max(seq), 0) FROM {TABLE} WHERE session = %s", (session,)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def append(
+        self, session: str, items: Sequence[EventData], *, expected_seq: int | None = None
+    ) -> list[Event]:
+        """Append events in one transaction under the session's lock, after checking the seq."""
+        with self.transaction(session):
+            last = self._last(session)
+            if expected_seq is not None and expected_seq != last:
+                raise SeqConflictError(self._where(session), expected_seq, last)
+            events = [make_event(last + 1 + i, d) for i, d in enumerate(items)]
+            with self._db.cursor() as cur:
+                cur.executemany(
+                    f"INSERT INTO {TABLE} (session, seq, type, body) VALUES (%s, %s, %s, %s)",
+                    [(session, e.seq, e.type, dump_event(e)) for e in events],
+                )
+        return events
+
+    def read(self, session: str, *, after: int = 0) -> Iterator[Event]:
+        """Stream the session's events above seq `after`, a page of rows at a time."""
+        check_session_id(session)
+        while True:
+            try:
+                rows = self._db.execute(
+                    f"SELECT seq, body FROM {TABLE} WHERE session = %s AND seq > %s "
+                    "ORDER BY seq LIMIT %s",
+                    (session, after, PAGE),
+                ).fetchall()
+            except self._error as exc:
+                raise LogError(f"{self._where(session)}: read failed: {exc}") from None
+            for seq, body in rows:
+                try:
+                    yield parse_line(body)
+                except ValueError as exc:
+                    raise LogFormatError(self._where(session), seq, error_reason(exc)) from None
+                after = seq
+            if len(rows) < PAGE:
+                return
+            rows = []  # let the page go before the next one is fetched
+
+    def last_seq(self, session: str) -> int:
+        """Return the session's last seq (0 when it holds none)."""
+        return self._last(check_session_id(session))
+
+    def sessions(self) -> list[SessionInfo]:
+        """List every session with its event count and the time of its last append."""
+        rows = self._db.execute(
+            f"SELECT session, max(seq), extract(epoch FROM max(at)) FROM {TABLE} "
+            "GROUP BY session ORDER BY session"
+        ).fetchall()
+        return [SessionInfo(s, int(n), float(at)) for s, n, at in rows]
+
+    def delete(self, session: str) -> bool:
+        """Delete a session's events; return whether it had any."""
+        with self.transaction(session):
+            cur = self._db.execute(f"DELETE FROM {TABLE} WHERE session = %s", (session,))
+        return cur.rowcount > 0
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+
+def _redact(url: str) -> str:
+    """Return the URL with any password replaced by ``***``."""
+    scheme, sep, rest = url.partition("://")
+    creds, at, host = rest.rpartition("@")
+    if not sep or not at or ":" not in creds:
+        return url
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}"

@@ -1,0 +1,68 @@
+"""`harness sessions URL`: the sessions of a store, with event counts, last activity, open tasks."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+from rich.table import Table
+
+from compaction import EventStore, LatestTodosProjection, fold, open_store
+from harness.output import console, print_json
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `sessions` command."""
+    p = sub.add_parser(
+        "sessions",
+        help="list the sessions of a store",
+        description=(
+            "List every session of a store (jsonl:///folder, sqlite:///file.db, "
+            "postgresql://...): its event count, the time of its last event (UTC) and the "
+            "unfinished tasks of its latest todo list (pending + in progress)."
+        ),
+    )
+    p.add_argument("url", metavar="URL", help="store URL")
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
+    p.set_defaults(func=run)
+
+
+def open_tasks(store: EventStore, session: str) -> int:
+    """Count the unfinished items of a session's latest todo list (one streaming pass)."""
+    panel = fold(LatestTodosProjection(), store.read(session))
+    return sum(1 for t in panel.todos if t.status != "completed")
+
+
+def _when(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the sessions."""
+    store = open_store(args.url)
+    try:
+        rows = [
+            {
+                "session": info.session,
+                "events": info.events,
+                "last_activity": _when(info.last_activity),
+                "open_tasks": open_tasks(store, info.session),
+            }
+            for info in store.sessions()
+        ]
+    finally:
+        store.close()
+    if args.json:
+        print_json({"url": args.url, "sessions": rows})
+        return 0
+    table = Table(title=f"{args.url}: {len(rows)} sessions", title_justify="left")
+    table.add_column("session")
+    table.add_column("events", justify="right")
+    table.add_column("last activity (UTC)")
+    table.add_column("open tasks", justify="right")
+    for r in rows:
+        table.add_row(*(str(r[k]) if r[k] is not None else "-" for k in r))
+    console().print(table)
+    return 0

@@ -1,0 +1,89 @@
+"""What every command that takes a LOG shares: a JSONL path, or a store URL with ``--session``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from compaction import (
+    ConfigError,
+    Event,
+    EventStore,
+    JsonlStore,
+    ReadReport,
+    Session,
+    SyncPolicy,
+    Tokenizer,
+    is_store_url,
+    open_store,
+    read_events,
+)
+
+LOG_HELP = (
+    "session log (JSONL file), or a store URL (jsonl:///folder, sqlite:///file.db, "
+    "postgresql://user@host/db) with --session"
+)
+
+
+def add_session_option(p: argparse.ArgumentParser) -> None:
+    """Add ``--session ID``, the session within a store URL."""
+    p.add_argument(
+        "--session", metavar="ID", help="the session, when LOG is a store URL (required then)"
+    )
+
+
+def open_session(
+    args: argparse.Namespace,
+    *,
+    tokenizer: Tokenizer | None = None,
+    sync: SyncPolicy = "always",
+    skip_bad_lines: bool = False,
+) -> Session:
+    """Open the session LOG names (`Session.open`)."""
+    return Session.open(
+        args.log,
+        session=args.session,
+        tokenizer=tokenizer,
+        sync=sync,
+        skip_bad_lines=skip_bad_lines,
+    )
+
+
+@contextmanager
+def store_and_session(target: str, session: str | None) -> Iterator[tuple[EventStore, str]]:
+    """Open a store and name one session: a URL with `session`, or a ``.jsonl`` file.
+
+    A JSONL file ``dir/name.jsonl`` is session ``name`` of the folder ``dir``.
+    """
+    if is_store_url(target):
+        if session is None:
+            raise ConfigError(f"{target}: name the session with --session")
+        store = open_store(target)
+    else:
+        path = Path(target)
+        if session is not None:
+            raise ConfigError(f"{target}: --session needs a store URL; a JSONL file is one session")
+        if path.suffix != ".jsonl":
+            raise ConfigError(f"{target}: not a store URL, and not a .jsonl file")
+        store, session = JsonlStore(path.parent), path.stem
+    try:
+        yield store, session
+    finally:
+        store.close()
+
+
+def read_log(args: argparse.Namespace, report: ReadReport) -> Iterator[Event]:
+    """Stream the events of LOG (a file, read with --skip-bad; or a store session)."""
+    if not is_store_url(args.log):
+        if args.session is not None:
+            raise ConfigError(f"{args.log}: --session needs a store URL")
+        yield from read_events(args.log, skip_bad_lines=args.skip_bad, report=report)
+        return
+    with store_and_session(args.log, args.session) as (store, session):
+        for event in store.read(session):
+            report.lines += 1
+            report.events += 1
+            report.by_type[event.type] += 1
+            yield event

@@ -1,0 +1,135 @@
+"""The wheel: what it ships, and `harness demo` / `harness bench` from a non-editable install.
+
+The wheel is built from a copy of the sources with setuptools' own build backend (offline), then
+installed with pip into a bare folder; the installed CLI runs in an interpreter that sees that
+folder and the dependencies, not the checkout (the editable finder is removed).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from harness.commands.bench_cmd import find_checkout
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = ("pyproject.toml", "README.md", "compaction", "prompts", "harness", "benchmarks")
+
+pytestmark = pytest.mark.slow
+
+RUN_INSTALLED = textwrap.dedent(
+    """
+    import contextlib, importlib.util, io, json, sys
+
+    site = sys.argv[1]
+    # Forget the checkout: no editable finder, no working folder on the path.
+    sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in str(type(f).__module__)]
+    sys.path[:] = [site] + [p for p in sys.path if p not in ("", ".")]
+    from harness.cli import main
+    import harness
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        demo = main(["demo", "--turns", "3", "--window", "12000"])
+        bench = main(["bench", "--quick"])
+    print(json.dumps({
+        "harness": harness.__file__,
+        "benchmarks": importlib.util.find_spec("benchmarks") is not None,
+        "demo": demo, "bench": bench, "out": out.getvalue(), "err": err.getvalue(),
+    }))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Build the wheel from a copy of the sources."""
+    src = tmp_path_factory.mktemp("src")
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "results")
+    for name in SOURCES:
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, src / name, ignore=ignore)
+        else:
+            shutil.copy2(path, src / name)
+    dist = tmp_path_factory.mktemp("dist")
+    build = (
+        "import sys\nfrom setuptools import build_meta\nprint(build_meta.build_wheel(sys.argv[1]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", build, str(dist)],
+        cwd=src,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return dist / done.stdout.strip().splitlines()[-1]
+
+
+class TestWheel:
+    def test_ships_no_benchmarks_package(self, wheel: Path) -> None:
+        """The wheel holds compaction, prompts and harness, and no top-level benchmarks."""
+        names = zipfile.ZipFile(wheel).namelist()
+        tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+        assert tops == {"compaction", "prompts", "harness"}
+        assert not [n for n in names if n.startswith("benchmarks/")]
+
+    def test_ships_what_the_demo_reads(self, wheel: Path) -> None:
+        """The simulation's data and templates, and the py.typed markers, are in the wheel."""
+        names = set(zipfile.ZipFile(wheel).namelist())
+        for needed in (
+            "harness/simulation/data/tools.json",
+            "harness/simulation/templates/todo_message.md.j2",
+            "harness/simulation/templates/todo_system.md.j2",
+            "compaction/py.typed",
+            "prompts/py.typed",
+            "harness/py.typed",
+        ):
+            assert needed in names, needed
+
+    def test_demo_runs_from_the_installed_wheel(self, wheel: Path, tmp_path: Path) -> None:
+        """Installed without the checkout, demo works and bench says to run from a checkout."""
+        site = tmp_path / "site"
+        pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index"]
+        subprocess.run([*pip, "--target", str(site), str(wheel)], check=True, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", RUN_INSTALLED, str(site)],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        result = json.loads(done.stdout.splitlines()[-1])
+        assert result["harness"].startswith(str(site))
+        assert result["benchmarks"] is False
+        assert result["demo"] == 0
+        assert "Task panel" in result["out"]
+        assert "Savings:" in result["out"]
+        assert result["bench"] == 2
+        assert "runs from a checkout" in result["err"]
+
+
+class TestBenchFromCheckout:
+    def test_finds_the_checkout(self, tmp_path: Path) -> None:
+        """From an editable install, bench finds the suite beside the harness package."""
+        assert find_checkout(tmp_path) == ROOT
+
+    def test_finds_the_suite_from_the_working_folder(self, tmp_path: Path) -> None:
+        """A checkout found through the working folder (or a parent) is used too."""
+        (tmp_path / "benchmarks").mkdir()
+        (tmp_path / "benchmarks" / "results_report.py").write_text("", encoding="utf-8")
+        deep = tmp_path / "a" / "b"
+        deep.mkdir(parents=True)
+        found = find_checkout(deep)
+        assert found in {ROOT, tmp_path}
