@@ -9,6 +9,7 @@ where to run it from otherwise.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import sys
 from pathlib import Path
@@ -58,6 +59,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="peers' results (default: DIR/peers.json, else benchmarks/results/peers.json)",
     )
     p.add_argument("--json", action="store_true", help="print the written files' paths as JSON")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="replay N runs at once, in separate processes (same figures; default 1)",
+    )
+    p.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="EVENTS",
+        help="throughput sizes in events (default: the run's, 10^3 to 10^6 for the full run)",
+    )
     p.add_argument(
         "--report-only",
         action="store_true",
@@ -113,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
     suite = load_suite()
     out = Path(args.out) if args.out is not None else suite.DEFAULT_OUT
     config = suite.BenchConfig.quick_run() if args.quick else suite.BenchConfig.full()
+    if args.sizes:
+        config = dataclasses.replace(config, scale_sizes=tuple(args.sizes))
     peers = _peers_path(args, out, suite.DEFAULT_OUT)
     with progress("benchmark", show=not args.report_only) as update:
 
@@ -127,7 +145,9 @@ def run(args: argparse.Namespace) -> int:
                     f"--report-only needs an earlier run's results.json: {exc}"
                 ) from exc
         else:
-            results = suite.run_bench(config, peers_path=peers, progress=say)
+            results = suite.run_bench(
+                config, peers_path=peers, progress=say, jobs=max(1, args.jobs)
+            )
         paths = suite.write_report(results, out)
     note = results.get("charts_note")
     if note:

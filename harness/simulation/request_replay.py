@@ -3,7 +3,8 @@
 `replay(payloads, strategy)` appends the session's events to a fresh `compaction.Session` one by
 one. Each assistant message marks a model call: just before it, the replayer compacts when the
 policy says the whole request is due (`compaction.maybe_compact` with the system prompt and tool
-catalog counted by `prompts.fixed_tokens`), has the prompt builder assemble the OpenAI-format
+catalog counted by `prompts.fixed_tokens`: every strategy and peer triggers on the same
+whole-request count), has the prompt builder assemble the OpenAI-format
 request for the current mode over the session's context view (`prompts.openai_request`),
 serializes it to tokens, and feeds the tokens to every provider cache model. A session that ends
 while the agent still owes an answer gets one last request: the call that would come next.
@@ -149,6 +150,8 @@ class RequestRecord:
     """Cache-hit tokens under each provider model, by model name."""
     compacted: bool
     """A compaction happened just before this call."""
+    fixed_tokens: int = 0
+    """Tokens of the fixed prompt: the tool catalog and the system message."""
 
 
 @dataclass(frozen=True)
@@ -295,6 +298,7 @@ class _Loop:
         return got
 
     def compact(self) -> bool:
+        """Compact when the whole request (fixed part + context) reaches the policy's trigger."""
         if not self.strategy.compaction:
             return False
         summarizer = None
@@ -343,17 +347,18 @@ class _Loop:
             got = self.converted[id(message)] = (message, openai_message(message))
         return got[1]
 
-    def request(self) -> dict[str, Any]:
+    def request(self, *, messages: bool = True) -> dict[str, Any]:
         """Return the request `openai_request` builds now, plus the strategy's system suffix.
 
         The system message and tools come from `openai_request` itself; the messages are the
         context view's, converted with the same `openai_message` (once per message: they are
-        immutable), which is what `openai_request` does with them.
+        immutable), which is what `openai_request` does with them. ``messages=False`` leaves
+        the context out: the fixed part alone.
         """
         assert self.prompt_mode is not None
         req = openai_request(self.builder, self.prompt_mode, None)
-        window = self.session.context
-        req["messages"] += [self.message(m) for m in window.as_messages()]
+        if messages:
+            req["messages"] += [self.message(m) for m in self.session.context.as_messages()]
         suffix = self.strategy.system_suffix(self.session.latest_todos)
         if suffix:
             req["messages"][0] = {**req["messages"][0]}
@@ -400,6 +405,7 @@ class _Loop:
     def record(self, index: int, lines: list[str], packed: list[bytes], compacted: bool) -> None:
         data = b"".join(packed)
         prompt = len(data) // 4
+        stable_end = (len(packed[0]) + len(packed[1])) // 4  # the tools line, the system line
         new = sum(len(p) for s, p in zip(lines[2:], packed[2:], strict=True) if s not in self.seen)
         marks = self.breakpoints(packed) if "anthropic" in self.sims else []
         hits = {name: sim.serve(data, marks) for name, sim in self.sims.items()}
@@ -415,6 +421,7 @@ class _Loop:
                 ideal=0 if index == 0 else max(prompt - new // 4, exact),
                 hits=hits,
                 compacted=compacted,
+                fixed_tokens=stable_end,
             )
         )
         self.seen = frozenset(lines[2:])
