@@ -21,20 +21,24 @@ from __future__ import annotations
 import json
 import platform
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import checkpoint_quality, throughput
+from benchmarks import checkpoint_quality, fair_report, throughput, usage_check
 from compaction import CompactionPolicy, get_tokenizer
 from harness.simulation import (
     BASELINE,
+    BLIND_RUNS,
     PROVIDER_MODELS,
     STRATEGIES,
     SWITCH_VARIANTS,
     TODO_STRATEGIES,
     ReplayResult,
+    blind_summarizer,
     generate,
+    output_tokens,
     replay,
 )
 
@@ -42,6 +46,8 @@ RESULTS_FORMAT = "context-harness/bench"
 RESULTS_VERSION = 1
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 """Where ``harness bench`` writes by default: ``benchmarks/results/``."""
+TRANSCRIPTS = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
+"""Real recorded sessions (``../shared/transcripts``) for the cache-model check."""
 MODEL_NAMES: tuple[str, ...] = tuple(m.name for m in PROVIDER_MODELS)
 COMPACTING: tuple[str, ...] = tuple(n for n, s in STRATEGIES.items() if s.compaction)
 Progress = Callable[[str], None]
@@ -61,11 +67,19 @@ class BenchConfig:
     """The session drawn in the per-request charts."""
     quick: bool = False
     tokenizer: str = "o200k_base"
+    real_usage: bool = False
+    """Check the Anthropic cache model against the real transcripts' usage (slow: full run)."""
 
     @classmethod
     def full(cls) -> BenchConfig:
         """Return the full configuration (the committed report)."""
-        return cls(((12, 0), (12, 1), (24, 2)), 30_000, throughput.FULL_SIZES, "synthetic-t24-s2")
+        return cls(
+            ((12, 0), (12, 1), (24, 2)),
+            30_000,
+            throughput.FULL_SIZES,
+            "synthetic-t24-s2",
+            real_usage=True,
+        )
 
     @classmethod
     def quick_run(cls) -> BenchConfig:
@@ -75,6 +89,11 @@ class BenchConfig:
     def policy(self) -> CompactionPolicy:
         """Return the compaction policy of every compacting strategy."""
         return CompactionPolicy(window_tokens=self.window_tokens)
+
+    @property
+    def budget(self) -> int:
+        """The whole-request token count every strategy and peer triggers at."""
+        return self.policy().trigger_tokens
 
 
 def session_name(turns: int, seed: int) -> str:
@@ -111,6 +130,7 @@ def run_summary(result: ReplayResult) -> dict[str, Any]:
         "seconds": round(result.seconds, 3),
         "per_request": {
             "prompt_tokens": prompts,
+            "fixed_tokens": [r.fixed_tokens for r in result.records],
             "context_tokens": [r.context_tokens for r in result.records],
             "ideal": [r.ideal for r in result.records],
             "hits": {m: [r.hits[m] for r in result.records] for m in MODEL_NAMES},
@@ -136,28 +156,55 @@ def read_peers(path: Path) -> dict[str, Any]:
     return {"available": True, "path": str(path), **doc}
 
 
+def replay_one(config: BenchConfig, turns: int, seed: int, run_name: str) -> dict[str, Any]:
+    """Replay one run (a strategy, or a content-blind run) on one session; return its summary."""
+    blind = dict(BLIND_RUNS)
+    strategy = STRATEGIES[blind.get(run_name, run_name)]
+    result = replay(
+        generate(turns, seed),
+        strategy,
+        policy=config.policy(),
+        tokenizer=get_tokenizer(config.tokenizer),
+        session_name=session_name(turns, seed),
+        summarizer=blind_summarizer if run_name in blind else None,
+    )
+    result.strategy = run_name
+    return {**run_summary(result), "budget": config.budget}
+
+
 def run_bench(
     config: BenchConfig,
     *,
     peers_path: Path | None = None,
     progress: Progress | None = None,
+    jobs: int = 1,
 ) -> dict[str, Any]:
-    """Run every strategy on every session, the throughput sizes, and read the peers."""
+    """Run every strategy on every session, the throughput sizes, and read the peers.
+
+    `jobs` replays that many runs at once, in separate processes (the figures are the same:
+    each replay is a pure function of its inputs).
+    """
     say = progress or (lambda _line: None)
     tok = get_tokenizer(config.tokenizer)
-    runs = []
-    for turns, seed in config.sessions:
-        name = session_name(turns, seed)
-        payloads = generate(turns, seed)
-        for strategy in STRATEGIES.values():
-            result = replay(
-                payloads, strategy, policy=config.policy(), tokenizer=tok, session_name=name
-            )
-            runs.append(run_summary(result))
-            say(
-                f"{name} {strategy.name}: {len(result.records)} calls, "
-                f"{result.compactions} compactions, {result.total_prompt_tokens:,} input tokens"
-            )
+    names = [*STRATEGIES, *(run for run, _ in BLIND_RUNS)]
+    plan = [(t, s, n) for t, s in config.sessions for n in names]
+    outputs = {session_name(t, s): output_tokens(generate(t, s), tok) for t, s in config.sessions}
+    runs: list[dict[str, Any]] = []
+
+    def done(run: dict[str, Any]) -> None:
+        runs.append(run)
+        say(
+            f"{run['session']} {run['strategy']}: {run['requests']} calls, "
+            f"{run['compactions']} compactions, {run['summed_input_tokens']:,} input tokens"
+        )
+
+    if jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for run in pool.map(replay_one, *zip(*[(config, *p) for p in plan], strict=True)):
+                done(run)
+    else:
+        for p in plan:
+            done(replay_one(config, *p))
     quality = checkpoint_quality.run_quality(window=config.window_tokens, sessions=config.sessions)
     say("checkpoint probes: " + _quality_line(quality))
     scale = throughput.run(config.scale_sizes, progress=say)
@@ -169,16 +216,29 @@ def run_bench(
             **asdict(config),
             "threshold": config.policy().threshold,
             "retain": config.policy().retain,
+            "budget": config.budget,
         },
         "environment": {"python": platform.python_version(), "machine": platform.machine()},
         "models": {m.name: asdict(m) for m in PROVIDER_MODELS},  # type: ignore[call-overload]
         "strategies": {n: asdict(s) for n, s in STRATEGIES.items()},
         "runs": runs,
+        "outputs": outputs,
         "summary": summarize(runs),
         "throughput": scale,
         "checkpoint_quality": quality,
         "peers": peers,
+        "usage_check": check_usage(TRANSCRIPTS)
+        if config.real_usage
+        else {"reason": "quick run (the full run checks the real transcripts)"},
     }
+
+
+def check_usage(folder: Path) -> dict[str, Any]:
+    """Check the Anthropic cache model against the real transcripts' usage, or say why not."""
+    if not folder.is_dir():
+        return {"reason": f"{folder} not found"}
+    files = usage_check.check_transcripts(folder)
+    return {"folder": folder.name, "files": files, "pooled": usage_check.pooled(files)}
 
 
 def _quality_line(quality: Mapping[str, Any]) -> str:
@@ -233,7 +293,7 @@ def _ratio(a: float, b: float) -> float:
 
 def summarize(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Pool the runs per strategy; token savings of each against the no-compaction baseline."""
-    pooled = {name: _pooled(runs, name) for name in STRATEGIES}
+    pooled = {name: _pooled(runs, name) for name in dict.fromkeys(r["strategy"] for r in runs)}
     base = pooled[BASELINE]["summed_input_tokens"]
     for p in pooled.values():
         p["savings_vs_baseline"] = _ratio(base - p["summed_input_tokens"], base)
@@ -559,10 +619,15 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
         + ".",
         "",
     ]
+    lines += fair_report.headline_lines(results)
     lines += peer_headline(results)
+    lines += fair_report.prices_section(results)
+    lines += fair_report.comparison_section(results)
     lines += savings_section(results)
     lines += retention_section(results)
     lines += cache_section(results)
+    lines += fair_report.gap_section(results)
+    lines += fair_report.usage_section(results)
     lines += throughput_section(results)
     lines += quality_section(results)
     lines += ["## Charts", ""]
@@ -585,12 +650,15 @@ def write_charts(results: Mapping[str, Any], out: Path) -> tuple[list[str], str 
             [],
             "Charts skipped: matplotlib is not installed (pip install 'context-harness[charts]').",
         )
-    from benchmarks import charts
+    from benchmarks import charts, fair_charts
 
     names = [
         charts.context_chart(plt, results, out / "context_tokens.png"),
         charts.hit_rate_chart(plt, results, out / "cache_hit_rate.png"),
         charts.hit_bars_chart(plt, results, out / "cache_hit_bars.png"),
+        fair_charts.retention_chart(plt, results, out / "retention.png"),
+        fair_charts.cost_chart(plt, results, out / "cost.png"),
+        fair_charts.per_call_chart(plt, results, out / "input_per_call.png"),
     ]
     return names, None
 
@@ -615,6 +683,7 @@ def reread(out: Path, peers_path: Path | None) -> dict[str, Any]:
 def write_report(results: dict[str, Any], out: Path) -> dict[str, Path]:
     """Write ``results.json``, the charts and ``report.md`` into `out`; return their paths."""
     out.mkdir(parents=True, exist_ok=True)
+    fair_report.derive(results)
     charts, note = write_charts(results, out)
     if note:
         results["charts_note"] = note

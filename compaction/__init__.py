@@ -31,6 +31,7 @@ from compaction.errors import (
     LogError,
     LogFormatError,
     LogIntegrityError,
+    MessageError,
     ProviderError,
     SeqConflictError,
     TokenizerError,
@@ -50,7 +51,9 @@ from compaction.events import (
     ImagePart,
     Message,
     MessageAdded,
+    MessagesRetracted,
     Origin,
+    RetractData,
     Task,
     TaskCreated,
     TaskCreateData,
@@ -98,6 +101,7 @@ from compaction.mode_policy import (
     policy_for,
 )
 from compaction.policy import DEFAULT_WINDOW, CompactionPolicy
+from compaction.provider_messages import from_anthropic, from_openai, to_messages
 from compaction.secrets import REDACTED, redact
 from compaction.session import Session
 from compaction.stores import (
@@ -209,6 +213,8 @@ __all__ = [
     "LogReader",
     "Message",
     "MessageAdded",
+    "MessageError",
+    "MessagesRetracted",
     "ModePolicy",
     "Origin",
     "PolicyChecker",
@@ -219,6 +225,7 @@ __all__ = [
     "ProviderError",
     "ProviderTotals",
     "ReadReport",
+    "RetractData",
     "Section",
     "SeqConflictError",
     "Session",
@@ -279,6 +286,8 @@ __all__ = [
     "dump_policies",
     "event_json_schema",
     "fold",
+    "from_anthropic",
+    "from_openai",
     "get_tokenizer",
     "install_bundled_encodings",
     "is_blank",
@@ -305,5 +314,6 @@ __all__ = [
     "split_sections",
     "summary_line",
     "task_parameters_schema",
+    "to_messages",
     "write_new_session",
 ]

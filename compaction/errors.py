@@ -13,6 +13,7 @@ the fix.
      │    ├── LogIntegrityError  a durable rule of the log broke (rule, seq)
  │    └── SeqConflictError   an append expected another last seq (expected, current)
      ├── ConfigError             bad constructor or configuration values
+     ├── MessageError            a chat message (or an SDK's message object) was rejected (field)
      ├── TokenizerError          a tokenizer could not be loaded
      ├── TranscriptError         an agent transcript could not be imported (file, line)
      ├── CompactionError         a compaction attempt failed (code)
@@ -97,6 +98,20 @@ class SeqConflictError(LogError):
 
 class ConfigError(HarnessError):
     """A constructor or configuration got values it cannot use."""
+
+
+class MessageError(HarnessError):
+    """A chat message handed to the session (a dict or an SDK object) cannot be recorded.
+
+    Attributes:
+        field: the offending field, as a path (``tool_calls[0].function.name``, ``role``).
+        reason: what is wrong with it.
+    """
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"message field {field}: {reason}")
 
 
 class TokenizerError(HarnessError):

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, TypeAdapter, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    JsonValue,
+    TypeAdapter,
+    model_validator,
+)
 
 SCHEMA_VERSION = 1
 """Version written into every new event (`v`)."""
@@ -120,6 +128,12 @@ class Message(_Frozen):
     sent to a provider."""
     clip: ClipData | None = None
     """For a tool result over the session's cap: what the context view shows of it."""
+    provider_fields: dict[str, JsonValue] | None = None
+    """Fields the provider's SDK returned that this model does not hold (OpenAI's
+    ``annotations``, ``refusal``, ``audio``; DeepSeek's ``reasoning_content``; Anthropic's
+    ``thinking`` blocks, ``id``, ``usage``...), kept as received. Not sent back to a model,
+    except where the request format needs them (Anthropic's ``thinking`` blocks before a
+    ``tool_use``, a ``tool_result``'s ``is_error``)."""
 
     @model_validator(mode="after")
     def _check_roles(self) -> Message:
@@ -259,6 +273,22 @@ class UsageReportData(_Frozen):
     """Tokens of the answer."""
     cached_tokens: int | None = Field(default=None, ge=0)
     """Prompt tokens served from the provider's prefix cache; None when it did not say."""
+    cache_write_tokens: int | None = Field(default=None, ge=0)
+    """Prompt tokens written to the provider's cache (Anthropic's ``cache_creation_input_tokens``);
+    None when it did not say."""
+
+
+class RetractData(_Frozen):
+    """Messages taken back out of the conversation (a tombstone: the log keeps them).
+
+    Written by a host whose own protocol removes items (the OpenAI Agents SDK's ``pop_item`` and
+    ``clear_session``); the context view drops the named messages, the log keeps every byte.
+    """
+
+    seqs: tuple[int, ...]
+    """Seqs of the `message` events taken out of the context."""
+    reason: str | None = None
+    """Why, e.g. ``pop_item`` or ``clear_session``."""
 
 
 class _Event(_Frozen):
@@ -324,6 +354,13 @@ class UsageReported(_Event):
     data: UsageReportData
 
 
+class MessagesRetracted(_Event):
+    """Messages were taken back out of the context (`message/retract`), never out of the log."""
+
+    type: Literal["message/retract"] = "message/retract"
+    data: RetractData
+
+
 Event = Annotated[
     TurnStarted
     | MessageAdded
@@ -332,7 +369,8 @@ Event = Annotated[
     | CheckpointRecorded
     | UsageReported
     | TaskCreated
-    | TaskUpdated,
+    | TaskUpdated
+    | MessagesRetracted,
     Discriminator("type"),
 ]
 """Any event of a session log, discriminated by `type`."""
@@ -346,6 +384,7 @@ EventData = (
     | UsageReportData
     | TaskCreateData
     | TaskUpdateData
+    | RetractData
 )
 """The payload of an event, as handed to `SessionLog.append`."""
 
@@ -358,6 +397,7 @@ EVENT_TYPES: tuple[str, ...] = (
     "usage/report",
     "task/create",
     "task/update",
+    "message/retract",
 )
 
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
@@ -382,6 +422,8 @@ def make_event(seq: int, data: EventData) -> Event:
             return TaskCreated(seq=seq, data=data)
         case TaskUpdateData():
             return TaskUpdated(seq=seq, data=data)
+        case RetractData():
+            return MessagesRetracted(seq=seq, data=data)
         case _:
             raise TypeError(f"not an event payload: {type(data).__name__}")
 

@@ -43,6 +43,7 @@ from compaction.events import (
 from compaction.log import ReadReport, SessionLog, SyncPolicy
 from compaction.mode_policy import ModePolicy, PolicyTable, builtin_policies, policy_for
 from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
+from compaction.provider_messages import to_messages
 from compaction.sources import EventSource, FileSource, StoreSource
 from compaction.stores import EventStore, is_store_url, open_store
 from compaction.tasks import (
@@ -350,10 +351,20 @@ class Session:
         """Record that the agent finished the current request."""
         return self.append(TurnEndData())
 
-    def add_message(self, message: Message | Mapping[str, Any]) -> Event:
-        """Append a chat message (a `Message` or an OpenAI-style dict)."""
-        msg = message if isinstance(message, Message) else Message.model_validate(message)
-        return self.append(msg)
+    def add_message(self, message: Message | Mapping[str, Any] | object) -> Event:
+        """Append a chat message, as this toolkit or an official SDK gives it.
+
+        Accepted: a `Message`; an OpenAI chat-completions message (the ``openai`` SDK's
+        ``ChatCompletionMessage``, its ``model_dump()``, or a message param dict); an Anthropic
+        message (the ``anthropic`` SDK's ``Message``, a message param dict) or one of its
+        content blocks. Fields `Message` does not hold are kept in its ``provider_fields``. An
+        Anthropic user message holding several ``tool_result`` blocks becomes several messages,
+        appended in one write; the last event is returned.
+
+        Raises:
+            MessageError: the message cannot be recorded; the error names the field.
+        """
+        return self.append_many(to_messages(message))[-1]
 
     # --- the built-in tools -------------------------------------------------------------------
 

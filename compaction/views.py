@@ -30,6 +30,7 @@ from compaction.events import (
     Event,
     Message,
     MessageAdded,
+    MessagesRetracted,
     TodoItem,
     TodoStatus,
     TodoWritten,
@@ -206,6 +207,10 @@ class ContextProjection:
             last = event.data.last_seq
             state.messages = [(s, m) for s, m in state.messages if s > last]
             state.checkpoint = event
+        elif isinstance(event, MessagesRetracted):
+            gone = set(event.data.seqs)
+            state.messages = [(s, m) for s, m in state.messages if s not in gone]
+            state.system = [(s, m) for s, m in state.system if s not in gone]
         return state
 
     def view(self, state: ContextState) -> ContextWindow:
@@ -241,6 +246,10 @@ class UsageState:
     tokens_by_type: Counter[str] = field(default_factory=Counter)
     provider: dict[str, Counter[str]] = field(default_factory=dict)
     """Provider-reported figures (`usage/report`) summed per purpose."""
+    system_seqs: set[int] = field(default_factory=set)
+    message_seqs: set[int] = field(default_factory=set)
+    """Seqs of system and other messages (a `message/retract` names them)."""
+    retracted: set[int] = field(default_factory=set)
 
 
 class ProviderTotals(BaseModel):
@@ -253,6 +262,8 @@ class ProviderTotals(BaseModel):
     completion_tokens: int = 0
     cached_tokens: int = 0
     """Prompt tokens served from the provider's prefix cache, where it said."""
+    cache_write_tokens: int = 0
+    """Prompt tokens written to the provider's cache, where it said (Anthropic)."""
     requests_without_cache_figure: int = 0
     """Calls whose provider reported no cached-token figure."""
 
@@ -320,8 +331,10 @@ class UsageProjection:
         if isinstance(event, MessageAdded):
             if event.data.role == "system":
                 state.system_tokens += n
+                state.system_seqs.add(event.seq)
             else:
                 kept += n
+                state.message_seqs.add(event.seq)
         elif isinstance(event, CheckpointRecorded):
             state.checkpoint_tokens = n
             state.checkpoint_last_seq = event.data.last_seq
@@ -329,6 +342,8 @@ class UsageProjection:
             state.checkpoint_base = state.kept_prefix[bisect_right(state.seqs, event.data.last_seq)]
         elif isinstance(event, UsageReported):
             add_provider_usage(state, event)
+        elif isinstance(event, MessagesRetracted):
+            kept -= self._retract(state, event)
         state.kept_prefix.append(kept)
         state.seqs.append(event.seq)
         return state
@@ -337,6 +352,25 @@ class UsageProjection:
         """Return the token count of the event with this seq (0 if none was applied), by seq."""
         i = bisect_left(state.seqs, seq)
         return state.counts[i] if i < len(state.seqs) and state.seqs[i] == seq else 0
+
+    def _retract(self, state: UsageState, event: MessagesRetracted) -> int:
+        """Take retracted messages out of the running sums; return the kept tokens removed.
+
+        A message the newest checkpoint already folded costs nothing now, so it is skipped;
+        a system message leaves the system total.
+        """
+        removed = 0
+        for seq in event.data.seqs:
+            i = bisect_left(state.seqs, seq)
+            if i == len(state.seqs) or state.seqs[i] != seq or seq in state.retracted:
+                continue
+            state.retracted.add(seq)
+            n = state.counts[i]
+            if seq in state.system_seqs:
+                state.system_tokens -= n
+            elif seq > state.checkpoint_last_seq and seq in state.message_seqs:
+                removed += n
+        return removed
 
     def context_tokens(self, state: UsageState) -> int:
         """Return the context size now, in O(1)."""
@@ -370,3 +404,5 @@ def add_provider_usage(state: UsageState, event: UsageReported) -> None:
         totals["requests_without_cache_figure"] += 1
     else:
         totals["cached_tokens"] += d.cached_tokens
+    if d.cache_write_tokens is not None:
+        totals["cache_write_tokens"] += d.cache_write_tokens

@@ -14,10 +14,20 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 
 from compaction import HarnessError, LogError
 from harness.commands import COMMANDS
-from harness.output import notes_on_stderr
+from harness.output import HelpFormatter, cli_text, examples, notes_on_stderr
+
+
+def version() -> str:
+    """Return the installed distribution's version (``context-harness``)."""
+    try:
+        return metadata.version("context-harness")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
 
 EXIT_CODES: dict[int, str] = {
     0: "success",
@@ -35,7 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="harness",
         description="Context Harness: todo_write, session logs, per-mode prompts and compaction.",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness demo",
+            "harness import auto SESSION.jsonl -o s.jsonl && harness todos s.jsonl",
+            "harness COMMAND --help",
+        ),
     )
+    parser.add_argument("--version", action="version", version=f"harness {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for register in COMMANDS:
@@ -64,10 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
     except LogError as exc:
         cause = exc.__cause__ or exc.__context__
-        _say(f"{name}: {_one_line(exc)}")
+        _say(f"{name}: {cli_text(_one_line(exc))}")
         return 3 if isinstance(cause, OSError) else 2
     except HarnessError as exc:
-        _say(f"{name}: {_one_line(exc)}")
+        _say(f"{name}: {cli_text(_one_line(exc))}")
         return 2
     except KeyboardInterrupt:
         return 130

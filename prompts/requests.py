@@ -3,8 +3,11 @@
 Two formats. OpenAI chat completions (what DeepSeek, vLLM, SGLang and many others speak):
 ``{"model"?, "messages": [system, ...], "tools": [...]}``. Anthropic messages:
 ``{"model"?, "max_tokens"?, "system": [text blocks], "tools": [...], "messages": [...]}``, with
-``cache_control`` on the last stable system block, and OpenAI's ``tool_calls`` / ``tool``
-messages translated into ``tool_use`` / ``tool_result`` blocks.
+two ``cache_control`` breakpoints (the API allows 4): one on the last stable system block, so the
+tools and the stable layers are cached across turns and modes, and a rolling one on the last
+block of the last message, so each call reads the whole previous request from the cache and
+writes its own; OpenAI's ``tool_calls`` / ``tool`` messages are translated into ``tool_use`` /
+``tool_result`` blocks. `cache_breakpoints` reads back where a request's breakpoints are.
 
 The messages come from the log's context view (`compaction.ContextWindow`): system messages
 recorded in the log follow the built system prompt; then the checkpoint, as one user message;
@@ -17,15 +20,19 @@ inputs always give the same bytes, and nothing in them depends on the clock.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from compaction import ContextWindow, ImagePart, Message, Session, TextPart
 from prompts.builder import PromptBuilder, PromptLayers
 from prompts.modes import Mode
 
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
-"""Anthropic's cache breakpoint, set on the last stable layer of the system prompt."""
+"""Anthropic's cache breakpoint, set on the last stable system block and the last message."""
+
+MAX_CACHE_BREAKPOINTS = 4
+"""Anthropic's limit of ``cache_control`` blocks per request."""
 
 
 def dumps(request: object, *, indent: int | None = None) -> str:
@@ -135,14 +142,26 @@ def _tool_input(arguments: str) -> dict[str, Any]:
 
 
 def _anthropic_turn(message: Message) -> tuple[str, list[dict[str, Any]]]:
-    """Return the Anthropic role and blocks of one OpenAI-style message."""
+    """Return the Anthropic role and blocks of one OpenAI-style message.
+
+    Of the provider fields, only what the format needs goes back: a result's ``is_error``, and
+    the ``thinking`` blocks an assistant turn with tool calls began with (Anthropic requires
+    them back, signature and all, while the tool loop runs).
+    """
+    extra = message.provider_fields or {}
     if message.role == "tool":
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
         blocks = _content_blocks(message)
         if blocks:
             result["content"] = blocks
+        if extra.get("is_error") is True:
+            result["is_error"] = True
         return "user", [result]
-    blocks = _content_blocks(message)
+    thinking = extra.get("thinking") if message.role == "assistant" else None
+    blocks = (
+        [dict(b) for b in thinking if isinstance(b, dict)] if isinstance(thinking, list) else []
+    )
+    blocks += _content_blocks(message)
     for call in message.tool_calls or ():
         blocks.append(
             {
@@ -155,27 +174,93 @@ def _anthropic_turn(message: Message) -> tuple[str, list[dict[str, Any]]]:
     return ("assistant" if message.role == "assistant" else "user"), blocks
 
 
-def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def anthropic_message_sources(messages: Sequence[Message]) -> list[int]:
+    """Return, for each message `anthropic_messages` makes, the index of its last source message.
+
+    Anthropic message ``k`` holds the blocks of the OpenAI-style messages after source
+    ``result[k - 1]`` up to and including ``result[k]`` (that are not dropped).
+    """
+    return [last for _, _, last in _anthropic_groups(messages)]
+
+
+def _anthropic_groups(messages: Sequence[Message]) -> list[tuple[str, list[dict[str, Any]], int]]:
+    """Group messages into alternating Anthropic turns: (role, blocks, index of last source)."""
+    out: list[tuple[str, list[dict[str, Any]], int]] = []
+    for i, message in enumerate(messages):
+        if message.role == "system":
+            continue
+        role, blocks = _anthropic_turn(message)
+        if not blocks:
+            continue
+        if out and out[-1][0] == role:
+            out[-1] = (role, out[-1][1] + blocks, i)
+        else:
+            out.append((role, blocks, i))
+    return out
+
+
+def anthropic_messages(
+    messages: Sequence[Message], *, rolling_breakpoint: bool = False
+) -> list[dict[str, Any]]:
     """Translate OpenAI-style messages into Anthropic messages.
 
     ``tool_calls`` become ``tool_use`` blocks; each ``tool`` message becomes a ``tool_result``
     block in a user message; consecutive messages of the same role merge into one, so roles
     alternate and the results of one assistant turn sit together in the next user message.
     System messages are not translated here (they belong in ``system``). Messages with no
-    content at all are dropped.
+    content at all are dropped. With `rolling_breakpoint`, the last block of the last message
+    carries ``cache_control``.
     """
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        if message.role == "system":
-            continue
-        role, blocks = _anthropic_turn(message)
-        if not blocks:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
+    out: list[dict[str, Any]] = [
+        {"role": role, "content": blocks} for role, blocks, _ in _anthropic_groups(messages)
+    ]
+    if rolling_breakpoint and out:
+        last: list[dict[str, Any]] = out[-1]["content"]
+        last[-1] = {**last[-1], "cache_control": dict(CACHE_CONTROL)}
     return out
+
+
+BreakpointSection = Literal["tools", "system", "messages"]
+
+
+@dataclass(frozen=True)
+class CacheBreakpoint:
+    """Where one ``cache_control`` sits in an Anthropic request."""
+
+    section: BreakpointSection
+    """The part of the request: ``tools``, ``system`` or ``messages``."""
+    index: int
+    """The tool, the system block or the message that carries it."""
+    block: int = 0
+    """For a message, the content block that carries it."""
+
+
+def cache_breakpoints(request: Mapping[str, Any]) -> tuple[CacheBreakpoint, ...]:
+    """Return the ``cache_control`` breakpoints of an Anthropic request, in prefix order.
+
+    Anthropic reads a request as tools, then system, then messages; the order here is the same.
+
+    Raises:
+        ValueError: the request holds more breakpoints than the API allows (4).
+    """
+    found: list[CacheBreakpoint] = []
+    for i, tool in enumerate(request.get("tools") or ()):
+        if "cache_control" in tool:
+            found.append(CacheBreakpoint("tools", i))
+    system = request.get("system")
+    for i, block in enumerate(system if isinstance(system, list) else ()):
+        if "cache_control" in block:
+            found.append(CacheBreakpoint("system", i))
+    for i, message in enumerate(request.get("messages") or ()):
+        content = message.get("content")
+        for j, block in enumerate(content if isinstance(content, list) else ()):
+            if isinstance(block, Mapping) and "cache_control" in block:
+                found.append(CacheBreakpoint("messages", i, j))
+    if len(found) > MAX_CACHE_BREAKPOINTS:
+        raise ValueError(
+            f"{len(found)} cache_control breakpoints; Anthropic allows {MAX_CACHE_BREAKPOINTS}"
+        )
+    return tuple(found)
 
 
 def anthropic_system(layers: PromptLayers, window: ContextWindow) -> list[dict[str, Any]]:
@@ -206,6 +291,9 @@ def anthropic_request(
 ) -> dict[str, Any]:
     """Return the Anthropic messages request for `mode` over a context view.
 
+    It carries two cache breakpoints: the last stable system block and the last block of the
+    last message (the rolling one); `cache_breakpoints` reads them back.
+
     Args:
         builder: lays out the system prompt and the tool catalog.
         mode: the mode the system prompt is built for.
@@ -217,7 +305,7 @@ def anthropic_request(
     window = _window(context)
     request: dict[str, Any] = {
         "system": anthropic_system(layers, window),
-        "messages": anthropic_messages(_conversation(window)),
+        "messages": anthropic_messages(_conversation(window), rolling_breakpoint=True),
     }
     if layers.tools:
         request["tools"] = [t.anthropic() for t in layers.tools]

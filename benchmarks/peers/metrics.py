@@ -67,6 +67,8 @@ class PeerMetrics(BaseModel):
     peak_input_tokens: int
     prompt_tokens: list[int]
     """Input tokens of each request, in order."""
+    fixed_prompt_tokens: list[int] = []
+    """Tokens of each request's fixed prompt: the tool specs and the system message."""
     reused_prefix_tokens: list[int]
     """Tokens each request shares, from token 0, with the request before it (0 for the first)."""
     prefix_reuse_rate: float
@@ -189,12 +191,14 @@ def score(
         exchange: the session it replayed (its turns, ``first_request`` and ``unfinished``).
         tokenizer: the benchmark's tokenizer.
         cache_models: provider cache models fed every request in order, with Anthropic's
-            breakpoints where the replayer puts ours: after the system line and at the end.
+            breakpoints where our builder puts its own (`prompts.anthropic_request`): after
+            the system line and on the last message (the end of the request).
     """
     segments = SegmentTokens(tokenizer)
     sims = {model.name: model.simulator() for model in cache_models}
     hits: dict[str, list[int]] = {name: [] for name in sims}
     sizes: list[int] = []
+    fixed: list[int] = []
     reused: list[int] = []
     rewrites = 0
     previous = b""
@@ -219,6 +223,7 @@ def score(
         stable = len(packed[0]) + (
             len(packed[1]) if messages and messages[0].role == "system" else 0
         )
+        fixed.append(stable // _WIDTH)
         for name, sim in sims.items():
             hits[name].append(sim.serve(data, [stable // _WIDTH, size]))
         previous = data
@@ -234,6 +239,7 @@ def score(
         summed_input_tokens=sum(sizes),
         peak_input_tokens=max(sizes, default=0),
         prompt_tokens=sizes,
+        fixed_prompt_tokens=fixed,
         reused_prefix_tokens=reused,
         prefix_reuse_rate=round(sum(reused) / later, 6) if later else 0.0,
         cache_hit_tokens=hits,

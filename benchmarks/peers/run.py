@@ -35,6 +35,9 @@ RESULTS_VERSION = 1
 DEFAULT_BUDGET = 24_000
 """Context budget (o200k_base tokens) at which every peer is configured to compact or trim."""
 DRIVER_TIMEOUT_S = 900
+UNBUDGETED: frozenset[tuple[str, str]] = frozenset({("openhands-condenser", "defaults")})
+"""Configurations that do not trigger on tokens (OpenHands' default: 240 events): their records
+carry no budget, so the report labels them instead of comparing them at the matched budget."""
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 _LANGCHAIN = ("langchain==1.5.2", "langchain-core==1.8.3", "langgraph==1.2.24")
@@ -68,7 +71,7 @@ PEERS: tuple[PeerSpec, ...] = (
         "langchain-summarization",
         "langchain",
         "langchain_summarization",
-        ("defaults", "untrimmed"),
+        ("defaults", "untrimmed", "tail-tokens"),
         ("structural", "copy-todos"),
     ),
     PeerSpec("langchain-trim", "langchain", "langchain_trim", ("default",), ("none",)),
@@ -154,16 +157,33 @@ def run_job(
         **record,
         "status": "ok",
         "versions": driver.versions,
-        "budget": budget,
+        "budget": None if (job.peer.name, job.variant) in UNBUDGETED else budget,
         "metrics": metrics.model_dump(),
     }
 
 
-def plan(sessions: Sequence[Path], *, quick: bool = False) -> list[Job]:
-    """Return every job, in record order: peer, variant, summarizer, session."""
+def plan(
+    sessions: Sequence[Path],
+    *,
+    quick: bool = False,
+    only: Sequence[str] = (),
+    variants: Sequence[str] = (),
+) -> list[Job]:
+    """Return every job, in record order: peer, variant, summarizer, session.
+
+    `only` limits the jobs to the named peers, `variants` to the named variants (everything
+    when empty).
+    """
+    unknown = sorted(set(only) - {p.name for p in PEERS})
+    if unknown:
+        raise ValueError(f"unknown peers {unknown}; choose from {[p.name for p in PEERS]}")
     jobs: list[Job] = []
     for peer in PEERS:
+        if only and peer.name not in only:
+            continue
         for variant in peer.variants:
+            if variants and variant not in variants:
+                continue
             summarizers = peer.summarizers[-1:] if quick else peer.summarizers
             for summarizer in summarizers:
                 jobs.extend(Job(peer, variant, summarizer, s) for s in sessions)
@@ -180,8 +200,14 @@ def run_peers(
     venv_root: Path | None = None,
     workers: int = 2,
     progress: Callable[[str], None] | None = None,
+    only: Sequence[str] = (),
+    variants: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """Run every peer on every session; write ``out_dir/peers.json`` and return its records.
+
+    With `only`, just the named peers run, and the other peers' records are kept from the
+    ``peers.json`` already in `out_dir` when it was measured at the same budget (so one slow
+    peer can be rerun alone); every record keeps the run it came from.
 
     Args:
         sessions: session files in the exchange format (see `default_sessions`).
@@ -192,13 +218,15 @@ def run_peers(
         venv_root: where the venvs live (default `benchmarks.peers.venvs.default_root`).
         workers: driver subprocesses run at once.
         progress: called with one line per finished record.
+        only: run just these peers (by name); keep the others' records from ``peers.json``.
+        variants: run just these variants of them (a variant left out has no record).
     """
     tokenizer = get_tokenizer("o200k_base")
     statuses: dict[str, VenvStatus] = {}
-    needed = {p.env for p in PEERS if p.driver is not None}
+    needed = {p.env for p in PEERS if p.driver is not None and (not only or p.name in only)}
     for name in sorted(needed):
         statuses[name] = ensure_venv(ENVS[name], venv_root or default_root(), install=install)
-    jobs = plan(sessions, quick=quick)
+    jobs = plan(sessions, quick=quick, only=only, variants=variants)
     with tempfile.TemporaryDirectory(prefix="peers-") as raw_dir:
         raw = Path(raw_dir)
 
@@ -210,8 +238,22 @@ def run_peers(
 
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
             records = list(pool.map(one, jobs))
+    if only:
+        order = {p.name: i for i, p in enumerate(PEERS)}
+        kept = _kept_records(out_dir / "peers.json", budget, only)
+        records = sorted(kept + records, key=lambda r: order.get(r.get("peer", ""), len(order)))
     write_results(records, out_dir / "peers.json", budget=budget)
     return records
+
+
+def _kept_records(path: Path, budget: int, only: Sequence[str]) -> list[dict[str, Any]]:
+    """Return the records of peers not in `only` from an earlier ``peers.json`` at `budget`."""
+    if not path.is_file():
+        return []
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if doc.get("budget") != budget:
+        raise ValueError(f"{path} was measured at budget {doc.get('budget')}, not {budget}")
+    return [r for r in doc.get("records") or () if r.get("peer") not in only]
 
 
 def _run_or_skip(
@@ -336,6 +378,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET)
     parser.add_argument("--no-install", action="store_true", help="never create a venv")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="PEER",
+        help="run just this peer (repeatable); the others' records stay from OUT/peers.json",
+    )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run just this variant (repeatable)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="peer-sessions-") as tmp:
         sessions = default_sessions(Path(tmp), quick=args.quick)
@@ -347,6 +403,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             install=not args.no_install,
             workers=args.workers,
             progress=print,
+            only=args.only,
+            variants=args.variant,
         )
     print(summary_table(records))
     print(f"wrote {args.out / 'peers.json'} ({len(records)} records)")

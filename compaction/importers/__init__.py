@@ -1,11 +1,11 @@
-"""Importing real agent transcripts (Claude Code, Codex CLI, OpenAI messages, SWE-agent).
+"""Importing agent transcripts (Claude Code, Codex, Gemini CLI, OpenAI messages, SWE-agent).
 
 `load(path, format="auto")` streams the session events a transcript holds, seqs from 1, ready
 to be written to a new log; the `ImportReport` passed in (or kept on the returned stream) says
 what was read, written and skipped. `import_transcript` writes them to a new log file.
 
-One module per format (`claude_code`, `codex`, `openai_messages`, `swe_agent`) drives the shared
-`EventBuilder` of `base`; `detect` tells the format; `records` reads messy JSON lines;
+One module per format (`claude_code`, `codex`, `gemini`, `openai_messages`, `swe_agent`) drives
+the shared `EventBuilder` of `base`; `detect` tells the format; `records` reads messy JSON lines;
 `session_replay` appends an import to a live session, compacting whenever the context is due;
 `import_report` counts what an import met.
 
@@ -16,6 +16,7 @@ Invariants:
   transcript holds no result), so `compaction.check_log` passes on every import.
 - A recorded todo list is written as the agent wrote it, even where today's rules would reject
   it; such lists are counted in `ImportReport.rule_breaking_lists`.
+- A transcript that imports to zero events is an error (`TranscriptError`), never an empty log.
 - Import survives messy files (glued objects, broken or truncated lines, unknown records),
   counting what it skips; with ``strict=True`` the first such line raises `TranscriptError`.
 """
@@ -23,7 +24,7 @@ Invariants:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -32,6 +33,7 @@ from compaction.events import Event
 from compaction.importers.claude_code import load_claude_code
 from compaction.importers.codex import load_codex
 from compaction.importers.detect import FORMATS, Format, detect_format
+from compaction.importers.gemini import load_gemini
 from compaction.importers.import_report import ImportReport, RuleBreak
 from compaction.importers.openai_messages import load_openai
 from compaction.importers.session_replay import ReplayCompaction, ReplayReport, replay
@@ -40,13 +42,14 @@ from compaction.log import SessionLog
 from compaction.stores import EventStore, write_new_session
 from compaction.tokens import Tokenizer, get_tokenizer
 
-FormatChoice = Literal["auto", "claude-code", "codex", "openai", "swe-agent"]
+FormatChoice = Literal["auto", "claude-code", "codex", "gemini", "openai", "swe-agent"]
 FORMAT_CHOICES: tuple[FormatChoice, ...] = ("auto", *FORMATS)
 
 
 _LOADERS = {
     "claude-code": load_claude_code,
     "codex": load_codex,
+    "gemini": load_gemini,
     "openai": load_openai,
     "swe-agent": load_swe_agent,
 }
@@ -95,14 +98,19 @@ def import_transcript(
     strict: bool = False,
     overwrite: bool = False,
     tokenizer: Tokenizer | None = None,
+    on_progress: Callable[[ImportReport], None] | None = None,
 ) -> ImportReport:
     """Import the transcript at `path` into a new session log at `out`; return the report.
+
+    `on_progress`, when given, is called with the report after each batch of events written
+    (``report.lines`` tells how far the file has been read).
 
     The log is written beside `out` under a temporary name and renamed into place only once the
     import succeeded, so a failed (say, strict) import leaves no half-written log.
 
     Raises:
-        TranscriptError: as `load`, or `out` already holds a log and `overwrite` is false.
+        TranscriptError: as `load`; `out` already holds a log and `overwrite` is false; or the
+            transcript imports to zero events (no log is written).
     """
     out = Path(out)
     if out.resolve() == Path(path).resolve():
@@ -122,8 +130,17 @@ def import_transcript(
                 if len(batch) >= _BATCH:
                     log.append_many([e.data for e in batch])
                     batch.clear()
+                    if on_progress is not None:
+                        on_progress(report)
             if batch:
                 log.append_many([e.data for e in batch])
+        if report.events == 0:
+            raise TranscriptError(
+                path,
+                None,
+                f"the transcript holds no session events when read as {report.format}",
+                fix="Check the file, or name its format (harness import FORMAT FILE)",
+            )
         os.replace(partial, out)
     finally:
         partial.unlink(missing_ok=True)

@@ -39,6 +39,7 @@ from compaction.events import (
     ToolCall,
     TurnEndData,
     TurnStartData,
+    UsageReportData,
     make_event,
 )
 from compaction.importers.import_report import ImportReport, RuleBreak
@@ -133,6 +134,11 @@ def todo_items(raw: object, text_key: str = "content") -> tuple[TodoItem, ...]:
     return tuple(items)
 
 
+def token_figure(value: object) -> int:
+    """Return a recorded token count, or 0 when it is missing or not a non-negative int."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
 def rule_breaks(items: Sequence[TodoItem]) -> list[str]:
     """Return what today's `todo_write` validation says about a recorded list (empty: fine)."""
     args = {"todos": [{"content": t.content, "status": t.status} for t in items]}
@@ -150,6 +156,8 @@ class _OpenAssistant:
     calls: list[RecordedCall] = field(default_factory=list)
     after: list[Message] = field(default_factory=list)
     """Messages that arrived with the results, written after them."""
+    usage: UsageReportData | None = None
+    """What the provider reported for the call that produced this message (the latest record)."""
 
 
 class EventBuilder:
@@ -254,6 +262,17 @@ class EventBuilder:
             self._known_calls.add(call.id)
             self._open.calls.append(call)
 
+    def usage(self, data: UsageReportData) -> None:
+        """Record the provider's usage of the model call behind the open assistant message.
+
+        Records of one message repeat (and update) its usage, so the latest one wins; it is
+        written just before the assistant message, never between a call and its result.
+        """
+        if self._open is None:
+            self.emit(data)
+        else:
+            self._open.usage = data
+
     def result(
         self, call_id: str, content: Content, *, is_error: bool = False, meta: object = None
     ) -> bool:
@@ -284,6 +303,8 @@ class EventBuilder:
         open_, self._open = self._open, None
         if open_ is None:
             return
+        if open_.usage is not None:
+            self.emit(open_.usage)
         if not open_.texts and not open_.calls:
             for message in open_.after:
                 self.emit(message)

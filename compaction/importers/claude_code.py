@@ -20,6 +20,13 @@ One JSON record a line. What each record becomes:
 - ``system`` ``compact_boundary`` then a ``user`` record with ``isCompactSummary``: Claude Code's
   own compaction, kept as a `compaction/checkpoint` event with summarizer ``claude-code`` whose
   span is everything since the previous one and whose text is Claude Code's summary.
+- ``message.usage`` of an assistant record: the provider's figures for that model call, written
+  once per message as a `usage/report` event (purpose ``turn``): ``prompt_tokens`` is
+  ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``, ``cached_tokens`` the
+  cache reads and ``cache_write_tokens`` the cache writes, so `harness log` shows the session's
+  real cache-hit share. Claude Code's ``<synthetic>`` messages (made up locally) carry none.
+- ``permission-mode`` (Claude Code 2.1.x): the permission mode from then on; a request with no
+  ``permissionMode`` of its own takes it (``plan`` starts a plan-mode turn). Counted as handled.
 - Skipped on purpose and counted: sidechain records (a sub-agent's own conversation; its answer
   reaches the main one as the Task tool's result), ``progress``, ``file-history-snapshot``,
   ``queue-operation``, ``summary`` (a session title), other ``system`` records, API error notices.
@@ -47,6 +54,7 @@ from compaction.events import (
     TaskUpdateData,
     TextPart,
     TodoItem,
+    UsageReportData,
 )
 from compaction.importers.base import (
     Content,
@@ -55,6 +63,7 @@ from compaction.importers.base import (
     RecordReader,
     call_from,
     todo_items,
+    token_figure,
     unknown,
 )
 from compaction.importers.import_report import ImportReport
@@ -69,6 +78,10 @@ SKIPPED_TYPES: dict[str, str] = {
     "queue-operation": "queue-operation (input queued while busy)",
     "summary": "summary (a session title)",
     "custom-title": "custom-title (a session title)",
+    "attachment": "attachment (files, hook output and reminders Claude Code attached; not kept)",
+    "agent-name": "agent-name (the session's agent name)",
+    "last-prompt": "last-prompt (a copy of the latest prompt, for the UI)",
+    "pr-link": "pr-link (a pull request the session opened)",
 }
 """Record types that never reach the model's context, with the reason they are skipped."""
 
@@ -179,6 +192,8 @@ class _Reader(RecordReader):
     """The state of one Claude Code import: the builder, a pending boundary."""
 
     boundary_line: int | None = None
+    permission_mode: str | None = None
+    """The latest ``permission-mode`` record's mode."""
 
     def todo_hook(self, call: RecordedCall) -> tuple[TodoItem, ...] | None:
         if call.name == "TodoWrite":
@@ -207,6 +222,10 @@ class _Reader(RecordReader):
             self.assistant(rec)
         elif kind == "system":
             self.system(rec)
+        elif kind == "permission-mode":
+            mode = rec.get("permissionMode")
+            self.permission_mode = mode if isinstance(mode, str) else None
+            self.report.handled["permission-mode"] += 1
         elif isinstance(kind, str) and kind in SKIPPED_TYPES:
             self.report.skip(SKIPPED_TYPES[kind])
         else:
@@ -245,6 +264,9 @@ class _Reader(RecordReader):
                 self.report.skip(f"assistant {btype} block (not kept)")
         key = msg.get("id") if isinstance(msg.get("id"), str) else rec.get("uuid")
         self.builder.assistant(key if isinstance(key, str) else None, texts, calls)
+        usage = usage_of(msg)
+        if usage is not None:
+            self.builder.usage(usage)
 
     def user(self, rec: Mapping[str, Any]) -> None:
         msg = rec.get("message")
@@ -301,13 +323,34 @@ class _Reader(RecordReader):
         elif kind is not None:
             self.builder.message(Message(role="user", content=content, origin=origin), kind)
         else:
-            mode = "plan" if rec.get("permissionMode") == "plan" else None
+            mode = "plan" if rec.get("permissionMode", self.permission_mode) == "plan" else None
             command = text.lstrip().startswith(COMMAND_TAGS)
             self.builder.request(content, mode=mode, origin="command" if command else "user")
 
     def finish(self) -> None:
         if self.boundary_line is not None:
             self.report.skip("compact_boundary with no summary after it")
+
+
+def usage_of(msg: Mapping[str, Any]) -> UsageReportData | None:
+    """Read an Anthropic ``usage`` object of an assistant message; None when it has none.
+
+    Anthropic's ``input_tokens`` counts only the uncached part of the prompt, so the prompt is
+    the sum of the three input figures.
+    """
+    usage, model = msg.get("usage"), msg.get("model")
+    if not isinstance(usage, Mapping) or model == "<synthetic>":
+        return None
+    read = token_figure(usage.get("cache_read_input_tokens"))
+    written = token_figure(usage.get("cache_creation_input_tokens"))
+    return UsageReportData(
+        purpose="turn",
+        model=model if isinstance(model, str) else "unknown",
+        prompt_tokens=token_figure(usage.get("input_tokens")) + read + written,
+        completion_tokens=token_figure(usage.get("output_tokens")),
+        cached_tokens=read,
+        cache_write_tokens=written,
+    )
 
 
 def _not_request_kind(text: str) -> str | None:

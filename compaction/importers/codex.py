@@ -15,8 +15,13 @@ Each line is ``{"timestamp", "type", "payload"}``. What each record becomes:
   ``codex`` and Codex's summary as text, replacing everything since the previous one (newer
   rollouts also store the ``replacement_history`` Codex kept; it repeats items already read, so it
   is not replayed).
-- Skipped on purpose and counted: ``session_meta``, ``turn_context``, ``event_msg`` (UI events
-  that repeat the response items), ``reasoning`` items (encrypted or summaries), web searches
+- ``event_msg`` ``token_count``: the token counts of the model call just made
+  (``info.last_token_usage``: ``input_tokens``, of which ``cached_input_tokens`` came from the
+  cache, and ``output_tokens``), written as a `usage/report` event (purpose ``turn``, the model of
+  the latest ``turn_context``). Codex repeats a count when nothing new was used (same
+  ``total_token_usage``); a repeat is skipped and counted.
+- Skipped on purpose and counted: ``session_meta``, ``turn_context``, other ``event_msg`` (UI
+  events that repeat the response items), ``reasoning`` items (encrypted or summaries), web searches
   and snapshots. The older rollout shape (bare response items after a metadata line, with
   ``record_type: state`` markers) is read too.
 """
@@ -29,7 +34,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compaction.events import Event, ImagePart, ImageURL, Message, Origin, TextPart, TodoItem
+from compaction.events import (
+    Event,
+    ImagePart,
+    ImageURL,
+    Message,
+    Origin,
+    TextPart,
+    TodoItem,
+    UsageReportData,
+)
 from compaction.importers.base import (
     Content,
     EventBuilder,
@@ -37,6 +51,7 @@ from compaction.importers.base import (
     RecordReader,
     call_from,
     todo_items,
+    token_figure,
     unknown,
 )
 from compaction.importers.import_report import ImportReport
@@ -94,6 +109,10 @@ def todo_hook(call: RecordedCall) -> tuple[TodoItem, ...] | None:
 class _Reader(RecordReader):
     answer: int = 0
     """Bumped at every non-assistant item, so the items of one model answer merge."""
+    model: str = "unknown"
+    """The model of the latest ``turn_context``."""
+    last_total: object = None
+    """The latest ``total_token_usage`` seen, to skip repeated counts."""
 
     def record(self, lineno: int, raw: object) -> None:
         rec = self.as_object(lineno, raw, "record")
@@ -109,7 +128,14 @@ class _Reader(RecordReader):
             self.builder.checkpoint(str(payload.get("message") or ""), SUMMARIZER)
         elif kind == "event_msg":
             sub = payload.get("type") if isinstance(payload, Mapping) else None
-            self.report.skip(f"event_msg/{sub} (UI event)")
+            if sub == "token_count" and isinstance(payload, Mapping):
+                self.token_count(payload)
+            else:
+                self.report.skip(f"event_msg/{sub} (UI event)")
+        elif kind == "turn_context" and isinstance(payload, Mapping):
+            model = payload.get("model")
+            self.model = model if isinstance(model, str) else self.model
+            self.report.skip(SKIPPED_TYPES["turn_context"])
         elif isinstance(kind, str) and kind in SKIPPED_TYPES:
             self.report.skip(SKIPPED_TYPES[kind])
         else:
@@ -155,6 +181,28 @@ class _Reader(RecordReader):
                 f"unknown response item {itype!r}",
                 strict=self.strict,
             )
+
+    def token_count(self, payload: Mapping[str, Any]) -> None:
+        info = payload.get("info")
+        last = info.get("last_token_usage") if isinstance(info, Mapping) else None
+        if not isinstance(info, Mapping) or not isinstance(last, Mapping):
+            self.report.skip("event_msg/token_count without counts")
+            return
+        total = info.get("total_token_usage")
+        if total is not None and total == self.last_total:
+            self.report.skip("event_msg/token_count repeating the previous count")
+            return
+        self.last_total = total
+        self.builder.usage(
+            UsageReportData(
+                purpose="turn",
+                model=self.model,
+                prompt_tokens=token_figure(last.get("input_tokens")),
+                completion_tokens=token_figure(last.get("output_tokens")),
+                cached_tokens=token_figure(last.get("cached_input_tokens")),
+            )
+        )
+        self.report.handled["event_msg/token_count"] += 1
 
     def output(self, item: Mapping[str, Any]) -> None:
         self.answer += 1

@@ -1,9 +1,11 @@
 """Telling a transcript's format from its first records.
 
 Rules, first match wins: a ``.traj`` file, or one JSON object with a ``history`` or
-``trajectory`` list, is ``swe-agent``; a file opening with ``[``, or an object with ``messages``,
-is ``openai``; otherwise the first records of a JSONL file decide: an envelope with a Codex
-record type (``session_meta``, ``response_item``...) is ``codex``; a record with Claude Code's
+``trajectory`` list, is ``swe-agent``; one JSON object with ``messages`` is ``gemini`` when it
+has Gemini CLI's ``sessionId`` or its messages carry a ``type`` (``user``, ``gemini``,
+``info``) and no ``role``; a file opening with ``[``, or another object with ``messages``, is
+``openai``; otherwise the first records of a JSONL file decide: an envelope with a Codex record
+type (``session_meta``, ``response_item``...) is ``codex``; a record with Claude Code's
 fields (``sessionId``, ``parentUuid``, ``leafUuid``) or types (``user``/``assistant`` with a
 ``message``, ``file-history-snapshot``) is ``claude-code``; a bare ``role`` is ``openai``.
 
@@ -21,8 +23,8 @@ from typing import Any, Literal
 from compaction.errors import TranscriptError
 from compaction.importers.records import read_document_bytes
 
-Format = Literal["claude-code", "codex", "openai", "swe-agent"]
-FORMATS: tuple[Format, ...] = ("claude-code", "codex", "openai", "swe-agent")
+Format = Literal["claude-code", "codex", "gemini", "openai", "swe-agent"]
+FORMATS: tuple[Format, ...] = ("claude-code", "codex", "gemini", "openai", "swe-agent")
 """The formats an importer exists for."""
 
 _HEAD_BYTES = 65536
@@ -65,20 +67,36 @@ def _whole_document(path: Path, head: str) -> Format | None:
     """Classify a file that is one JSON object (read whole only when the head is not JSONL)."""
     first_line = head.split("\n", 1)[0]
     try:
-        json.loads(first_line)
-        return None  # the first line is a record on its own: JSONL
+        doc: Any = json.loads(first_line)
     except ValueError:
-        pass
-    try:
-        doc = json.loads(read_document_bytes(path))
-    except (ValueError, UnicodeDecodeError, RecursionError, TranscriptError):
-        doc = None
+        try:
+            doc = json.loads(read_document_bytes(path))
+        except (ValueError, UnicodeDecodeError, RecursionError, TranscriptError):
+            doc = None
+    else:
+        # A first line that is JSON on its own is a JSONL record, or a one-line document.
+        if not isinstance(doc, Mapping) or not _DOC_KEYS & doc.keys():
+            return None
     keys = doc.keys() if isinstance(doc, Mapping) else _top_keys(head)
     if "history" in keys or "trajectory" in keys:
         return "swe-agent"
     if "messages" in keys:
-        return "openai"
+        gemini = _is_gemini(doc) if isinstance(doc, Mapping) else '"sessionId"' in head
+        return "gemini" if gemini else "openai"
     return None
+
+
+_DOC_KEYS = frozenset({"history", "trajectory", "messages"})
+GEMINI_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
+
+
+def _is_gemini(doc: Mapping[str, Any]) -> bool:
+    """Gemini CLI: a ``sessionId``, or messages typed by ``type`` with no chat ``role``."""
+    if "sessionId" in doc:
+        return True
+    messages = doc.get("messages")
+    first = messages[0] if isinstance(messages, list) and messages else None
+    return isinstance(first, Mapping) and first.get("type") in GEMINI_TYPES and "role" not in first
 
 
 def _top_keys(head: str) -> set[str]:

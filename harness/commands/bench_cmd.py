@@ -9,13 +9,14 @@ where to run it from otherwise.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import sys
-import time
 from pathlib import Path
 from types import ModuleType
 
 from compaction import ConfigError
+from harness.output import HelpFormatter, examples, print_json, progress
 
 SUITE_MARKER = Path("benchmarks") / "results_report.py"
 """The file that marks a checkout's benchmark suite."""
@@ -25,6 +26,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `bench` command."""
     p = sub.add_parser(
         "bench",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness bench --quick --out /tmp/bench",
+            "harness bench --report-only",
+        ),
         help="run the benchmarks (from a checkout): token savings, prefix-cache hits, throughput",
         description=(
             "Replay the seeded benchmark sessions under every strategy (A: todo list as a "
@@ -51,6 +57,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         metavar="FILE",
         help="peers' results (default: DIR/peers.json, else benchmarks/results/peers.json)",
+    )
+    p.add_argument("--json", action="store_true", help="print the written files' paths as JSON")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="replay N runs at once, in separate processes (same figures; default 1)",
+    )
+    p.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="EVENTS",
+        help="throughput sizes in events (default: the run's, 10^3 to 10^6 for the full run)",
     )
     p.add_argument(
         "--report-only",
@@ -107,23 +129,32 @@ def run(args: argparse.Namespace) -> int:
     suite = load_suite()
     out = Path(args.out) if args.out is not None else suite.DEFAULT_OUT
     config = suite.BenchConfig.quick_run() if args.quick else suite.BenchConfig.full()
-    started = time.perf_counter()
-
-    def say(line: str) -> None:
-        print(f"[{time.perf_counter() - started:6.1f}s] {line}", file=sys.stderr, flush=True)
-
+    if args.sizes:
+        config = dataclasses.replace(config, scale_sizes=tuple(args.sizes))
     peers = _peers_path(args, out, suite.DEFAULT_OUT)
-    if args.report_only:
-        try:
-            results = suite.reread(out, peers)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"--report-only needs an earlier run's results.json: {exc}") from exc
-    else:
-        results = suite.run_bench(config, peers_path=peers, progress=say)
-    paths = suite.write_report(results, out)
+    with progress("benchmark", show=not args.report_only) as update:
+
+        def say(line: str) -> None:
+            update(description=line)
+
+        if args.report_only:
+            try:
+                results = suite.reread(out, peers)
+            except (OSError, ValueError) as exc:
+                raise ConfigError(
+                    f"--report-only needs an earlier run's results.json: {exc}"
+                ) from exc
+        else:
+            results = suite.run_bench(
+                config, peers_path=peers, progress=say, jobs=max(1, args.jobs)
+            )
+        paths = suite.write_report(results, out)
     note = results.get("charts_note")
     if note:
         print(note, file=sys.stderr)
+    if args.json:
+        print_json({"out": str(out), **{name: str(path) for name, path in paths.items()}})
+        return 0
     for name, path in paths.items():
         print(f"{name}: {path}")
     return 0

@@ -23,6 +23,7 @@ from compaction import (
     CompactionError,
     CompactionPolicy,
     CompactionResult,
+    ConfigError,
     ExtractiveSummarizer,
     Session,
     Summarizer,
@@ -32,17 +33,38 @@ from compaction import (
 from harness.commands import llm_options
 from harness.commands.prompt_cmd import builder_from_args
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
-from harness.output import console, print_json
+from harness.output import (
+    HelpFormatter,
+    cli_text,
+    console,
+    examples,
+    is_large,
+    print_json,
+    progress,
+)
 from prompts import RequestSize, available_modes, get_mode, request_size
 
 SUMMARIZERS: tuple[str, ...] = ("extractive", "openai")
 """Names accepted by ``--summarizer``."""
+
+POLICY_OPTIONS = {
+    "window_tokens": "--window",
+    "threshold": "--threshold",
+    "retain": "--retain",
+    "output_reserve": "--reserve",
+}
+"""The `CompactionPolicy` field each option sets, to name the option in an error."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `compact` command."""
     p = sub.add_parser(
         "compact",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness compact s.jsonl --window 32000",
+            "harness compact s.jsonl --force --dry-run --json",
+        ),
         help="compact a log's context into a Checkpoint",
         description=(
             "Replace the oldest part of LOG's context with a Checkpoint (a fixed template whose "
@@ -139,13 +161,18 @@ def result_json(result: CompactionResult, *, dry_run: bool) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Compact the log, or say why not."""
-    policy = CompactionPolicy(
-        window_tokens=args.window,
-        threshold=args.threshold,
-        retain=args.retain,
-        output_reserve=args.reserve,
-    )
-    with open_session(args, tokenizer=get_tokenizer(args.tokenizer)) as session:
+    try:
+        policy = CompactionPolicy(
+            window_tokens=args.window,
+            threshold=args.threshold,
+            retain=args.retain,
+            output_reserve=args.reserve,
+        )
+    except ConfigError as exc:
+        text = str(exc).removeprefix("invalid CompactionPolicy: ")
+        raise ConfigError(cli_text(text, POLICY_OPTIONS)) from None
+    busy = progress(f"compacting {args.log}", show=is_large(args.log))
+    with busy, open_session(args, tokenizer=get_tokenizer(args.tokenizer)) as session:
         mode = get_mode(
             args.mode or llm_options.session_mode(session), available_modes(args.modes_file)
         )
@@ -184,12 +211,12 @@ def _below(args: argparse.Namespace, size: RequestSize, policy: CompactionPolicy
                 "reason": "below_threshold",
                 "tokens_before": size.context,
                 "tokens_after": size.context,
-                "message": why,
+                "message": cli_text(why),
             }
             | request_json(size, size.context, policy)
         )
     else:
-        console().print(f"nothing to do: {why.removeprefix('below_threshold: ')}")
+        console().print(f"nothing to do: {cli_text(why.removeprefix('below_threshold: '))}")
     return 0
 
 

@@ -6,8 +6,14 @@ import argparse
 import sys
 
 from compaction import Message, Session, TurnStarted
-from harness.commands.prompt_cmd import FORMATS, add_prompt_options, builder_from_args
+from harness.commands.prompt_cmd import (
+    FORMATS,
+    LOG_MODE_DEFAULT,
+    add_prompt_options,
+    builder_from_args,
+)
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
+from harness.output import HelpFormatter, examples
 from prompts import anthropic_request, available_modes, dumps, get_mode, openai_request
 
 
@@ -15,6 +21,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `context` command."""
     p = sub.add_parser(
         "context",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness context s.jsonl",
+            "harness context s.jsonl --format anthropic --max-tokens 4096",
+        ),
         help="print the request the model would receive now, from a log",
         description=(
             "Build the request for the next model call from LOG's context view (checkpoint and "
@@ -24,8 +35,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("log", metavar="LOG", help=LOG_HELP)
     add_session_option(p)
-    add_prompt_options(p)
-    p.add_argument("--format", choices=FORMATS, default="openai", help="output format")
+    add_prompt_options(p, mode_default=LOG_MODE_DEFAULT)
+    p.add_argument("--format", choices=FORMATS, default="openai", help="output format (openai)")
+    p.add_argument(
+        "--json", action="store_true", help="print JSON: the openai request unless --format says"
+    )
     p.add_argument("--model", help="model name to put in the request")
     p.add_argument("--max-tokens", type=int, help="max_tokens for an anthropic request")
     p.add_argument("--skip-bad", action="store_true", help="skip malformed lines of the log")
@@ -52,6 +66,8 @@ def _print(args: argparse.Namespace, session: Session) -> int:
     builder = builder_from_args(args)
     modes = available_modes(args.modes_file)
     mode = get_mode(args.mode or _last_mode(session) or "agent", modes)
+    if args.json and args.format == "text":
+        args.format = "openai"
     if args.format == "openai":
         request = openai_request(builder, mode, session, model=args.model)
         sys.stdout.write(dumps(request, indent=2) + "\n")

@@ -6,12 +6,18 @@ import argparse
 
 from compaction import ConfigError, copy_session, is_store_url, open_store
 from harness.commands.stores import store_and_session
+from harness.output import HelpFormatter, examples, print_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `copy` command."""
     p = sub.add_parser(
         "copy",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness copy s.jsonl sqlite:///sessions.db --as s1",
+            "harness copy sqlite:///sessions.db backup.jsonl --session s1",
+        ),
         help="copy sessions from one store to another",
         description=(
             "Copy sessions, event for event and seq for seq, between stores. SRC and DST are "
@@ -25,6 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("dst", metavar="DST", help="destination store URL or .jsonl file")
     p.add_argument("--session", metavar="ID", help="copy only this session of SRC")
     p.add_argument("--as", dest="target", metavar="ID", help="its id in DST (one session only)")
+    p.add_argument("--json", action="store_true", help="print the sessions copied as JSON")
     p.set_defaults(func=run)
 
 
@@ -44,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"{args.dst} is one JSONL file, but {args.src} holds {len(names)} sessions"
         )
+    copied: list[dict[str, object]] = []
     for name in names:
         with store_and_session(args.src, name) as (src, session):
             target = args.target
@@ -53,5 +61,10 @@ def run(args: argparse.Namespace) -> int:
             else:
                 with store_and_session(args.dst, None) as (dst, dst_session):
                     n = copy_session(src, session, dst, dst_session)
-            print(f"{src.url}#{session} -> {dst.url}#{dst_session}: {n} events")
+            copied.append({"from": f"{src.url}#{session}", "to": f"{dst.url}#{dst_session}"})
+            copied[-1]["events"] = n
+            if not args.json:
+                print(f"{src.url}#{session} -> {dst.url}#{dst_session}: {n} events")
+    if args.json:
+        print_json({"copied": copied})
     return 0

@@ -7,13 +7,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Group
+from rich.console import Console, Group
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from harness.output import console, panel_text
+from harness.output import HelpFormatter, console, examples, panel_text, positive_int, print_json
 
 if TYPE_CHECKING:
     from harness.simulation import DemoResult
@@ -22,6 +22,8 @@ _STAGES = {
     "session": "writing the session, compacting as the policy says",
     "replay": "replaying it request by request (this toolkit)",
     "baseline": "replaying it without compaction (baseline)",
+    "list in the messages": "replaying it with the todo list only in the messages",
+    "content-blind summary": "replaying it with a content-blind summary",
 }
 
 
@@ -29,20 +31,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `demo` command."""
     p = sub.add_parser(
         "demo",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness demo",
+            "harness demo --turns 40 --seed 3 --log demo.jsonl",
+        ),
         help="run a generated long session through prompts, views and compaction",
         description=(
             "Generate a seeded synthetic coding session (user requests, tool calls with large "
             "outputs, todo rewrites, a Plan-mode phase), write it into a session log with "
             "compaction, then show the task panel, one compaction's before and after, and the "
-            "token savings and cache-hit figures."
+            "same session set against the todo list kept only in the messages, a content-blind "
+            "summary and no compaction: input tokens, cache hits, unfinished todos kept on "
+            "every call, and the cost under DeepSeek's, OpenAI's and Anthropic's prices."
         ),
     )
     # Defaults are filled in `run`, so the CLI imports the simulation only when the demo runs;
     # tests pin the figures in the help against `harness.simulation`.
-    p.add_argument("--turns", type=int, help="user requests to generate (default: 24)")
+    p.add_argument("--turns", type=positive_int, help="user requests to generate (default: 24)")
     p.add_argument("--seed", type=int, help="seed of the generator (default: 7)")
-    p.add_argument("--window", type=int, help="context window in tokens (default: 32000)")
+    p.add_argument("--window", type=positive_int, help="context window in tokens (default: 32000)")
     p.add_argument("--log", type=Path, help="keep the session log here (default: a temp file)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the figures as JSON: events, compactions, tokens, cache-hit rates",
+    )
     p.set_defaults(func=run)
 
 
@@ -53,13 +67,15 @@ def run(args: argparse.Namespace) -> int:
     args.turns = DEFAULT_TURNS if args.turns is None else args.turns
     args.seed = DEFAULT_SEED if args.seed is None else args.seed
     args.window = DEFAULT_WINDOW if args.window is None else args.window
-    out = console()
     with tempfile.TemporaryDirectory() as tmp:
         log = args.log or Path(tmp) / "demo.jsonl"
         if log.exists():
             log.unlink()
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-        with Progress(*columns, console=out, transient=True) as bar:
+        stderr = Console(stderr=True)
+        with Progress(
+            *columns, console=stderr, transient=True, disable=not stderr.is_terminal
+        ) as bar:
             tasks = {k: bar.add_task(v, total=None) for k, v in _STAGES.items()}
 
             def progress(stage: str, done: int, total: int) -> None:
@@ -68,8 +84,36 @@ def run(args: argparse.Namespace) -> int:
             result = run_demo(
                 turns=args.turns, seed=args.seed, window=args.window, log=log, progress=progress
             )
-        show(result, args, kept=args.log is not None)
+        if args.json:
+            print_json(result_json(result, args))
+        else:
+            show(result, args, kept=args.log is not None)
     return 0
+
+
+def result_json(result: DemoResult, args: argparse.Namespace) -> dict[str, object]:
+    """Return what `--json` prints: the run's settings and figures."""
+    assert result.ours is not None  # run_demo always replays both
+    assert result.baseline is not None
+    return {
+        "turns": args.turns,
+        "seed": args.seed,
+        "window": args.window,
+        "events": result.events,
+        "compactions": len(result.compactions),
+        "panel": result.panel.counts_line(),
+        "unfinished": list(result.unfinished),
+        "savings": round(result.savings, 4),
+        "prompt_tokens": {
+            "ours": result.ours.total_prompt_tokens,
+            "no_compaction": result.baseline.total_prompt_tokens,
+        },
+        "cache_hit_rates": {
+            "ours": {k: round(v, 4) for k, v in result.hit_rates(result.ours).items()},
+            "no_compaction": {k: round(v, 4) for k, v in result.hit_rates(result.baseline).items()},
+        },
+        "log": str(result.log) if args.log is not None else None,
+    }
 
 
 def show(result: DemoResult, args: argparse.Namespace, *, kept: bool) -> None:
@@ -135,12 +179,53 @@ def _figures(result: DemoResult) -> Group:
     ideal = ours.total_ideal / (ours.total_prompt_tokens or 1)
     table.add_row("cache hits, ideal", f"{ideal:.1%}", "")
     table.add_row("unfinished todos kept", f"{ours.retention:.0%}", f"{base.retention:.0%}")
-    return Group(
-        table,
+    return Group(table, _contrast(result), *_verdict(result))
+
+
+def _contrast(result: DemoResult) -> Table:
+    """The same session under each design: tasks in sight on every call, and the cost."""
+    assert result.ours is not None
+    assert result.baseline is not None
+    runs = {"this toolkit": result.ours, **result.contrasts, "no compaction": result.baseline}
+    costs = {label: result.costs(r) for label, r in runs.items()}
+    providers = list(costs["this toolkit"])
+    table = Table(
+        title="Unfinished todos in sight, and the session's cost (USD) at each provider's prices",
+        title_justify="left",
+    )
+    table.add_column("same session")
+    table.add_column("every call", justify="right")
+    table.add_column("kept at compactions", justify="right")
+    for provider in providers:
+        table.add_column(provider, justify="right")
+    for label, r in runs.items():
+        table.add_row(
+            label,
+            f"{r.request_retention:.1%}",
+            f"{r.kept}/{r.expected}",
+            *(f"{costs[label][p].usd:.3f}" for p in providers),
+        )
+    return table
+
+
+def _verdict(result: DemoResult) -> list[Text]:
+    assert result.ours is not None
+    lines = [
         Text(
             f"Savings: {result.savings:.1%} of input tokens against no compaction; "
             f"{len(result.unfinished)} unfinished todos at the end, all carried by every "
-            "checkpoint.",
+            f"checkpoint: {result.ours.request_retention:.0%} of calls show every one.",
             style="bold green",
-        ),
-    )
+        )
+    ]
+    for label, other in result.contrasts.items():
+        missed = other.todo_checks - other.todo_held
+        share = 1 - other.request_retention
+        lines.append(
+            Text(
+                f"{label}: {missed} of {other.todo_checks} calls ({share:.1%}) lost sight of an "
+                f"unfinished task; {other.kept} of {other.expected} kept at compactions.",
+                style="bold red" if missed else "bold",
+            )
+        )
+    return lines

@@ -15,7 +15,15 @@ from compaction.importers import (
 )
 from harness.commands.stores import add_session_option, store_and_session
 from harness.files import check_file
-from harness.output import console, print_json
+from harness.output import (
+    HelpFormatter,
+    console,
+    count_lines,
+    examples,
+    is_large,
+    print_json,
+    progress,
+)
 
 _EVENT_KINDS = frozenset({"user request", "assistant message", "tool result", "compact_boundary"})
 """Handled kinds the other lines already count; the rest are messages that start no turn."""
@@ -28,12 +36,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `import` command."""
     p = sub.add_parser(
         "import",
-        help="import an agent transcript (Claude Code, Codex, OpenAI messages, SWE-agent)",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness import auto ~/.claude/projects/-my-repo/SESSION.jsonl -o s.jsonl",
+            "harness import gemini ~/.gemini/tmp/HASH/chats/session-1.json -o s.jsonl --strict",
+        ),
+        help="import an agent transcript (Claude Code, Codex, Gemini CLI, OpenAI, SWE-agent)",
         description=(
             "Read an agent's transcript and write its session log: turns, messages, tool calls "
             "paired with their results, todo lists, and the agent's own compactions. Prints what "
             "was read, written and skipped. Broken lines and unknown records are counted and "
-            "skipped unless --strict."
+            "skipped unless --strict. A transcript that holds no session events is an error "
+            "(exit 2), never an empty log. The provider's recorded token usage (Claude Code, "
+            "Codex, Gemini CLI) is kept as usage/report events, so `harness log` shows the real "
+            "cache-hit share."
         ),
     )
     p.add_argument(
@@ -82,14 +98,18 @@ def run(args: argparse.Namespace) -> int:
         if args.session is not None:
             raise ConfigError(f"{output}: --session needs a store URL")
         check_file(output, must_exist=False, what="session log")
-        report = import_transcript(
-            args.file,
-            output,
-            args.format,
-            strict=args.strict,
-            overwrite=args.force,
-            tokenizer=tokenizer,
-        )
+        large = is_large(args.file)
+        total = count_lines(args.file) if large else None
+        with progress(f"importing {args.file.name}", total, show=large) as update:
+            report = import_transcript(
+                args.file,
+                output,
+                args.format,
+                strict=args.strict,
+                overwrite=args.force,
+                tokenizer=tokenizer,
+                on_progress=lambda r: update(r.lines),
+            )
     if args.json:
         print_json({"output": output, **report.as_dict()})
     else:

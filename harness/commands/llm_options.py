@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from compaction import ConfigError, Session, Summarizer, TurnStarted
-from harness.commands.prompt_cmd import add_prompt_options, builder_from_args
+from harness.commands.prompt_cmd import LOG_MODE_DEFAULT, add_prompt_options, builder_from_args
 from prompts import DEFAULT_MODE, available_modes, get_mode, openai_request
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def add_openai_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--max-output-tokens", type=int, default=4096, help="cap on the summary's tokens (4096)"
     )
-    add_prompt_options(p)
+    add_prompt_options(p, mode_default=LOG_MODE_DEFAULT)
 
 
 def session_mode(session: Session) -> str:
@@ -95,7 +95,13 @@ def finish(summarizer: Summarizer, session: Session, *, dry_run: bool) -> list[d
     from compaction.llm import OpenAISummarizer, record_usage
 
     assert isinstance(summarizer, OpenAISummarizer)
-    reports = [r.model_dump(mode="json") for r in summarizer.reports]
+    # cache_write_tokens only when the provider reported it (Anthropic); cached_tokens always.
+    reports = [
+        r.model_dump(
+            mode="json", exclude={"cache_write_tokens"} if r.cache_write_tokens is None else None
+        )
+        for r in summarizer.reports
+    ]
     if dry_run:
         summarizer.reports.clear()
     else:

@@ -27,7 +27,15 @@ from compaction import (
     get_tokenizer,
 )
 from harness.commands.stores import LOG_HELP, add_session_option, read_log
-from harness.output import console, print_json
+from harness.output import (
+    HelpFormatter,
+    console,
+    count_lines,
+    examples,
+    is_large,
+    print_json,
+    progress,
+)
 from prompts import available_modes, policy_table
 
 
@@ -35,6 +43,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `log` command."""
     p = sub.add_parser(
         "log",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness log s.jsonl",
+            "harness log s.jsonl --json",
+            "harness log --schema",
+        ),
         help="validate a log and summarise it",
         description=(
             "Read LOG, check its durable rules, and print events by type, tokens, and any torn or "
@@ -80,12 +94,17 @@ def run(args: argparse.Namespace) -> int:
     warnings: list[str] = []
     projection = UsageProjection(get_tokenizer(args.tokenizer))
     state = projection.init()
+    large = is_large(args.log)
+    total = count_lines(args.log) if large else None
     try:
-        for event in read_log(args, report):
-            checker.feed(event)
-            state = projection.apply(state, event)
-            if (found := policies.feed(event)) is not None:
-                warnings.append(str(found))
+        with progress(f"reading {args.log}", total, show=large) as update:
+            for n, event in enumerate(read_log(args, report), start=1):
+                checker.feed(event)
+                state = projection.apply(state, event)
+                if (found := policies.feed(event)) is not None:
+                    warnings.append(str(found))
+                if n % 4096 == 0:
+                    update(n)
     except LogFormatError as exc:
         if report.events:
             raise
@@ -110,7 +129,10 @@ def run(args: argparse.Namespace) -> int:
         "context_tokens": usage.context_tokens,
         "torn_line": report.torn_line,
         "bad_lines": [{"line": b.line, "reason": b.reason} for b in report.bad_lines],
-        "provider_usage": {k: v.model_dump() for k, v in usage.provider_by_purpose.items()},
+        "provider_usage": {
+            k: {**v.model_dump(), "cache_hit_share": v.cache_hit_share}
+            for k, v in usage.provider_by_purpose.items()
+        },
         "policy_warnings": warnings,
     }
     if args.json:
@@ -129,10 +151,12 @@ def run(args: argparse.Namespace) -> int:
         f"{usage.context_tokens} in the context now"
     )
     for purpose, t in usage.provider_by_purpose.items():
-        share = f" ({t.cache_hit_share:.1%})" if t.cache_hit_share is not None else ""
+        hit = t.cache_hit_share
+        share = f" (cache-hit share {hit:.1%})" if hit is not None else ""
+        writes = f", {t.cache_write_tokens} written to the cache" if t.cache_write_tokens else ""
         out.print(
             f"provider usage, {purpose}: {t.requests} calls, {t.prompt_tokens} prompt tokens, "
-            f"{t.cached_tokens} cached{share}, {t.completion_tokens} completion tokens"
+            f"{t.cached_tokens} cached{share}{writes}, {t.completion_tokens} completion tokens"
         )
     if report.torn_line is not None:
         out.print(f"torn last line {report.torn_line} (a crash mid-append): skipped")

@@ -7,7 +7,7 @@ import sys
 
 from compaction import TOKENIZER_NAMES, dump_policies, get_tokenizer
 from harness.commands.prompt_cmd import add_prompt_options, builder_from_args
-from harness.output import print_json
+from harness.output import HelpFormatter, examples, print_json
 from prompts import (
     available_modes,
     catalog_text,
@@ -21,6 +21,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `modes` command."""
     p = sub.add_parser(
         "modes",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness modes",
+            "harness modes --tools-file prompts/examples/coding_tools.json --json",
+        ),
         help="list the modes with their sizes in tokens",
         description=(
             "List the modes (built-in and from --modes-file) with their todo policy and the "

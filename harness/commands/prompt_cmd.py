@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from compaction import ConfigError
+from harness.output import HelpFormatter, examples
 from prompts import (
     DEFAULT_MODE,
     TOOL_STRATEGIES,
@@ -31,10 +32,25 @@ from prompts import (
 FORMATS = ("text", "openai", "anthropic")
 
 
-def add_prompt_options(p: argparse.ArgumentParser, *, mode: bool = True) -> None:
-    """Add the options that choose a mode, its tools and its environment."""
+LOG_MODE_DEFAULT = (
+    f"default: the mode of the log's latest turn/start that names one, else {DEFAULT_MODE}"
+)
+"""What ``--mode`` defaults to for a command that reads a log."""
+
+
+def add_prompt_options(
+    p: argparse.ArgumentParser, *, mode: bool = True, mode_default: str | None = None
+) -> None:
+    """Add the options that choose a mode, its tools and its environment.
+
+    Args:
+        p: the command's parser.
+        mode: add ``--mode``.
+        mode_default: what ``--mode`` defaults to, as its help says (default: the default mode).
+    """
     if mode:
-        p.add_argument("--mode", default=None, help=f"the mode (default: {DEFAULT_MODE})")
+        default = mode_default or f"default: {DEFAULT_MODE}"
+        p.add_argument("--mode", default=None, help=f"the mode ({default})")
     p.add_argument("--modes-file", metavar="FILE", help="user modes (TOML or JSON; see README)")
     p.add_argument(
         "--tools",
@@ -92,6 +108,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `prompt` command."""
     p = sub.add_parser(
         "prompt",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness prompt --mode plan",
+            "harness prompt --mode agent --format anthropic --date 2026-11-30",
+        ),
         help="print a mode's system prompt or request skeleton",
         description=(
             "Print the system prompt of a mode (text), or the request skeleton a provider gets: "
@@ -100,7 +121,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     add_prompt_options(p)
-    p.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    p.add_argument("--format", choices=FORMATS, default="text", help="output format (text)")
+    p.add_argument(
+        "--json", action="store_true", help="print JSON: the openai skeleton unless --format says"
+    )
     p.set_defaults(func=run)
 
 
@@ -108,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
     """Print the prompt."""
     builder = builder_from_args(args)
     mode = mode_from_args(args)
+    if args.json and args.format == "text":
+        args.format = "openai"
     if args.format == "text":
         sys.stdout.write(builder.system_prompt(mode) + "\n")
     elif args.format == "openai":

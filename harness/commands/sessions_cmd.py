@@ -8,13 +8,18 @@ from datetime import UTC, datetime
 from rich.table import Table
 
 from compaction import EventStore, LatestTodosProjection, fold, open_store
-from harness.output import console, print_json
+from harness.output import HelpFormatter, console, examples, print_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `sessions` command."""
     p = sub.add_parser(
         "sessions",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness sessions sqlite:///sessions.db",
+            "harness sessions sqlite:///sessions.db --json",
+        ),
         help="list the sessions of a store",
         description=(
             "List every session of a store (jsonl:///folder, sqlite:///file.db, "

@@ -9,13 +9,19 @@ from rich.live import Live
 
 from compaction import Session, TaskBoard
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
-from harness.output import board_text, console, print_json
+from harness.output import HelpFormatter, board_text, console, examples, print_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `tasks` command."""
     p = sub.add_parser(
         "tasks",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness tasks team.jsonl",
+            "harness tasks team.jsonl --json",
+            "harness tasks team.jsonl --follow",
+        ),
         help="show the shared task list of a log",
         description=(
             "Print the shared task panel (task_create / task_update): the counts line, then one "

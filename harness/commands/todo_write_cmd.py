@@ -8,6 +8,7 @@ import sys
 
 from compaction import MAX_ARGUMENT_BYTES
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
+from harness.output import HelpFormatter, examples, print_json
 from prompts import available_modes, get_mode, policy_table
 
 
@@ -15,7 +16,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `todo-write` command."""
     p = sub.add_parser(
         "todo-write",
-        help="call todo_write on a log (arguments as JSON on stdin or --json)",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness todo-write s.jsonl --args "
+            '\'{"todos": [{"content": "Run tests", "status": "in_progress"}]}\'',
+            "echo '{\"todos\": []}' | harness todo-write s.jsonl --json",
+        ),
+        help="call todo_write on a log (arguments as JSON on stdin or --args)",
         description=(
             "Call the todo_write tool against LOG with the arguments a model would send. Prints "
             "the model-facing result; exits 1 when the call is rejected or refused (nothing is "
@@ -25,7 +32,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("log", metavar="LOG", help=LOG_HELP + "; created if missing")
     add_session_option(p)
-    p.add_argument("--json", dest="arguments", metavar="ARGS", help="arguments as a JSON string")
+    p.add_argument(
+        "--args",
+        dest="arguments",
+        metavar="ARGS",
+        help="the call's arguments as a JSON string (default: read from stdin)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result as JSON: is_error, content (the model-facing text), todos",
+    )
     p.add_argument(
         "--allow-parallel",
         action="store_true",
@@ -49,7 +66,11 @@ def run(args: argparse.Namespace) -> int:
         result = session.todo_write(
             raw, allow_parallel_in_progress=True if args.allow_parallel else None, mode=args.mode
         )
-    print(result.content)
+        todos = [t.model_dump() for t in session.todos.todos]
+    if args.json:
+        print_json({"is_error": result.is_error, "content": result.content, "todos": todos})
+    else:
+        print(result.content)
     return 1 if result.is_error else 0
 
 
@@ -61,6 +82,6 @@ def _read_stdin() -> bytes:
     """
     if sys.stdin is None:
         raise OSError(
-            errno.EBADF, "stdin is closed; send the arguments on stdin or with --json", "stdin"
+            errno.EBADF, "stdin is closed; send the arguments on stdin or with --args", "stdin"
         )
     return sys.stdin.buffer.read(MAX_ARGUMENT_BYTES + 1)

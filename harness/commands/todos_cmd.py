@@ -9,13 +9,18 @@ from rich.live import Live
 
 from compaction import Session
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
-from harness.output import console, panel_text, print_json
+from harness.output import HelpFormatter, console, examples, panel_text, print_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `todos` command."""
     p = sub.add_parser(
         "todos",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness todos s.jsonl",
+            "harness todos s.jsonl --follow",
+        ),
         help="show the task panel of a log",
         description=(
             "Print the task panel: the counts line, then one line per item with its status mark "

@@ -7,6 +7,7 @@ import sys
 
 from compaction import BUILTIN_TOOLS, call_tool
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
+from harness.output import HelpFormatter, examples, print_json
 from prompts import available_modes, get_mode, policy_table
 
 
@@ -14,10 +15,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `tool` command."""
     p = sub.add_parser(
         "tool",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "harness tool team.jsonl task_create --agent lead "
+            '--args \'{"subject": "Add the flag"}\'',
+            "harness tool team.jsonl task_update --agent worker-1 "
+            '--args \'{"id": "1", "status": "in_progress"}\' --json',
+            "harness tool team.jsonl task_list",
+        ),
         help="call a built-in tool (todo_write, task_create, task_update, task_list) on a log",
         description=(
             "Call a built-in tool against LOG through the one dispatcher (compaction.call_tool) "
-            "with the arguments a model would send (JSON on stdin, or --json). The mode is LOG's "
+            "with the arguments a model would send (JSON on stdin, or --args). The mode is LOG's "
             "latest turn's unless --mode is given; a tool the mode forbids is refused. Prints the "
             "model-facing result; exits 1 when the call is rejected or refused (nothing is "
             "appended)."
@@ -26,7 +35,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("log", metavar="LOG", help=LOG_HELP + "; created if missing")
     add_session_option(p)
     p.add_argument("name", metavar="NAME", choices=BUILTIN_TOOLS, help=", ".join(BUILTIN_TOOLS))
-    p.add_argument("--json", dest="arguments", metavar="ARGS", help="arguments as a JSON string")
+    p.add_argument(
+        "--args",
+        dest="arguments",
+        metavar="ARGS",
+        help="the call's arguments as a JSON string (default: read from stdin)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result as JSON: is_error, content (the model-facing text)",
+    )
     p.add_argument("--agent", default="main", help="the agent making the call (task tools)")
     p.add_argument("--mode", help="run under this mode instead of the latest turn's")
     p.add_argument("--modes-file", metavar="FILE", help="user modes (TOML or JSON)")
@@ -47,5 +66,8 @@ def run(args: argparse.Namespace) -> int:
     table = policy_table(modes)
     with open_session(args, must_exist=False, agent=args.agent, policies=table) as session:
         result = call_tool(session, args.name, raw or "{}", mode=args.mode)
-    print(result.content)
+    if args.json:
+        print_json({"is_error": result.is_error, "content": result.content})
+    else:
+        print(result.content)
     return 1 if result.is_error else 0

@@ -12,6 +12,12 @@ Invariants: everything here is a pure function of its inputs (seed, turns, strat
 tokenizer), wall time aside; nothing touches the network.
 """
 
+from harness.simulation.blind import (
+    BLIND_RUNS,
+    CONTENT_BLIND_SUMMARY,
+    BlindSummarizer,
+    blind_summarizer,
+)
 from harness.simulation.cache_models import (
     PROVIDER_MODELS,
     AnthropicCache,
@@ -36,11 +42,22 @@ from harness.simulation.context_strategies import (
     visible_todos,
 )
 from harness.simulation.demo import (
+    CONTRASTS,
     DEFAULT_SEED,
     DEFAULT_TURNS,
     DEFAULT_WINDOW,
     DemoResult,
     run_demo,
+)
+from harness.simulation.pricing import (
+    PRICES_PATH,
+    Cost,
+    Price,
+    PriceTable,
+    default_prices,
+    load_prices,
+    output_tokens,
+    session_cost,
 )
 from harness.simulation.request_replay import (
     ENVIRONMENT,
@@ -48,6 +65,7 @@ from harness.simulation.request_replay import (
     SegmentTokens,
     SummarizerFor,
     SummaryCallRecord,
+    anthropic_offsets,
     log_payloads,
     replay,
     serialize,
@@ -65,33 +83,46 @@ from harness.simulation.sessions import (
 
 __all__ = [
     "BASELINE",
+    "BLIND_RUNS",
+    "CONTENT_BLIND_SUMMARY",
+    "CONTRASTS",
     "DEFAULT_SEED",
     "DEFAULT_TURNS",
     "DEFAULT_WINDOW",
     "ENVIRONMENT",
     "EXCHANGE_FORMAT",
+    "PRICES_PATH",
     "PROVIDER_MODELS",
     "STRATEGIES",
     "SWITCH_VARIANTS",
     "TODO_STRATEGIES",
     "TODO_TOOL",
     "AnthropicCache",
+    "BlindSummarizer",
     "CacheModel",
     "CacheSimulator",
+    "Cost",
     "DeepSeekCache",
     "DemoResult",
     "OpenAICache",
+    "Price",
+    "PriceTable",
     "ReplayResult",
     "SegmentTokens",
     "Strategy",
     "SummarizerFor",
     "SummaryCallRecord",
     "VLLMCache",
+    "anthropic_offsets",
+    "blind_summarizer",
     "common_prefix",
+    "default_prices",
     "dump_exchange",
     "generate",
     "load_exchange",
+    "load_prices",
     "log_payloads",
+    "output_tokens",
     "pack",
     "render_todos",
     "replay",
@@ -99,6 +130,7 @@ __all__ = [
     "retained",
     "run_demo",
     "serialize",
+    "session_cost",
     "to_exchange",
     "unfinished",
     "user_tools",

@@ -5,9 +5,12 @@
 request (system prompt, tool catalog and context) is due, it switches modes by appending a mode
 message (the default), and in the Plan-mode phase it tries one `todo_write`, which the mode
 refuses by code. Then it replays the same session request by request
-(`harness.simulation.request_replay`) under
-this toolkit's strategy (B) and under the no-compaction baseline, for the token savings and the
-cache-hit figures of each provider model.
+(`harness.simulation.request_replay`) under this toolkit's strategy (B), under the
+no-compaction baseline, and under the two designs it is set against (`CONTRASTS`): the todo list
+kept only in the messages (strategy A, extractive summary) and a content-blind summary with no
+code-owned tasks (A with the peers' one-line summary), where unfinished tasks are lost at
+compactions; each is priced under every provider's prices (`harness.simulation.pricing`), and
+its every-call retention counted.
 
 Invariants: the same `(turns, seed, window)` gives the same figures (wall time aside); every
 unfinished todo of the latest list stands in each checkpoint the demo wrote.
@@ -27,10 +30,13 @@ from compaction import (
     Session,
     TodoPanel,
     TurnStartData,
+    get_tokenizer,
     maybe_compact,
 )
+from harness.simulation.blind import blind_summarizer
 from harness.simulation.context_strategies import BASELINE, STRATEGIES
-from harness.simulation.request_replay import ENVIRONMENT, ReplayResult, replay
+from harness.simulation.pricing import Cost, default_prices, output_tokens, session_cost
+from harness.simulation.request_replay import ENVIRONMENT, ReplayResult, SummarizerFor, replay
 from harness.simulation.sessions import generate, unfinished, user_tools
 from prompts import (
     PromptBuilder,
@@ -51,6 +57,12 @@ PLAN_ATTEMPT = '{"todos": [{"content": "Implement the plan", "status": "in_progr
 Progress = Callable[[str, int, int], None]
 """Called as (stage, done, total) while the demo runs."""
 
+CONTRASTS: dict[str, tuple[str, SummarizerFor | None]] = {
+    "list in the messages": ("A", None),
+    "content-blind summary": ("A", blind_summarizer),
+}
+"""The designs the demo sets beside this toolkit: (strategy, summarizer) by label."""
+
 
 @dataclass
 class DemoResult:
@@ -65,6 +77,23 @@ class DemoResult:
     """Unfinished items of the latest list at the end of the session."""
     ours: ReplayResult | None = None
     baseline: ReplayResult | None = None
+    contrasts: dict[str, ReplayResult] = field(default_factory=dict)
+    """The same session under each of `CONTRASTS`, by label."""
+    output_tokens: int = 0
+    """Tokens the model generated over the session (the same under every design)."""
+
+    def costs(self, result: ReplayResult) -> dict[str, Cost]:
+        """Return the session's cost under each provider's prices, by provider."""
+        prompts = [r.prompt_tokens for r in result.records]
+        return {
+            name: session_cost(
+                price,
+                prompts,
+                [r.hits[price.cache_model] for r in result.records],
+                self.output_tokens,
+            )
+            for name, price in default_prices().providers.items()
+        }
 
     @property
     def savings(self) -> float:
@@ -147,4 +176,13 @@ def run_demo(
     result.baseline = replay(
         payloads, STRATEGIES[BASELINE], policy=policy, on_request=stage("baseline")
     )
+    for label, (strategy, summarizer) in CONTRASTS.items():
+        result.contrasts[label] = replay(
+            payloads,
+            STRATEGIES[strategy],
+            policy=policy,
+            summarizer=summarizer,
+            on_request=stage(label),
+        )
+    result.output_tokens = output_tokens(payloads, get_tokenizer())
     return result

@@ -3,7 +3,8 @@
 `replay(payloads, strategy)` appends the session's events to a fresh `compaction.Session` one by
 one. Each assistant message marks a model call: just before it, the replayer compacts when the
 policy says the whole request is due (`compaction.maybe_compact` with the system prompt and tool
-catalog counted by `prompts.fixed_tokens`), has the prompt builder assemble the OpenAI-format
+catalog counted by `prompts.fixed_tokens`: every strategy and peer triggers on the same
+whole-request count), has the prompt builder assemble the OpenAI-format
 request for the current mode over the session's context view (`prompts.openai_request`),
 serializes it to tokens, and feeds the tokens to every provider cache model. A session that ends
 while the agent still owes an answer gets one last request: the call that would come next.
@@ -17,9 +18,13 @@ line ends in ``}`` and a newline, this gives the same tokens as encoding the who
 each distinct line is encoded once.
 
 Tools come first, then the system prompt, then the messages: the order in which Anthropic reads
-a request for its cache (tools, system, messages). Anthropic's breakpoints are taken at the end
-of the system line (the builder's ``cache_control`` on the last stable system block) and at the
-end of the request (the rolling breakpoint agents put on the last message).
+a request for its cache (tools, system, messages). Anthropic's breakpoints are read from the
+Anthropic request the builder produces for the same call (`prompts.anthropic_request`, through
+`prompts.cache_breakpoints`), never assumed: a breakpoint on a system block ends at the system
+line, one on a message ends at the line of the last message merged into it (see
+`anthropic_offsets`). Today the builder writes two: the last stable system block and the rolling
+one on the last message. A summarizer's own call is an OpenAI call the builder did not make: its
+Anthropic figure takes the same two places (the end of its system line and of the request).
 
 Per request the record holds the prompt tokens, the cache-hit tokens under each provider model,
 the ideal hit, and whether a compaction happened just before it. The ideal is every token of
@@ -79,10 +84,14 @@ from harness.simulation.context_strategies import TODO_TOOL, Strategy, retained,
 from harness.simulation.sessions import user_tools
 from prompts import (
     DEFAULT_MODE,
+    CacheBreakpoint,
     Environment,
     Mode,
     PromptBuilder,
     ToolCatalog,
+    anthropic_message_sources,
+    anthropic_request,
+    cache_breakpoints,
     dumps,
     fixed_tokens,
     get_mode,
@@ -141,6 +150,8 @@ class RequestRecord:
     """Cache-hit tokens under each provider model, by model name."""
     compacted: bool
     """A compaction happened just before this call."""
+    fixed_tokens: int = 0
+    """Tokens of the fixed prompt: the tool catalog and the system message."""
 
 
 @dataclass(frozen=True)
@@ -287,6 +298,7 @@ class _Loop:
         return got
 
     def compact(self) -> bool:
+        """Compact when the whole request (fixed part + context) reaches the policy's trigger."""
         if not self.strategy.compaction:
             return False
         summarizer = None
@@ -335,17 +347,18 @@ class _Loop:
             got = self.converted[id(message)] = (message, openai_message(message))
         return got[1]
 
-    def request(self) -> dict[str, Any]:
+    def request(self, *, messages: bool = True) -> dict[str, Any]:
         """Return the request `openai_request` builds now, plus the strategy's system suffix.
 
         The system message and tools come from `openai_request` itself; the messages are the
         context view's, converted with the same `openai_message` (once per message: they are
-        immutable), which is what `openai_request` does with them.
+        immutable), which is what `openai_request` does with them. ``messages=False`` leaves
+        the context out: the fixed part alone.
         """
         assert self.prompt_mode is not None
         req = openai_request(self.builder, self.prompt_mode, None)
-        window = self.session.context
-        req["messages"] += [self.message(m) for m in window.as_messages()]
+        if messages:
+            req["messages"] += [self.message(m) for m in self.session.context.as_messages()]
         suffix = self.strategy.system_suffix(self.session.latest_todos)
         if suffix:
             req["messages"][0] = {**req["messages"][0]}
@@ -376,12 +389,26 @@ class _Loop:
         if record:
             self.record(index, lines, packed, compacted)
 
+    def breakpoints(self, packed: list[bytes]) -> list[int]:
+        """Return the token offsets of the breakpoints of the builder's Anthropic request."""
+        assert self.prompt_mode is not None
+        window = self.session.context
+        request = anthropic_request(self.builder, self.prompt_mode, window)
+        conversation = window.as_messages()[len(window.system) :]
+        return anthropic_offsets(
+            cache_breakpoints(request),
+            anthropic_message_sources(conversation),
+            [len(p) // 4 for p in packed],
+            system_lines=1 + len(window.system),
+        )
+
     def record(self, index: int, lines: list[str], packed: list[bytes], compacted: bool) -> None:
         data = b"".join(packed)
         prompt = len(data) // 4
         stable_end = (len(packed[0]) + len(packed[1])) // 4  # the tools line, the system line
         new = sum(len(p) for s, p in zip(lines[2:], packed[2:], strict=True) if s not in self.seen)
-        hits = {name: sim.serve(data, [stable_end, prompt]) for name, sim in self.sims.items()}
+        marks = self.breakpoints(packed) if "anthropic" in self.sims else []
+        hits = {name: sim.serve(data, marks) for name, sim in self.sims.items()}
         exact = self.exact.serve(data)
         self.result.records.append(
             RequestRecord(
@@ -394,9 +421,41 @@ class _Loop:
                 ideal=0 if index == 0 else max(prompt - new // 4, exact),
                 hits=hits,
                 compacted=compacted,
+                fixed_tokens=stable_end,
             )
         )
         self.seen = frozenset(lines[2:])
+
+
+def anthropic_offsets(
+    breakpoints: Sequence[CacheBreakpoint],
+    sources: Sequence[int],
+    line_tokens: Sequence[int],
+    *,
+    system_lines: int,
+) -> list[int]:
+    """Map an Anthropic request's breakpoints to token offsets in the canonical serialization.
+
+    The serialization's lines are the tools, `system_lines` system lines (the built prompt, then
+    the log's system messages), then one line per conversation message. A breakpoint on a tool
+    ends at the tools line; one on a system block at the end of the system lines (a block cannot
+    be placed inside a line); one on Anthropic message ``k`` at the line of the last message
+    merged into it (``sources[k]``, from `prompts.anthropic_message_sources`).
+    """
+    ends: list[int] = []
+    total = 0
+    for n in line_tokens:
+        total += n
+        ends.append(total)
+    offsets: set[int] = set()
+    for mark in breakpoints:
+        if mark.section == "tools":
+            offsets.add(ends[0])
+        elif mark.section == "system":
+            offsets.add(ends[system_lines])
+        else:
+            offsets.add(ends[1 + system_lines + sources[mark.index]])
+    return sorted(offsets)
 
 
 def log_payloads(events: Iterable[Event]) -> list[EventData]:

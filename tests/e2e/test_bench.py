@@ -45,13 +45,17 @@ class TestBenchQuick:
             "## Unfinished-todo retention",
             "## Prefix-cache hit rate",
             "## Throughput and scaling",
+            "## Prices",
+            "## Cost, input and retention per session",
+            "## Gap to the ideal hit rate, by cause",
+            "## Cache model against real usage",
         ):
             assert heading in report
 
     def test_every_strategy_on_every_session(self, results):
         """Each strategy ran on each session, with at least one model call."""
         sessions = {r["session"] for r in results["runs"]}
-        strategies = set(results["strategies"])
+        strategies = set(results["strategies"]) | {"B:blind", "A:blind"}
         assert {(r["strategy"], r["session"]) for r in results["runs"]} == {
             (s, n) for s in strategies for n in sessions
         }
@@ -105,10 +109,41 @@ class TestBenchQuick:
         if importlib.util.find_spec("matplotlib") is None:
             assert "Charts skipped" in report
             return
-        for name in ("context_tokens.png", "cache_hit_rate.png", "cache_hit_bars.png"):
+        for name in (
+            "context_tokens.png",
+            "cache_hit_rate.png",
+            "cache_hit_bars.png",
+            "retention.png",
+            "cost.png",
+            "input_per_call.png",
+        ):
             png = bench / name
             assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
             assert f"]({name})" in report
+
+    def test_every_run_priced_at_the_matched_budget(self, results):
+        """Each run is priced under the three providers; fixed + messages is its summed input."""
+        comparison = results["comparison"]
+        assert comparison["budget"] == results["config"]["budget"] == 9_600
+        runs = {(r["strategy"], r["session"]): r for r in results["runs"]}
+        for session, rows in comparison["sessions"].items():
+            for row in rows:
+                run = runs[(row["name"], session)]
+                assert row["matched"]
+                assert row["fixed"] + row["messages"] == run["summed_input_tokens"]
+                assert set(row["cost"]) == {"deepseek", "openai", "anthropic"}
+                assert all(c["usd"] > 0 for c in row["cost"].values())
+        b = next(r for r in comparison["sessions"]["synthetic-t4-s0"] if r["name"] == "B")
+        assert b["every_call"] == 1.0
+
+    def test_peak_request_holds_the_budget_after_each_compaction(self, results):
+        """Right after a compaction, B's whole request is below the budget it triggered at."""
+        budget = results["config"]["budget"]
+        b = next(r for r in results["runs"] if r["strategy"] == "B")
+        prompts = b["per_request"]["prompt_tokens"]
+        assert b["per_request"]["compacted"]
+        for i in b["per_request"]["compacted"]:
+            assert prompts[i] < budget
 
     def test_report_only_rewrites_from_json(self, bench):
         """--report-only re-renders the report from results.json without running anything."""

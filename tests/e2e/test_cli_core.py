@@ -57,7 +57,7 @@ class TestTodoWrite:
             log.append(TurnStartData())
         before = log_path.read_bytes()
         args = '{"todos": [{"content": "x", "status": "done", "id": 1}]}'
-        out = harness("todo-write", str(log_path), "--json", args)
+        out = harness("todo-write", str(log_path), "--args", args)
         assert out.returncode == 1
         assert out.stdout == (
             HEAD
@@ -77,11 +77,11 @@ class TestTodoWrite:
     def test_allow_parallel(self, log_path: Path) -> None:
         """Two in_progress items are rejected by default and accepted with --allow-parallel."""
         args = todos(("a", "in_progress"), ("b", "in_progress"))
-        rejected = harness("todo-write", str(log_path), "--json", args)
+        rejected = harness("todo-write", str(log_path), "--args", args)
         assert rejected.returncode == 1
         assert "2 items are in_progress (todos[0], todos[1])" in rejected.stdout
         assert not log_path.exists()
-        accepted = harness("todo-write", str(log_path), "--json", args, "--allow-parallel")
+        accepted = harness("todo-write", str(log_path), "--args", args, "--allow-parallel")
         assert accepted.returncode == 0
         assert accepted.stdout == "Todo list updated: 0 pending, 2 in progress, 0 completed.\n"
 
@@ -173,7 +173,7 @@ class TestTodos:
                 "○ Update the docs",
             ]
             done = todos(("Write the parser", "completed"), ("Run the tests", "completed"))
-            assert harness("todo-write", str(written), "--json", done).returncode == 0
+            assert harness("todo-write", str(written), "--args", done).returncode == 0
             second = read_until("✓ Run the tests")
             assert second == [
                 "",

@@ -114,7 +114,7 @@ class TestCompactCommand:
         [
             (("--threshold", "1.5"), "threshold must be in"),
             (("--retain", "0.9"), r"retain \(0.9\)"),
-            (("--window", "0"), "window_tokens must be a positive integer"),
+            (("--window", "0"), "--window must be a positive integer"),
         ],
     )
     def test_bad_policy_exits_2(self, tmp_path: Path, args: tuple[str, ...], match: str) -> None:

@@ -8,7 +8,7 @@ from cli_runner import run_cli
 
 from compaction import CheckpointRecorded, MessageAdded, TodoWritten, read_events
 from compaction.checkpoint import parse_checkpoint
-from harness.simulation import run_demo
+from harness.simulation import CONTRASTS, run_demo
 
 
 class TestRunDemo:
@@ -50,6 +50,26 @@ class TestRunDemo:
         assert set(rates) == {"deepseek", "openai", "anthropic", "vllm"}
         assert all(0 <= r <= 1 for r in rates.values())
 
+    def test_contrast_loses_tasks_where_ours_keeps_them_and_is_priced(self, tmp_path: Path) -> None:
+        """The list kept only in the messages and a blind summary lose tasks; ours loses none."""
+        # A window where the contrasts' cuts fall past a todo_write (at 16,000 tokens, with cuts
+        # inside a turn and the latest tool rounds kept verbatim, every cut kept the list).
+        result = run_demo(turns=8, seed=7, window=12_000, log=tmp_path / "c.jsonl")
+        assert result.ours is not None
+        assert set(result.contrasts) == set(CONTRASTS)
+        assert result.ours.request_retention == 1.0
+        for other in result.contrasts.values():
+            assert other.compactions >= 1
+            assert other.request_retention < 1.0
+            assert other.retention < 1.0
+        assert result.output_tokens > 0
+        costs = result.costs(result.ours)
+        assert set(costs) == {"deepseek", "openai", "anthropic"}
+        baseline = result.costs(result.baseline) if result.baseline else {}
+        for provider, cost in costs.items():
+            assert 0 < cost.usd < baseline[provider].usd
+            assert cost.miss + cost.hit + cost.write == result.ours.total_prompt_tokens
+
     def test_same_seed_same_figures(self, tmp_path: Path) -> None:
         """The demo is deterministic: same inputs, same log bytes and figures."""
         a = run_demo(turns=3, seed=1, window=16_000, log=tmp_path / "a.jsonl")
@@ -76,6 +96,9 @@ class TestDemoCommand:
             "summed input tokens",
             "cache hits, deepseek",
             "Savings:",
+            "list in the messages",
+            "content-blind summary",
+            "anthropic",
             f"Log kept at {log}",
         ):
             assert expected in out, expected

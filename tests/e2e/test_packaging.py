@@ -20,7 +20,15 @@ import pytest
 from harness.commands.bench_cmd import find_checkout
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ("pyproject.toml", "README.md", "compaction", "prompts", "harness", "benchmarks")
+SOURCES = (
+    "pyproject.toml",
+    "README.md",
+    "compaction",
+    "prompts",
+    "harness",
+    "adapters",
+    "benchmarks",
+)
 
 pytestmark = pytest.mark.slow
 
@@ -77,10 +85,10 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 class TestWheel:
     def test_ships_no_benchmarks_package(self, wheel: Path) -> None:
-        """The wheel holds compaction, prompts and harness, and no top-level benchmarks."""
+        """The wheel holds compaction, prompts, harness and adapters, and no benchmarks."""
         names = zipfile.ZipFile(wheel).namelist()
         tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
-        assert tops == {"compaction", "prompts", "harness"}
+        assert tops == {"compaction", "prompts", "harness", "adapters"}
         assert not [n for n in names if n.startswith("benchmarks/")]
 
     def test_ships_what_the_demo_reads(self, wheel: Path) -> None:
@@ -93,6 +101,7 @@ class TestWheel:
             "compaction/py.typed",
             "prompts/py.typed",
             "harness/py.typed",
+            "adapters/py.typed",
         ):
             assert needed in names, needed
 

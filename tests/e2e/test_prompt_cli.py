@@ -101,7 +101,7 @@ class TestTodoWriteMode:
 
     def test_plan_mode_refuses(self, log_path: Path) -> None:
         """`todo-write --mode plan` prints the refusal, exits 1 and writes no log."""
-        result = harness("todo-write", str(log_path), "--mode", "plan", "--json", self.ARGS)
+        result = harness("todo-write", str(log_path), "--mode", "plan", "--args", self.ARGS)
         assert result.returncode == 1
         assert result.stdout.startswith("todo_write: refused, nothing was changed. You are in Plan")
         assert not log_path.exists()
@@ -111,14 +111,14 @@ class TestTodoWriteMode:
         with Session(log_path) as session:
             session.start_turn("Plan it", mode="plan")
         before = log_path.read_bytes()
-        result = harness("todo-write", str(log_path), "--json", self.ARGS)
+        result = harness("todo-write", str(log_path), "--args", self.ARGS)
         assert result.returncode == 1
         assert result.stdout.startswith("todo_write: refused, nothing was changed. You are in Plan")
         assert log_path.read_bytes() == before
         with Session(log_path) as session:
             session.start_turn("Do it", mode="parallel")
         two = json.dumps({"todos": [{"content": c, "status": "in_progress"} for c in ("a", "b")]})
-        result = harness("todo-write", str(log_path), "--json", two)
+        result = harness("todo-write", str(log_path), "--args", two)
         assert (result.returncode, result.stdout) == (
             0,
             "Todo list updated: 0 pending, 2 in progress, 0 completed.\n",
@@ -127,8 +127,8 @@ class TestTodoWriteMode:
     def test_parallel_mode_allows_two_in_progress(self, log_path: Path) -> None:
         """`--mode parallel` accepts two in_progress items; the default mode rejects them."""
         two = json.dumps({"todos": [{"content": c, "status": "in_progress"} for c in ("a", "b")]})
-        assert harness("todo-write", str(log_path), "--json", two).returncode == 1
-        result = harness("todo-write", str(log_path), "--mode", "parallel", "--json", two)
+        assert harness("todo-write", str(log_path), "--args", two).returncode == 1
+        result = harness("todo-write", str(log_path), "--mode", "parallel", "--args", two)
         assert (result.returncode, result.stdout) == (
             0,
             "Todo list updated: 0 pending, 2 in progress, 0 completed.\n",
@@ -190,7 +190,7 @@ class TestUserModesFile:
         assert "review     forbidden" in table.stdout
         refused = harness(
             "todo-write", str(log_path), "--mode", "review", "--modes-file", str(modes_file),
-            "--json", TestTodoWriteMode.ARGS,
+            "--args", TestTodoWriteMode.ARGS,
         )  # fmt: skip
         assert refused.returncode == 1
         assert "You are in Review mode" in refused.stdout

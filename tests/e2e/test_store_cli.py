@@ -48,7 +48,7 @@ class TestLogCommandsOnStores:
         self, capsys: pytest.CaptureFixture[str], url: str
     ) -> None:
         """todo-write, todos, log, context and compact all work on URL + --session."""
-        assert run(capsys, "todo-write", url, "--session", "abc", "--json", TODOS)[0] == 0
+        assert run(capsys, "todo-write", url, "--session", "abc", "--args", TODOS)[0] == 0
         status, out, _ = run(capsys, "todos", url, "--session", "abc")
         assert (status, out.splitlines()[0]) == (0, "1 completed, 1 in progress, 1 pending")
         status, out, _ = run(capsys, "log", url, "--session", "abc", "--json")
@@ -89,7 +89,7 @@ class TestSessionsAndCopy:
         self, capsys: pytest.CaptureFixture[str], url: str
     ) -> None:
         """`harness sessions URL` lists each session's events, last activity and open tasks."""
-        run(capsys, "todo-write", url, "--session", "b", "--json", TODOS)
+        run(capsys, "todo-write", url, "--session", "b", "--args", TODOS)
         with Session.open(url, session="a") as s:
             s.start_turn("hello")
         status, out, _ = run(capsys, "sessions", url, "--json")
@@ -149,7 +149,7 @@ def test_subprocess_round_trip(tmp_path: Path) -> None:
     """The installed CLI takes a SQLite URL end to end in a real process."""
     url = f"sqlite:///{tmp_path / 's.db'}"
     for args in (
-        ["todo-write", url, "--session", "x", "--json", TODOS],
+        ["todo-write", url, "--session", "x", "--args", TODOS],
         ["todos", url, "--session", "x"],
     ):
         done = subprocess.run(

@@ -43,7 +43,7 @@ class TestToolAndTasks:
             ("worker-2", "task_update", '{"id": "2", "status": "in_progress"}'),
         ]
         out = [
-            harness("tool", log, tool, "--agent", agent, "--json", args)
+            harness("tool", log, tool, "--agent", agent, "--args", args)
             for agent, tool, args in calls
         ]
         assert [r.returncode for r in out] == [0, 0, 0, 0, 1, 0, 0]
@@ -65,7 +65,7 @@ class TestToolAndTasks:
             ("1", "worker-1", 3),
             ("2", "worker-2", 3),
         ]
-        listed = harness("tool", log, "task_list", "--json", "{}")
+        listed = harness("tool", log, "task_list", "--args", "{}")
         assert listed.stdout.splitlines()[0] == "Tasks: 0 pending, 1 in progress, 1 completed."
 
     def test_plan_turn_refuses_and_bad_agent_is_one_line(self, log_path: Path) -> None:
@@ -73,13 +73,13 @@ class TestToolAndTasks:
         with Session(log_path) as session:
             session.start_turn("Plan it", mode="plan")
         before = log_path.read_bytes()
-        result = harness("tool", str(log_path), "task_create", "--json", '{"subject": "X"}')
+        result = harness("tool", str(log_path), "task_create", "--args", '{"subject": "X"}')
         assert result.returncode == 1
         assert result.stdout.startswith(
             "task_create: refused, nothing was changed. You are in Plan"
         )
         assert log_path.read_bytes() == before
-        bad = harness("tool", str(log_path), "task_list", "--agent", "two words", "--json", "{}")
+        bad = harness("tool", str(log_path), "task_list", "--agent", "two words", "--args", "{}")
         assert bad.returncode == 2
         assert bad.stderr.count("\n") == 1
         assert "Traceback" not in bad.stderr

@@ -509,7 +509,7 @@ class TestCutIsReportedByTheCli:
 
         head = line(1)
         log_path.write_bytes(head + b'{"v":1,"seq":2,"type":"todo/wr')
-        status = main(["todo-write", str(log_path), "--json", todo_list(("a", "pending"))])
+        status = main(["todo-write", str(log_path), "--args", todo_list(("a", "pending"))])
         err = capsys.readouterr().err
         assert status == 0
         assert f"{log_path}.torn-{len(head)}" in err

@@ -25,7 +25,7 @@ COMMANDS: dict[str, list[str]] = {
     "log": ["log", "LOG"],
     "compact": ["compact", "LOG", "--force"],
     "context": ["context", "LOG"],
-    "todo-write": ["todo-write", "LOG", "--json", TODOS],
+    "todo-write": ["todo-write", "LOG", "--args", TODOS],
 }
 
 
@@ -128,7 +128,7 @@ def test_file_size_limit_on_append(tmp_path: Path) -> None:
     log = tmp_path / "s.jsonl"
     log.write_text(EVENT)
     before = log.read_bytes()
-    result = _harness("todo-write", str(log), "--json", TODOS, preexec=_fsize_limit(len(before)))
+    result = _harness("todo-write", str(log), "--args", TODOS, preexec=_fsize_limit(len(before)))
     assert result.returncode == 3
     assert result.stderr.startswith(f"harness todo-write: {log}: ")
     assert "File too large" in result.stderr

@@ -102,7 +102,7 @@ def _argv(command: str, modes: Path, log: Path) -> list[str]:
             ]  # fmt: skip
         case "todo-write refusal":
             todos = json.dumps({"todos": [{"content": "a", "status": "pending"}]})
-            return ["todo-write", str(log), "--mode", "evil", "--json", todos, *common]
+            return ["todo-write", str(log), "--mode", "evil", "--args", todos, *common]
         case _:
             raise AssertionError(command)
 

@@ -561,7 +561,7 @@ class TestStrict:
         """An unknown format name is a ConfigError listing the choices."""
         with pytest.raises(ConfigError, match="format must be one of auto"):
             # A value of the wrong type on purpose: the runtime check is under test.
-            load(FIXTURES / "codex_small.jsonl", "gemini")  # type: ignore[arg-type]
+            load(FIXTURES / "codex_small.jsonl", "aider")  # type: ignore[arg-type]
 
     def test_missing_file(self, tmp_path):
         """A missing file is a TranscriptError naming it."""
@@ -615,15 +615,28 @@ SPOTTER = "claude-code-2.1_spotter_fa812bfe_task-tools_2compactions.jsonl"
 SWE = "swe-agent_gpt4_pydicom-1458.traj"
 
 EXPECTED: dict[str, dict[str, int]] = {
-    PENDING: {"turn/start": 10, "message": 210, "todo/write": 14, "turn/end": 9},
+    PENDING: {
+        "turn/start": 10,
+        "message": 210,
+        "todo/write": 14,
+        "turn/end": 9,
+        "usage/report": 104,
+    },
     THREE_COMPACTIONS: {
         "turn/start": 43,
         "message": 482,
         "todo/write": 16,
         "turn/end": 42,
         "compaction/checkpoint": 3,
+        "usage/report": 225,
     },
-    SPOTTER: {"turn/start": 2, "message": 357, "turn/end": 1, "compaction/checkpoint": 1},
+    SPOTTER: {
+        "turn/start": 2,
+        "message": 357,
+        "turn/end": 1,
+        "compaction/checkpoint": 1,
+        "usage/report": 157,
+    },
     SWE: {"turn/start": 1, "message": 27},
 }
 """Events by type of each import, counted by hand from the records (see the tests below)."""

@@ -5,6 +5,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from benchmarks.peers import run as run_module
 from benchmarks.peers.run import (
     ENVS,
@@ -35,6 +37,20 @@ class TestPlan:
         """Quick runs keep one summarizer per peer variant: the last (copy-todos, or none)."""
         jobs = plan([tmp_path / "a.json"], quick=True)
         assert {j.summarizer for j in jobs} == {"copy-todos", "none"}
+
+    def test_only_limits_the_peers(self, tmp_path: Path):
+        """`only` plans just the named peers; an unknown name is refused."""
+        jobs = plan([tmp_path / "a.json"], only=["deepagents"])
+        assert {j.peer.name for j in jobs} == {"deepagents"}
+        with pytest.raises(ValueError, match="unknown peers"):
+            plan([tmp_path / "a.json"], only=["nope"])
+        jobs = plan([tmp_path / "a.json"], only=["openhands-condenser"], variants=["tokens"])
+        assert {(j.peer.name, j.variant) for j in jobs} == {("openhands-condenser", "tokens")}
+
+    def test_langchain_runs_a_token_sized_tail(self):
+        """LangChain's summarization runs on its defaults and with a tail sized in tokens."""
+        lc = next(p for p in PEERS if p.name == "langchain-summarization")
+        assert {"defaults", "tail-tokens"} <= set(lc.variants)
 
     def test_every_peer_names_a_known_env(self):
         """Each peer runs in a declared venv."""
@@ -74,6 +90,28 @@ class TestRunPeers:
         assert record["status"] == "skipped"
         assert record["peer"] == "x"
         assert "Python >= 3.12" in record["reason"] or "no driver" in record["reason"]
+
+    def test_only_keeps_the_other_peers_records(self, tmp_path: Path):
+        """Rerunning one peer keeps the others' records from peers.json at the same budget."""
+        [session] = default_sessions(tmp_path, quick=True)
+        out = tmp_path / "out"
+        earlier = {"peer": "langchain-trim", "variant": "default", "session": "s", "status": "ok"}
+        write_results([earlier], out / "peers.json", budget=24_000)
+        records = run_peers(
+            [session],
+            out,
+            quick=True,
+            install=False,
+            venv_root=tmp_path / "none",
+            only=["deepagents"],
+        )
+        assert records[0] == earlier
+        assert {r["peer"] for r in records[1:]} == {"deepagents"}
+        write_results([earlier], out / "peers.json", budget=10)
+        with pytest.raises(ValueError, match="budget 10"):
+            run_peers(
+                [session], out, install=False, venv_root=tmp_path / "none", only=["deepagents"]
+            )
 
 
 class TestWriteResults:

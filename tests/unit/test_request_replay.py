@@ -1,15 +1,17 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any, cast
 
 import pytest
 
 from benchmarks.peers.metrics import serialize as peers_serialize
-from compaction import CompactionPolicy, Message
+from compaction import CompactionPolicy, Message, get_tokenizer
 from harness.simulation import (
     ENVIRONMENT,
     STRATEGIES,
     Strategy,
+    anthropic_offsets,
     generate,
     log_payloads,
     replay,
@@ -17,7 +19,7 @@ from harness.simulation import (
     user_tools,
     write_session,
 )
-from prompts import PromptBuilder, ToolCatalog, get_mode, openai_request
+from prompts import CacheBreakpoint, PromptBuilder, ToolCatalog, get_mode, openai_request
 
 POLICY = CompactionPolicy(window_tokens=8000)
 
@@ -131,3 +133,57 @@ class TestImportedSession:
             )
         payloads = log_payloads(read_events(log_path))
         assert payloads == generate(2, 0)
+
+
+class _Spy:
+    """An Anthropic cache model that records the breakpoints each request came with."""
+
+    name = "anthropic"
+
+    def __init__(self) -> None:
+        self.marks: list[list[int]] = []
+
+    def simulator(self):
+        spy = self
+
+        class _Sim:
+            def serve(self, tokens, breakpoints=()):
+                spy.marks.append(list(breakpoints))
+                return 0
+
+        return _Sim()
+
+
+class TestAnthropicBreakpoints:
+    def test_marks_come_from_the_builders_request(self, payloads):
+        """Each request's marks: the end of the system line and the end of the request.
+
+        The system line is the one of the request the builder made (the session's first
+        mode, since a switch appends a mode message), never assumed from the turn's mode.
+        """
+        spy = _Spy()
+        result = replay(payloads, STRATEGIES["B"], policy=POLICY, models=[cast(Any, spy)])
+        builder = PromptBuilder(ToolCatalog(user_tools()), environment=ENVIRONMENT)
+        tokenizer = get_tokenizer()
+        system_end = {
+            mode: sum(len(tokenizer.encode(line)) for line in lines[:2])
+            for mode in ("agent", "plan")
+            for lines in [serialize(openai_request(builder, get_mode(mode)))]
+        }
+        assert len(spy.marks) == len(result.records) > 3
+        # A mode switch appends a mode message: the system line stays the first turn's mode's.
+        prompt_mode = result.records[0].mode
+        for marks, record in zip(spy.marks, result.records, strict=True):
+            assert marks == [system_end[prompt_mode], record.prompt_tokens]
+
+    def test_offsets_map_sections_to_lines(self):
+        """A tools, a system and two message breakpoints land at the ends of their lines."""
+        marks = [
+            CacheBreakpoint("tools", 0),
+            CacheBreakpoint("system", 0),
+            CacheBreakpoint("messages", 0),
+            CacheBreakpoint("messages", 1, 2),
+        ]
+        # lines: tools 10, system 20, one log system message 5, conversation 7, 8, 9
+        offsets = anthropic_offsets(marks, [1, 2], [10, 20, 5, 7, 8, 9], system_lines=2)
+        assert offsets == [10, 35, 50, 59]

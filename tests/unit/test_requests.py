@@ -23,11 +23,15 @@ from compaction.events import ImageURL
 from prompts import (
     BUILTIN_MODES,
     CACHE_CONTROL,
+    MAX_CACHE_BREAKPOINTS,
+    CacheBreakpoint,
     Environment,
     PromptBuilder,
     ToolCatalog,
+    anthropic_message_sources,
     anthropic_messages,
     anthropic_request,
+    cache_breakpoints,
     dumps,
     load_tools,
     openai_request,
@@ -243,3 +247,78 @@ class TestShapeChecker:
         mutate(request)
         found = problems(params_type, request)
         assert any(match in p for p in found), found
+
+
+class TestAnthropicBreakpoints:
+    def test_rolling_breakpoint_on_the_last_block(self, session: Session) -> None:
+        """The last block of the last message carries cache_control; no other message does."""
+        messages = anthropic_request(BUILDER, AGENT, session)["messages"]
+        marked = [
+            (i, j)
+            for i, m in enumerate(messages)
+            for j, b in enumerate(m["content"])
+            if "cache_control" in b
+        ]
+        assert marked == [(len(messages) - 1, len(messages[-1]["content"]) - 1)]
+        assert messages[-1]["content"][-1]["cache_control"] == CACHE_CONTROL
+
+    def test_breakpoints_read_back_within_the_limit(self, session: Session) -> None:
+        """cache_breakpoints finds the system one and the rolling one: 2 of the 4 allowed."""
+        request = anthropic_request(BUILDER, AGENT, session)
+        last = len(request["messages"]) - 1
+        assert cache_breakpoints(request) == (
+            CacheBreakpoint("system", 1),
+            CacheBreakpoint("messages", last, len(request["messages"][-1]["content"]) - 1),
+        )
+        assert len(cache_breakpoints(request)) <= MAX_CACHE_BREAKPOINTS
+
+    @pytest.mark.parametrize(
+        ("last", "kind"),
+        [
+            (Message(role="assistant", tool_calls=(_call("c9", "ls", "{}"),)), "tool_use"),
+            (Message(role="tool", tool_call_id="c9", content="x"), "tool_result"),
+            (Message(role="user", content="go on"), "text"),
+        ],
+    )
+    def test_rolling_breakpoint_on_any_block_kind(self, last: Message, kind: str) -> None:
+        """Whatever block ends the request (tool_use, tool_result, text) carries it."""
+        first = Message(role="assistant", tool_calls=(_call("c9", "ls", "{}"),))
+        history = [Message(role="user", content="hi")]
+        history += [first] if last.role == "tool" else []
+        out = anthropic_messages([*history, last], rolling_breakpoint=True)
+        assert out[-1]["content"][-1]["type"] == kind
+        assert out[-1]["content"][-1]["cache_control"] == CACHE_CONTROL
+        assert sum("cache_control" in b for m in out for b in m["content"]) == 1
+
+    def test_prompt_alone_has_only_the_system_breakpoint(self) -> None:
+        """With no messages there is nothing to roll: one breakpoint, on the mode block."""
+        assert cache_breakpoints(anthropic_request(BUILDER, PLAN)) == (
+            CacheBreakpoint("system", 1),
+        )
+
+    def test_validates_with_breakpoints(self, session: Session) -> None:
+        """A request with both breakpoints still validates against the anthropic SDK types."""
+        types = pytest.importorskip("anthropic.types.message_create_params")
+        request = anthropic_request(BUILDER, AGENT, session, model="m", max_tokens=64)
+        assert request["messages"][-1]["content"][-1]["cache_control"] == CACHE_CONTROL
+        validate(types.MessageCreateParamsNonStreaming, request)
+
+    def test_more_than_four_rejected(self) -> None:
+        """A request with five breakpoints is refused by cache_breakpoints."""
+        block = {"type": "text", "text": "x", "cache_control": CACHE_CONTROL}
+        request = {"system": [block] * 3, "messages": [{"role": "user", "content": [block] * 2}]}
+        with pytest.raises(ValueError, match="5 cache_control breakpoints; Anthropic allows 4"):
+            cache_breakpoints(request)
+
+    def test_sources_follow_role_merging(self) -> None:
+        """Each Anthropic message maps to the last OpenAI-style message merged into it."""
+        call = _call("c1", "ls", "{}")
+        messages = [
+            Message(role="user", content="a"),
+            Message(role="assistant", tool_calls=(call,)),
+            Message(role="tool", tool_call_id="c1", content="r"),
+            Message(role="user", content="b"),
+            Message(role="assistant", content=""),
+            Message(role="assistant", content="done"),
+        ]
+        assert anthropic_message_sources(messages) == [0, 1, 3, 5]

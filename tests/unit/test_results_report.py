@@ -110,3 +110,15 @@ class TestReport:
         (tmp_path / "results.json").write_text('{"format": "x"}')
         with pytest.raises(ValueError, match="not a context-harness/bench file"):
             reread(tmp_path, None)
+
+
+class TestParallelRuns:
+    def test_jobs_give_the_same_figures(self, results):
+        """Replaying in two processes gives every run's figures as one process does."""
+        parallel = run_bench(CONFIG, jobs=2)
+
+        def figures(res):
+            return [{k: v for k, v in r.items() if k != "seconds"} for r in res["runs"]]
+
+        assert figures(parallel) == figures(results)
+        assert {r["strategy"] for r in parallel["runs"]} >= {"B", "B:blind", "A:blind"}

@@ -271,6 +271,14 @@ def count_text(messages: Iterable[dict[str, Any]]) -> int:
     return sum(MESSAGE_OVERHEAD + len(enc.encode_ordinary(message_text(m))) for m in messages)
 
 
+def count_tools(tools: Sequence[dict[str, Any]]) -> int:
+    """Count tool specs (OpenAI function form) as the scorer serializes them: one JSON array."""
+    if not tools:
+        return 0
+    text = json.dumps(list(tools), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return len(_encoding().encode_ordinary(text))
+
+
 def summarize(kind: str, prompt_text: str) -> str:
     """Return the fake summary of `prompt_text`: structural, or a copy of the latest todo list."""
     if kind == "structural":
@@ -297,6 +305,33 @@ class Recorder:
     tools: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     requests: list[dict[str, Any]] = field(default_factory=list)
     summary_calls: int = 0
+    _fixed: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def fixed_tokens(self) -> int:
+        """Count the fixed prompt of the latest recorded call: its system message and tools.
+
+        What a whole-request budget adds to the messages a middleware counts; 0 before the
+        first call (the first request is far below any budget).
+        """
+        if not self.requests:
+            return 0
+        last = self.requests[-1]
+        first = self.messages[last["messages"][0]] if last["messages"] else {}
+        system = last["messages"][0] if first.get("role") == "system" else ""
+        key = (system, last["tools"])
+        if key not in self._fixed:
+            head = count_text([first]) if system else 0
+            self._fixed[key] = head + self.tool_tokens()
+        return self._fixed[key]
+
+    def tool_tokens(self) -> int:
+        """Count the tool specs of the latest recorded call (0 before the first call)."""
+        if not self.requests:
+            return 0
+        key = ("", self.requests[-1]["tools"])
+        if key not in self._fixed:
+            self._fixed[key] = count_tools(self.tools[key[1]])
+        return self._fixed[key]
 
     def record(
         self,

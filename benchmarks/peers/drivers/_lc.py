@@ -34,6 +34,7 @@ from benchmarks.peers.drivers._common import (
     Script,
     StepQueue,
     count_text,
+    count_tools,
     message_text,
     summarize,
     versions,
@@ -60,6 +61,28 @@ def openai_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
 def count_tokens(messages: Iterable[BaseMessage]) -> int:
     """Count messages with o200k_base, the benchmark's tokenizer (a LangChain `token_counter`)."""
     return count_text(openai_messages(list(messages)))
+
+
+def count_request(
+    messages: Iterable[BaseMessage], *, tools: Sequence[BaseTool | dict[str, Any]] | None = None
+) -> int:
+    """Count messages (the system message among them) and tool specs with o200k_base."""
+    specs = [convert_to_openai_tool(t) for t in tools or ()]
+    return count_tokens(messages) + count_tools(specs)
+
+
+def whole_request_counter(recorder: Recorder) -> Callable[[Iterable[BaseMessage]], int]:
+    """Return a counter of the conversation plus the fixed prompt the model was last sent.
+
+    LangChain's middlewares count only the conversation (the state's messages); adding the
+    system message and tool specs of the latest model call makes their trigger a whole-request
+    budget, the same as every other peer's and ours.
+    """
+
+    def count(messages: Iterable[BaseMessage]) -> int:
+        return count_tokens(messages) + recorder.fixed_tokens()
+
+    return count
 
 
 class ScriptedTool(BaseTool):

@@ -1,9 +1,12 @@
 """Peer: LangChain v1 `create_agent` with `TodoListMiddleware` and `SummarizationMiddleware`.
 
 Variants: ``defaults`` (the middleware's defaults: keep the last 20 messages, trim the span to
-summarize to its last 4,000 tokens) and ``untrimmed`` (``trim_tokens_to_summarize=None``, so the
-summarizer sees the whole span). Both trigger at ``("tokens", budget)``, counted with o200k_base
-so the budget means what it means for our strategies.
+summarize to its last 4,000 tokens), ``untrimmed`` (``trim_tokens_to_summarize=None``, so the
+summarizer sees the whole span) and ``tail-tokens`` (keep a tail sized in tokens like ours:
+``keep=("tokens", TAIL_SHARE * budget)``, untrimmed). All trigger at ``("tokens", budget)`` on
+the whole request: the middleware counts the conversation, so its counter adds the system message
+and tool specs of the latest model call (`whole_request_counter`), all with o200k_base, so the
+budget means what it means for our strategies.
 """
 
 from __future__ import annotations
@@ -20,9 +23,17 @@ from benchmarks.peers.drivers._common import (
     load_script,
     parse_args,
 )
-from benchmarks.peers.drivers._lc import ScriptedChatModel, count_tokens, make_tools, run_turns
+from benchmarks.peers.drivers._lc import (
+    ScriptedChatModel,
+    make_tools,
+    run_turns,
+    whole_request_counter,
+)
 
-VARIANTS: tuple[str, ...] = ("defaults", "untrimmed")
+VARIANTS: tuple[str, ...] = ("defaults", "untrimmed", "tail-tokens")
+TAIL_SHARE = 0.2
+"""Tail kept by ``tail-tokens``, as a share of the budget: ours keeps at most 0.16 of the window
+and triggers at 0.8 of it, so 0.2 of the trigger."""
 
 
 def main() -> None:
@@ -38,10 +49,15 @@ def main() -> None:
         queue=queue, recorder=recorder, summarizer=args.summarizer, always_summarize=True
     )
     options: dict[str, Any] = {}
-    if args.variant == "untrimmed":
+    if args.variant in ("untrimmed", "tail-tokens"):
         options["trim_tokens_to_summarize"] = None
+    if args.variant == "tail-tokens":
+        options["keep"] = ("tokens", round(TAIL_SHARE * args.budget))
     summarization = SummarizationMiddleware(
-        model=summary_model, trigger=("tokens", args.budget), token_counter=count_tokens, **options
+        model=summary_model,
+        trigger=("tokens", args.budget),
+        token_counter=whole_request_counter(recorder),
+        **options,
     )
     agent = create_agent(
         model,

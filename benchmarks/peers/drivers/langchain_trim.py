@@ -2,7 +2,8 @@
 
 The documented way to keep a history within a budget without summarizing: before each call, keep
 the newest messages that fit (``strategy="last"``), end on a human or tool message, keep the system
-message. The guides' ``start_on="human"`` is widened to ``("human", "ai")``: inside one long
+message; the budget is the whole request's (system message, tool specs and the kept messages).
+The guides' ``start_on="human"`` is widened to ``("human", "ai")``: inside one long
 tool-calling turn the only human message is far back, and starting on it leaves nothing but the
 system prompt; starting on an assistant message keeps every tool result with its call. The agent
 state keeps every message; only the prompt is trimmed. ``TodoListMiddleware`` gives the model the
@@ -30,7 +31,13 @@ from benchmarks.peers.drivers._common import (
     load_script,
     parse_args,
 )
-from benchmarks.peers.drivers._lc import ScriptedChatModel, count_tokens, make_tools, run_turns
+from benchmarks.peers.drivers._lc import (
+    ScriptedChatModel,
+    count_request,
+    count_tokens,
+    make_tools,
+    run_turns,
+)
 
 
 class TrimMiddleware(AgentMiddleware):
@@ -43,9 +50,10 @@ class TrimMiddleware(AgentMiddleware):
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
-        """Send the model only the newest messages that fit beside the system prompt."""
+        """Send only the newest messages that fit beside the system prompt and tool specs."""
         system = [request.system_message] if request.system_message is not None else []
-        room = max(self.budget - (count_tokens(system) if system else 0), 0)
+        fixed = count_request(system, tools=list(request.tools))
+        room = max(self.budget - fixed, 0)
         kept = trim_messages(
             request.messages,
             max_tokens=room,

@@ -9,7 +9,8 @@ the session, in call order per tool and arguments (the SDK runs tool calls one a
 
 Variants: ``tokens`` (``max_tokens=budget``, the other settings at their defaults: condense when
 the view passes the budget, down to half of it) and ``defaults`` (no token limit: condense past
-240 events). Token counts use o200k_base, like every other peer.
+240 events). Token counts use o200k_base, like every other peer, over the whole request: the
+condenser's counter sees the messages, and the tool specs the agent last sent are added to it.
 """
 
 from __future__ import annotations
@@ -90,8 +91,10 @@ class ScriptedLLM(TestLLM):
         return super().completion(messages, tools, **kwargs)
 
     def get_token_count(self, messages: list[Message], *args: object, **kwargs: object) -> int:
-        """Count with o200k_base, as every peer does."""
-        return count_text(_messages(self, messages))
+        """Count the whole request with o200k_base: the messages and the agent's tool specs."""
+        recorder = self._recorder
+        assert recorder is not None, "set _recorder first"
+        return count_text(_messages(self, messages)) + recorder.tool_tokens()
 
 
 class SummaryLLM(TestLLM):

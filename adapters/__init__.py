@@ -1,0 +1,9 @@
+"""Framework adapters: this toolkit's session log behind other agent frameworks' interfaces.
+
+Each adapter imports only the package roots (`compaction`, `prompts`) and its framework, which
+comes with an extra: ``pip install 'context-harness[agents]'`` for the OpenAI Agents SDK
+(`adapters.openai_agents`). Import the adapter module itself; this package imports none of
+them, so it costs nothing when a framework is absent.
+"""
+
+__all__: list[str] = []

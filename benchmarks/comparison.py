@@ -1,0 +1,173 @@
+"""One comparison of every strategy run and every peer: tokens, money, retention, budget.
+
+`compare(results)` reads a benchmark run (``results.json``: our runs, the peers' records, the
+price table, each session's output tokens) and returns, per session, one row per strategy run
+and per peer configuration with:
+
+- ``summed_input``: input tokens over every model call, split into ``fixed`` (the tool catalog
+  and the system message of every request) and ``messages`` (the rest);
+- ``first_fixed``: the fixed prompt of the first request (what each framework sends before any
+  message);
+- ``cost``: the session's cost under each provider's prices (`harness.simulation.pricing`): input by
+  that provider's cache model, plus the session's output tokens, which every run shares (the
+  same scripted replies; summarizer calls are not priced: B's extractive and blind summarizers
+  make none, the peers' fake ones stand for calls a real run would pay);
+- ``every_call``: the share of calls, made while the latest todo list had unfinished items,
+  whose request shows every one at its latest status; ``after_compaction``: the same, counted
+  over the unfinished items at each compaction and at the last call (ours only);
+- ``budget``: the whole-request budget the run triggered at, and whether it is the run's
+  matched budget (``matched``); a row at another budget is labelled, never mixed in silently.
+
+`headline(results)` pools B against each peer configuration over the sessions both ran.
+
+Invariants: every figure is read from the results; nothing is computed for a peer that did not
+run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.simulation import PriceTable, default_prices, session_cost
+
+
+def _prices(results: Mapping[str, Any]) -> PriceTable:
+    return default_prices()
+
+
+def _costs(
+    table: PriceTable, prompts: Sequence[int], hits: Mapping[str, Sequence[int]], output: int
+) -> dict[str, Any]:
+    return {
+        name: session_cost(price, prompts, hits[price.cache_model], output).as_dict()
+        for name, price in table.providers.items()
+    }
+
+
+def _ratio(a: float, b: float) -> float:
+    return round(a / b, 6) if b else 1.0
+
+
+def strategy_row(run: Mapping[str, Any], output: int, table: PriceTable) -> dict[str, Any]:
+    """Return the comparison row of one of our runs (a ``results.json`` run)."""
+    per = run["per_request"]
+    prompts, fixed = (
+        per["prompt_tokens"],
+        per.get("fixed_tokens") or [0] * len(per["prompt_tokens"]),
+    )
+    ret = run["retention"]
+    return {
+        "name": run["strategy"],
+        "kind": "strategy",
+        "summed_input": sum(prompts),
+        "fixed": sum(fixed),
+        "messages": sum(prompts) - sum(fixed),
+        "first_fixed": fixed[0] if fixed else 0,
+        "peak": max(prompts, default=0),
+        "cost": _costs(table, prompts, per["hits"], output),
+        "every_call": run["request_retention"],
+        "after_compaction": ret["rate"],
+        "after_compaction_counts": [ret["kept"], ret["expected"]],
+        "compactions": run["compactions"],
+        "budget": run.get("budget"),
+    }
+
+
+def peer_row(record: Mapping[str, Any], output: int, table: PriceTable) -> dict[str, Any] | None:
+    """Return the comparison row of a peer record, or None when it did not run."""
+    m = record.get("metrics")
+    if record.get("status") != "ok" or not m or not m.get("cache_hit_tokens"):
+        return None  # not run, or scored before per-request hits were kept
+    prompts = m["prompt_tokens"]
+    fixed = m.get("fixed_prompt_tokens") or []
+    return {
+        "name": f"{record['peer']}/{record['variant']} ({record['summarizer']})",
+        "kind": "peer",
+        "summed_input": m["summed_input_tokens"],
+        "fixed": sum(fixed),
+        "messages": m["summed_input_tokens"] - sum(fixed),
+        "first_fixed": fixed[0] if fixed else 0,
+        "peak": m["peak_input_tokens"],
+        "cost": _costs(table, prompts, m["cache_hit_tokens"], output),
+        "every_call": m["todo_retention_rate"],
+        "after_compaction": None,
+        "after_compaction_counts": None,
+        "compactions": m.get("rewrites", 0),
+        "budget": record.get("budget"),
+    }
+
+
+def compare(results: Mapping[str, Any]) -> dict[str, Any]:
+    """Return every session's comparison rows and the matched budget they are judged at."""
+    table = _prices(results)
+    matched = results["config"].get("budget")
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    outputs = results.get("outputs") or {}
+    for run in results["runs"]:
+        session = run["session"]
+        if session not in outputs:
+            continue
+        sessions.setdefault(session, []).append(strategy_row(run, outputs[session], table))
+    peers = results.get("peers") or {}
+    for record in peers.get("records") or () if peers.get("available") else ():
+        session = record.get("session")
+        if session not in sessions:
+            continue
+        row = peer_row(record, outputs[session], table)
+        if row is not None:
+            sessions[session].append(row)
+    for rows in sessions.values():
+        for row in rows:
+            row["matched"] = row["budget"] == matched
+    return {"budget": matched, "prices": table.as_dict(), "sessions": sessions}
+
+
+def headline(comparison: Mapping[str, Any], ours: str = "B") -> list[dict[str, Any]]:
+    """Pool `ours` against each matched peer configuration over the sessions both ran.
+
+    Each entry: the peer's name, the sessions, both sides' summed input tokens and cost per
+    provider, the sessions where the peer sends fewer tokens or costs less (by provider), both
+    sides' worst every-call retention, and where the token difference lies: ours minus the
+    peer's fixed-prompt tokens and message tokens, and the compactions (the peer's rewrites).
+    """
+    mine = {
+        s: next(r for r in rows if r["name"] == ours)
+        for s, rows in comparison["sessions"].items()
+        if any(r["name"] == ours for r in rows)
+    }
+    names: list[str] = []
+    for rows in comparison["sessions"].values():
+        names += [r["name"] for r in rows if r["kind"] == "peer" and r["matched"]]
+    out = []
+    for name in dict.fromkeys(names):
+        pairs = [
+            (s, mine[s], next(r for r in rows if r["name"] == name))
+            for s, rows in comparison["sessions"].items()
+            if s in mine and any(r["name"] == name for r in rows)
+        ]
+        providers = list(pairs[0][1]["cost"])
+        out.append(
+            {
+                "peer": name,
+                "sessions": [s for s, _, _ in pairs],
+                "ours_input": sum(b["summed_input"] for _, b, _ in pairs),
+                "peer_input": sum(p["summed_input"] for _, _, p in pairs),
+                "ours_cost": {v: sum(b["cost"][v]["usd"] for _, b, _ in pairs) for v in providers},
+                "peer_cost": {v: sum(p["cost"][v]["usd"] for _, _, p in pairs) for v in providers},
+                "peer_fewer_tokens": [
+                    s for s, b, p in pairs if p["summed_input"] < b["summed_input"]
+                ],
+                "peer_cheaper": {
+                    v: [s for s, b, p in pairs if p["cost"][v]["usd"] < b["cost"][v]["usd"]]
+                    for v in providers
+                },
+                "ours_every_call": min(b["every_call"] for _, b, _ in pairs),
+                "peer_every_call": min(p["every_call"] for _, _, p in pairs),
+                "fixed_delta": sum(b["fixed"] - p["fixed"] for _, b, p in pairs),
+                "messages_delta": sum(b["messages"] - p["messages"] for _, b, p in pairs),
+                "ours_compactions": sum(b["compactions"] for _, b, _ in pairs),
+                "peer_rewrites": sum(p["compactions"] for _, _, p in pairs),
+            }
+        )
+    return out

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import fair_charts
+from benchmarks.comparison import compare
+
+plt = pytest.importorskip("matplotlib.pyplot")
+MODELS = ("deepseek", "openai", "anthropic", "vllm")
+
+
+def _results():
+    per = {
+        "prompt_tokens": [1000, 1200, 1400],
+        "fixed_tokens": [10, 10, 10],
+        "ideal": [0, 990, 1190],
+        "hits": {m: [0, 960, 1152] for m in MODELS},
+        "compacted": [],
+        "mode": ["agent"] * 3,
+    }
+    run = {
+        "strategy": "B",
+        "session": "s",
+        "compactions": 0,
+        "budget": 100,
+        "request_retention": 1.0,
+        "retention": {"kept": 2, "expected": 2, "rate": 1.0},
+        "per_request": per,
+    }
+    peer = {
+        "peer": "p",
+        "variant": "v",
+        "summarizer": "structural",
+        "session": "s",
+        "status": "ok",
+        "budget": 100,
+        "metrics": {
+            "summed_input_tokens": 3900,
+            "peak_input_tokens": 1500,
+            "prompt_tokens": [1100, 1300, 1500],
+            "fixed_prompt_tokens": [20, 20, 20],
+            "cache_hit_tokens": {
+                m: [0, 1024, 1280] for m in ("deepseek", "openai", "anthropic", "vllm")
+            },
+            "todo_retention_rate": 0.5,
+            "rewrites": 1,
+        },
+    }
+    results = {
+        "config": {"budget": 100, "chart_session": "s"},
+        "runs": [run],
+        "outputs": {"s": 30},
+        "peers": {"available": True, "records": [peer]},
+    }
+    results["comparison"] = compare(results)
+    return results
+
+
+@pytest.mark.parametrize(
+    "draw", [fair_charts.retention_chart, fair_charts.cost_chart, fair_charts.per_call_chart]
+)
+def test_each_chart_writes_a_png(tmp_path, draw):
+    """Every chart draws from the comparison block and writes a PNG under its own name."""
+    path = tmp_path / "chart.png"
+    assert draw(plt, _results(), path) == "chart.png"
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_per_call_chart_without_peers(tmp_path):
+    """With no peer results the per-call chart still draws and says so."""
+    results = _results()
+    results["peers"] = {"available": False}
+    path = tmp_path / "calls.png"
+    assert fair_charts.per_call_chart(plt, results, path) == "calls.png"
+    assert path.stat().st_size > 0
