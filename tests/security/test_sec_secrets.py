@@ -54,6 +54,8 @@ def test_cli_never_shows_or_stores_the_key(
                 "compact",
                 str(log),
                 "--force",
+                "--retain",
+                "0",
                 "--json",
                 "--summarizer",
                 "openai",
