@@ -367,8 +367,9 @@ class _Reader:
         self._end_modes(keep=self.mode_now)
         counts: Counter[str] = Counter()
         for source in self.sources:
-            # Sorted: a set's order follows the hash seed, and ties keep first-seen order.
-            counts.update(sorted(source))
+            # Each source is a dict in order of first appearance (never a set, whose order
+            # follows the hash seed), so ties keep first-seen order.
+            counts.update(source.keys())
         tools = {t.lower() for t in facts.tools}
         facts.terms = [t for t, n in counts.most_common() if n >= 2 and t.lower() not in tools]
         return facts
