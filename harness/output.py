@@ -11,15 +11,17 @@ import json
 import logging
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
+from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from compaction import STATUS_MARKS, TaskBoard, TodoPanel, panel_line
+from compaction import STATUS_MARKS, Session, TaskBoard, TodoPanel, panel_line
 
 _STYLES = {
     "completed": "green",
@@ -66,6 +68,44 @@ API_PHRASES: dict[str, str] = {
     "force it with force=True, CLI --force": "force it with --force",
 }
 """Phrases of the Python API's error messages, and how the command line says them."""
+
+
+def show_panel(
+    session: Session, render: Callable[[Session], Text], *, follow: bool, interval: float
+) -> int:
+    """Print a panel of the session once, or redraw it whenever it changes (`--follow`).
+
+    On a terminal the panel is redrawn in place; through a pipe it is printed again, after a
+    blank line, each time it changes.
+    """
+    out = console()
+    shown = render(session)
+    if not follow or not out.is_terminal:
+        out.print(shown)
+        out.file.flush()
+        if not follow:
+            return 0
+        for now in _changes(session, render, shown, interval):
+            out.print()
+            out.print(now)
+            out.file.flush()
+    with Live(shown, console=out, auto_refresh=False) as live:
+        for now in _changes(session, render, shown, interval):
+            live.update(now, refresh=True)
+    return 0
+
+
+def _changes(
+    session: Session, render: Callable[[Session], Text], shown: Text, interval: float
+) -> Iterator[Text]:
+    """Yield the panel each time the log grows and the panel differs from the last one shown."""
+    while True:
+        if session.refresh():
+            now = render(session)
+            if now != shown:
+                shown = now
+                yield now
+        time.sleep(interval)
 
 
 def cli_text(text: str, options: Mapping[str, str] | None = None) -> str:

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import time
-
-from rich.live import Live
 
 from compaction import Session, TaskBoard
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
-from harness.output import HelpFormatter, board_text, console, examples, print_json
+from harness.output import HelpFormatter, board_text, examples, print_json, show_panel
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -63,29 +60,6 @@ def _show(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         print_json(board_json(session.tasks))
         return 0
-    out = console()
-    if not args.follow:
-        out.print(board_text(session.tasks))
-        return 0
-    if not out.is_terminal:
-        return _follow_plain(session, args.interval)
-    with Live(board_text(session.tasks), console=out, auto_refresh=False) as live:
-        while True:
-            if session.refresh():
-                live.update(board_text(session.tasks), refresh=True)
-            time.sleep(args.interval)
-
-
-def _follow_plain(session: Session, interval: float) -> int:
-    """Print the panel again, after a blank line, whenever it changes (for pipes and logs)."""
-    out = console()
-    shown = session.tasks
-    out.print(board_text(shown))
-    out.file.flush()
-    while True:
-        if session.refresh() and session.tasks != shown:
-            shown = session.tasks
-            out.print()
-            out.print(board_text(shown))
-            out.file.flush()
-        time.sleep(interval)
+    return show_panel(
+        session, lambda s: board_text(s.tasks), follow=args.follow, interval=args.interval
+    )

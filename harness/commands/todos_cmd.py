@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import time
-
-from rich.live import Live
 
 from compaction import Session
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
-from harness.output import HelpFormatter, console, examples, panel_text, print_json
+from harness.output import HelpFormatter, examples, panel_text, print_json, show_panel
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,29 +49,6 @@ def _show(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         print_json({"counts": session.todos.counts(), **session.todos.model_dump(mode="json")})
         return 0
-    out = console()
-    if not args.follow:
-        out.print(panel_text(session.todos))
-        return 0
-    if not out.is_terminal:
-        return _follow_plain(session, args.interval)
-    with Live(panel_text(session.todos), console=out, auto_refresh=False) as live:
-        while True:
-            if session.refresh():
-                live.update(panel_text(session.todos), refresh=True)
-            time.sleep(args.interval)
-
-
-def _follow_plain(session: Session, interval: float) -> int:
-    """Print the panel again, after a blank line, whenever it changes (for pipes and logs)."""
-    out = console()
-    shown = session.todos
-    out.print(panel_text(shown))
-    out.file.flush()
-    while True:
-        if session.refresh() and session.todos != shown:
-            shown = session.todos
-            out.print()
-            out.print(panel_text(shown))
-            out.file.flush()
-        time.sleep(interval)
+    return show_panel(
+        session, lambda s: panel_text(s.todos), follow=args.follow, interval=args.interval
+    )
