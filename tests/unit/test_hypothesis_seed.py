@@ -28,12 +28,25 @@ def test_probe(n):
 """
 
 
-def run_probe(folder: Path, *args: str, profile: str = "ci") -> tuple[str, list[str]]:
-    """Run the probe test under our conftest; return the output and the integers drawn."""
+def run_probe(
+    folder: Path, *args: str, profile: str | None = "ci", ci: bool = False
+) -> tuple[str, list[str]]:
+    """Run the probe test under our conftest; return the output and the integers drawn.
+
+    With ``ci`` the ``CI`` variable is set as on a CI machine, where Hypothesis itself detects CI
+    and would otherwise fall back on its own derandomized built-in ``ci`` profile.
+    """
     drawn = folder / "drawn.txt"
     drawn.unlink(missing_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in ("HYPOTHESIS_SEED", "CI")}
-    env["HYPOTHESIS_PROFILE"] = profile
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("HYPOTHESIS_SEED", "HYPOTHESIS_PROFILE", "CI")
+    }
+    if profile is not None:
+        env["HYPOTHESIS_PROFILE"] = profile
+    if ci:
+        env["CI"] = "true"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder), *args],
         capture_output=True,
@@ -64,6 +77,16 @@ class TestSeed:
         assert seeds[0] != seeds[1]
         _, replayed = run_probe(probe, f"--hypothesis-seed={seeds[0][0]}")
         assert replayed == drawn
+
+    def test_a_ci_machine_draws_a_fresh_seed_too(self, probe: Path) -> None:
+        """With ``CI`` set and no profile named (as ``.ci/run`` runs), seeds still vary."""
+        first, drawn = run_probe(probe, profile=None, ci=True)
+        second, again = run_probe(probe, profile=None, ci=True)
+        assert "derandomized" not in first + second
+        seeds = [re.findall(r"hypothesis seed (\d+)", out) for out in (first, second)]
+        assert len(seeds[0]) == 1 and len(seeds[1]) == 1, first + second
+        assert seeds[0] != seeds[1]
+        assert drawn != again
 
     def test_mutate_profile_is_derandomized(self, probe: Path) -> None:
         """The mutation profile draws the same examples every run, with no seed to give."""
