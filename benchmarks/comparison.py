@@ -15,6 +15,10 @@ and per peer configuration with:
 - ``every_call``: the share of calls, made while the latest todo list had unfinished items,
   whose request shows every one at its latest status; ``after_compaction``: the same, counted
   over the unfinished items at each compaction and at the last call (ours only);
+- ``after_reset``: the sawtooth of the per-call series: how many compactions (a peer's
+  rewrites: requests that do not extend the one before), the message tokens the request right
+  after each one keeps (summary and verbatim tail), of them the Checkpoint's (ours), and the
+  request just before each;
 - ``budget``: the whole-request budget the run triggered at, and whether it is the run's
   matched budget (``matched``); a row at another budget is labelled, never mixed in silently.
 
@@ -57,6 +61,8 @@ def strategy_row(run: Mapping[str, Any], output: int, table: PriceTable) -> dict
         per.get("fixed_tokens") or [0] * len(per["prompt_tokens"]),
     )
     ret = run["retention"]
+    compacted = per.get("compacted") or []
+    checkpoints = per.get("checkpoint_tokens")
     return {
         "name": run["strategy"],
         "kind": "strategy",
@@ -70,6 +76,7 @@ def strategy_row(run: Mapping[str, Any], output: int, table: PriceTable) -> dict
         "after_compaction": ret["rate"],
         "after_compaction_counts": [ret["kept"], ret["expected"]],
         "compactions": run["compactions"],
+        "after_reset": _after_reset(prompts, fixed, compacted, checkpoints),
         "budget": run.get("budget"),
     }
 
@@ -81,6 +88,7 @@ def peer_row(record: Mapping[str, Any], output: int, table: PriceTable) -> dict[
         return None  # not run, or scored before per-request hits were kept
     prompts = m["prompt_tokens"]
     fixed = m.get("fixed_prompt_tokens") or []
+    resets = rewrites(prompts, m.get("reused_prefix_tokens"))
     return {
         "name": f"{record['peer']}/{record['variant']} ({record['summarizer']})",
         "kind": "peer",
@@ -94,7 +102,40 @@ def peer_row(record: Mapping[str, Any], output: int, table: PriceTable) -> dict[
         "after_compaction": None,
         "after_compaction_counts": None,
         "compactions": m.get("rewrites", 0),
+        "after_reset": _after_reset(prompts, fixed, resets),
         "budget": record.get("budget"),
+    }
+
+
+def rewrites(prompts: Sequence[int], reused: Sequence[int] | None) -> list[int]:
+    """Return the requests that do not extend the one before (a peer's compactions or trims)."""
+    if not reused:
+        return []
+    return [i for i in range(1, len(prompts)) if reused[i] < prompts[i - 1]]
+
+
+def _after_reset(
+    prompts: Sequence[int],
+    fixed: Sequence[int],
+    resets: Sequence[int],
+    checkpoints: Sequence[int] | None = None,
+) -> dict[str, Any]:
+    """Sum what the requests right after each compaction (or rewrite) hold, and before it.
+
+    ``kept``: the message tokens of each such request (summary and verbatim tail, the fixed
+    prompt left out); ``checkpoint``: of those, the Checkpoint's (ours only; None for a peer,
+    whose summary message is not told apart); ``before``: the whole request just before;
+    ``growth`` over ``steps``: how much each other request added to the one before.
+    """
+    resets = [i for i in resets if 0 < i < len(prompts)]
+    steps = [i for i in range(1, len(prompts)) if i not in set(resets)]
+    return {
+        "count": len(resets),
+        "steps": len(steps),
+        "growth": sum(prompts[i] - prompts[i - 1] for i in steps),
+        "kept": sum(prompts[i] - (fixed[i] if i < len(fixed) else 0) for i in resets),
+        "checkpoint": sum(checkpoints[i] for i in resets) if checkpoints else None,
+        "before": sum(prompts[i - 1] for i in resets),
     }
 
 
@@ -129,7 +170,8 @@ def headline(comparison: Mapping[str, Any], ours: str = "B") -> list[dict[str, A
     Each entry: the peer's name, the sessions, both sides' summed input tokens and cost per
     provider, the sessions where the peer sends fewer tokens or costs less (by provider), both
     sides' worst every-call retention, and where the token difference lies: ours minus the
-    peer's fixed-prompt tokens and message tokens, and the compactions (the peer's rewrites).
+    peer's fixed-prompt tokens and message tokens, the compactions (the peer's rewrites), and
+    each side's mean request right after a compaction and just before one (`_pool_after`).
     """
     mine = {
         s: next(r for r in rows if r["name"] == ours)
@@ -168,6 +210,29 @@ def headline(comparison: Mapping[str, Any], ours: str = "B") -> list[dict[str, A
                 "messages_delta": sum(b["messages"] - p["messages"] for _, b, p in pairs),
                 "ours_compactions": sum(b["compactions"] for _, b, _ in pairs),
                 "peer_rewrites": sum(p["compactions"] for _, _, p in pairs),
+                "ours_after": _pool_after([b["after_reset"] for _, b, _ in pairs]),
+                "peer_after": _pool_after([p["after_reset"] for _, _, p in pairs]),
             }
         )
     return out
+
+
+def _pool_after(blocks: Sequence[Mapping[str, Any] | None]) -> dict[str, Any]:
+    """Pool `_after_reset` blocks: means per compaction, and per request between compactions.
+
+    ``kept``, ``checkpoint`` and ``before`` are means per compaction; ``growth`` is the mean
+    growth of a request over the one before it between compactions.
+    """
+    got = [b for b in blocks if b]
+    count = sum(b["count"] for b in got)
+    steps = sum(b.get("steps", 0) for b in got)
+    checkpoints = [b["checkpoint"] for b in got]
+    return {
+        "count": count,
+        "growth": round(sum(b.get("growth", 0) for b in got) / steps) if steps else None,
+        "kept": round(sum(b["kept"] for b in got) / count) if count else None,
+        "checkpoint": round(sum(checkpoints) / count)
+        if count and all(c is not None for c in checkpoints)
+        else None,
+        "before": round(sum(b["before"] for b in got) / count) if count else None,
+    }

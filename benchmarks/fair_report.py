@@ -155,12 +155,33 @@ def headline_lines(results: Mapping[str, Any]) -> list[str]:
                 f"; the peer wins on {', '.join(losses)} (B minus peer: fixed prompts "
                 f"{e['fixed_delta']:+,} tokens, messages {e['messages_delta']:+,}; "
                 f"{e['ours_compactions']} compactions against {e['peer_rewrites']} rewrites)"
+                + _why(e)
             )
         out.append(
             f"- {e['peer']}: input {_pct(tokens)}, cost {costs}; every-call retention B "
             f"{_pct(e['ours_every_call'])}, peer {_pct(e['peer_every_call'])}{where}."
         )
     return [*out, ""]
+
+
+def _why(entry: Mapping[str, Any]) -> str:
+    """Say where the sawtooths differ: what each side keeps after a compaction, and before."""
+    ours, peer = entry.get("ours_after") or {}, entry.get("peer_after") or {}
+    if not ours.get("count") or not peer.get("count"):
+        return ""
+    kept = f"{ours['kept']:,} message tokens"
+    if ours.get("checkpoint") is not None:
+        kept += (
+            f" ({ours['checkpoint']:,} of Checkpoint, {ours['kept'] - ours['checkpoint']:,} of "
+            "verbatim tail)"
+        )
+    return (
+        f": right after a compaction B's request keeps {kept} on average, the peer's "
+        f"{peer['kept']:,} (its summary and tail), {ours['kept'] - peer['kept']:+,} per request "
+        f"until the next one; just before one, B's request holds {ours['before']:,} tokens, the "
+        f"peer's {peer['before']:,}; between compactions a request grows by {ours['growth']:,} "
+        f"tokens a call for B, {peer['growth']:,} for the peer"
+    )
 
 
 def gap_section(results: Mapping[str, Any]) -> list[str]:

@@ -132,6 +132,7 @@ def run_summary(result: ReplayResult) -> dict[str, Any]:
             "prompt_tokens": prompts,
             "fixed_tokens": [r.fixed_tokens for r in result.records],
             "context_tokens": [r.context_tokens for r in result.records],
+            "checkpoint_tokens": [r.checkpoint_tokens for r in result.records],
             "ideal": [r.ideal for r in result.records],
             "hits": {m: [r.hits[m] for r in result.records] for m in MODEL_NAMES},
             "compacted": [r.index for r in result.records if r.compacted],

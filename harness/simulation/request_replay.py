@@ -152,6 +152,9 @@ class RequestRecord:
     """A compaction happened just before this call."""
     fixed_tokens: int = 0
     """Tokens of the fixed prompt: the tool catalog and the system message."""
+    checkpoint_tokens: int = 0
+    """Tokens of the Checkpoint message in the request (0 without one): of what a compaction
+    keeps, the summary; the rest of the messages is the verbatim tail."""
 
 
 @dataclass(frozen=True)
@@ -407,6 +410,10 @@ class _Loop:
         prompt = len(data) // 4
         stable_end = (len(packed[0]) + len(packed[1])) // 4  # the tools line, the system line
         new = sum(len(p) for s, p in zip(lines[2:], packed[2:], strict=True) if s not in self.seen)
+        window = self.session.context
+        # Lines: the tools, the builder's system message, the log's system messages, then the
+        # Checkpoint when there is one.
+        checkpoint = len(packed[2 + len(window.system)]) if window.checkpoint is not None else 0
         marks = self.breakpoints(packed) if "anthropic" in self.sims else []
         hits = {name: sim.serve(data, marks) for name, sim in self.sims.items()}
         exact = self.exact.serve(data)
@@ -422,6 +429,7 @@ class _Loop:
                 hits=hits,
                 compacted=compacted,
                 fixed_tokens=stable_end,
+                checkpoint_tokens=checkpoint // 4,
             )
         )
         self.seen = frozenset(lines[2:])
