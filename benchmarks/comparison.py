@@ -210,8 +210,8 @@ def headline(comparison: Mapping[str, Any], ours: str = "B") -> list[dict[str, A
                 "messages_delta": sum(b["messages"] - p["messages"] for _, b, p in pairs),
                 "ours_compactions": sum(b["compactions"] for _, b, _ in pairs),
                 "peer_rewrites": sum(p["compactions"] for _, _, p in pairs),
-                "ours_after": _pool_after([b["after_reset"] for _, b, _ in pairs]),
-                "peer_after": _pool_after([p["after_reset"] for _, _, p in pairs]),
+                "ours_after": _pool_after([b.get("after_reset") for _, b, _ in pairs]),
+                "peer_after": _pool_after([p.get("after_reset") for _, _, p in pairs]),
             }
         )
     return out

@@ -155,7 +155,7 @@ def headline_lines(results: Mapping[str, Any]) -> list[str]:
                 f"; the peer wins on {', '.join(losses)} (B minus peer: fixed prompts "
                 f"{e['fixed_delta']:+,} tokens, messages {e['messages_delta']:+,}; "
                 f"{e['ours_compactions']} compactions against {e['peer_rewrites']} rewrites)"
-                + _why(e)
+                + why(e)
             )
         out.append(
             f"- {e['peer']}: input {_pct(tokens)}, cost {costs}; every-call retention B "
@@ -164,7 +164,7 @@ def headline_lines(results: Mapping[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-def _why(entry: Mapping[str, Any]) -> str:
+def why(entry: Mapping[str, Any]) -> str:
     """Say where the sawtooths differ: what each side keeps after a compaction, and before."""
     ours, peer = entry.get("ours_after") or {}, entry.get("peer_after") or {}
     if not ours.get("count") or not peer.get("count"):
@@ -176,7 +176,7 @@ def _why(entry: Mapping[str, Any]) -> str:
             "verbatim tail)"
         )
     return (
-        f": right after a compaction B's request keeps {kept} on average, the peer's "
+        f"; right after a compaction B's request keeps {kept} on average, the peer's "
         f"{peer['kept']:,} (its summary and tail), {ours['kept'] - peer['kept']:+,} per request "
         f"until the next one; just before one, B's request holds {ours['before']:,} tokens, the "
         f"peer's {peer['before']:,}; between compactions a request grows by {ours['growth']:,} "

@@ -57,7 +57,7 @@ def _peer_lines(results: Mapping[str, Any], ours: str) -> list[str]:
                 f" The peer wins on {', '.join(losses)}: B's fixed prompts hold "
                 f"{e['fixed_delta']:+,} tokens and its messages {e['messages_delta']:+,} against "
                 f"the peer's ({e['ours_compactions']} compactions against "
-                f"{e['peer_rewrites']} rewrites)."
+                f"{e['peer_rewrites']} rewrites){fair_report.why(e)}."
             )
         out.append(
             f"  - {e['peer']}: input {_vs(e['ours_input'], e['peer_input'])} "

@@ -130,6 +130,51 @@ class TestHeadline:
         assert entry["ours_every_call"] == 1.0
         assert entry["peer_every_call"] == 0.9
 
+    def test_gives_each_sides_sawtooth_and_says_why(self):
+        """Kept after a compaction, its Checkpoint, the request before and growth per call."""
+        b = _run("B", [100, 300, 500, 150, 250], [0] * 5, compacted=[3])
+        b["per_request"]["checkpoint_tokens"] = [0, 0, 0, 40, 40]
+        peer = _peer("p", [120, 320, 520, 90, 120], [0] * 5)
+        peer["metrics"]["reused_prefix_tokens"] = [0, 120, 320, 20, 90]
+        results = _results([b], [peer])
+        rows = {r["name"]: r for r in compare(results)["sessions"]["s"]}
+        assert rows["B"]["after_reset"] == {
+            "count": 1,
+            "steps": 3,
+            "growth": 200 + 200 + 100,
+            "kept": 150 - 10,
+            "checkpoint": 40,
+            "before": 500,
+        }
+        assert rows["p/v (structural)"]["after_reset"]["kept"] == 90 - 20
+        assert rows["p/v (structural)"]["after_reset"]["checkpoint"] is None
+        (entry,) = headline(compare(results))
+        assert entry["ours_after"] == {
+            "count": 1,
+            "growth": round(500 / 3),
+            "kept": 140,
+            "checkpoint": 40,
+            "before": 500,
+        }
+        assert entry["peer_after"]["kept"] == 70
+        assert entry["peer_after"]["growth"] == round((200 + 200 + 30) / 3)
+        (line,) = [x for x in headline_lines(results) if x.startswith("- p/v")]
+        assert "the peer wins on s" in line
+        assert "keeps 140 message tokens (40 of Checkpoint, 100 of verbatim tail)" in line
+        assert "the peer's 70 (its summary and tail), +70 per request" in line
+        assert "B's request holds 500 tokens, the peer's 520" in line
+
+    def test_a_peer_without_prefix_series_has_no_sawtooth(self):
+        """An old peers.json without reused_prefix_tokens gives no why-sentence, no error."""
+        results = _results(
+            [_run("B", [200, 100], [0, 0], compacted=[1])], [_peer("p", [50, 60], [0, 0])]
+        )
+        (entry,) = headline(compare(results))
+        assert entry["peer_after"]["count"] == 0
+        (line,) = [x for x in headline_lines(results) if x.startswith("- p/v")]
+        assert "the peer wins on s" in line
+        assert "right after a compaction" not in line
+
     def test_unmatched_peers_stay_out(self):
         """The headline compares only peers at the matched budget."""
         results = _results([_run("B", [10], [0])], [_peer("q", [10], [0], budget=None)])
