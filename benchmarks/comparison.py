@@ -77,6 +77,7 @@ def strategy_row(run: Mapping[str, Any], output: int, table: PriceTable) -> dict
         "after_compaction_counts": [ret["kept"], ret["expected"]],
         "compactions": run["compactions"],
         "after_reset": _after_reset(prompts, fixed, compacted, checkpoints),
+        "prompt_tokens": list(prompts),
         "budget": run.get("budget"),
     }
 
@@ -103,6 +104,7 @@ def peer_row(record: Mapping[str, Any], output: int, table: PriceTable) -> dict[
         "after_compaction_counts": None,
         "compactions": m.get("rewrites", 0),
         "after_reset": _after_reset(prompts, fixed, resets),
+        "prompt_tokens": list(prompts),
         "budget": record.get("budget"),
     }
 
@@ -170,8 +172,10 @@ def headline(comparison: Mapping[str, Any], ours: str = "B") -> list[dict[str, A
     Each entry: the peer's name, the sessions, both sides' summed input tokens and cost per
     provider, the sessions where the peer sends fewer tokens or costs less (by provider), both
     sides' worst every-call retention, and where the token difference lies: ours minus the
-    peer's fixed-prompt tokens and message tokens, the compactions (the peer's rewrites), and
-    each side's mean request right after a compaction and just before one (`_pool_after`).
+    peer's fixed-prompt tokens and message tokens, the compactions (the peer's rewrites),
+    each side's mean request right after a compaction and just before one (`_pool_after`), and
+    how far the running difference of the two per-call series swings within a session
+    (`_swing`).
     """
     mine = {
         s: next(r for r in rows if r["name"] == ours)
@@ -212,6 +216,9 @@ def headline(comparison: Mapping[str, Any], ours: str = "B") -> list[dict[str, A
                 "peer_rewrites": sum(p["compactions"] for _, _, p in pairs),
                 "ours_after": _pool_after([b.get("after_reset") for _, b, _ in pairs]),
                 "peer_after": _pool_after([p.get("after_reset") for _, _, p in pairs]),
+                "running_delta": _swing(
+                    [(b.get("prompt_tokens"), p.get("prompt_tokens")) for _, b, p in pairs]
+                ),
             }
         )
     return out
@@ -236,3 +243,19 @@ def _pool_after(blocks: Sequence[Mapping[str, Any] | None]) -> dict[str, Any]:
         else None,
         "before": round(sum(b["before"] for b in got) / count) if count else None,
     }
+
+
+def _swing(series: Sequence[tuple[Sequence[int] | None, Sequence[int] | None]]) -> dict[str, int]:
+    """Return the lowest and highest running sum of ours minus the peer's, call by call.
+
+    Over the calls both made in a session; the extremes over every session. Where each side's
+    compactions fall decides it: between the peer's compaction and ours, ours pays more each
+    call, and the other way round after.
+    """
+    low = high = 0
+    for ours, theirs in series:
+        running = 0
+        for a, b in zip(ours or (), theirs or (), strict=False):
+            running += a - b
+            low, high = min(low, running), max(high, running)
+    return {"low": low, "high": high}

@@ -181,6 +181,17 @@ def why(entry: Mapping[str, Any]) -> str:
         f"until the next one; just before one, B's request holds {ours['before']:,} tokens, the "
         f"peer's {peer['before']:,}; between compactions a request grows by {ours['growth']:,} "
         f"tokens a call for B, {peer['growth']:,} for the peer"
+        + _swing_text(entry.get("running_delta"))
+    )
+
+
+def _swing_text(swing: Mapping[str, int] | None) -> str:
+    if not swing or swing["low"] == swing["high"]:
+        return ""
+    return (
+        "; call by call, the running sum of B minus the peer swings between "
+        f"{swing['low']:+,} and {swing['high']:+,} tokens within a session, as the two "
+        "sides' compactions fall at different calls"
     )
 
 

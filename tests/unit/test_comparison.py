@@ -163,6 +163,9 @@ class TestHeadline:
         assert "keeps 140 message tokens (40 of Checkpoint, 100 of verbatim tail)" in line
         assert "the peer's 70 (its summary and tail), +70 per request" in line
         assert "B's request holds 500 tokens, the peer's 520" in line
+        # Running sum of B minus the peer: -20, -40, -60, 0, +130.
+        assert entry["running_delta"] == {"low": -60, "high": 130}
+        assert "swings between -60 and +130 tokens within a session" in line
 
     def test_a_peer_without_prefix_series_has_no_sawtooth(self):
         """An old peers.json without reused_prefix_tokens gives no why-sentence, no error."""

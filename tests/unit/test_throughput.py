@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.throughput import events_of, measure, run
+from benchmarks.throughput import append_all, events_of, measure, run
+from compaction import get_tokenizer
+from compaction.views import UsageProjection
 
 
 class TestThroughput:
@@ -31,3 +33,21 @@ class TestThroughput:
         assert [r["events"] for r in rows] == [200, 400]
         assert rows[0]["append_peak_mb"] is not None
         assert rows[1]["append_peak_mb"] is None
+
+    def test_append_counts_the_tokens_so_a_later_read_counts_nothing(self, tmp_path, monkeypatch):
+        """The timed append includes the token count, which a Session folds lazily.
+
+        A read after it applies no event, so the timed reads are the O(1) check alone.
+        """
+        session = append_all(tmp_path / "log.jsonl", events_of(50), get_tokenizer())
+        applied: list[object] = []
+        apply = UsageProjection.apply
+
+        def spy(self: UsageProjection, state: object, event: object) -> object:
+            applied.append(event)
+            return apply(self, state, event)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(UsageProjection, "apply", spy)
+        with session:
+            assert session.context_tokens > 0
+        assert applied == []
