@@ -175,8 +175,13 @@ def why(entry: Mapping[str, Any]) -> str:
             f" ({ours['checkpoint']:,} of Checkpoint, {ours['kept'] - ours['checkpoint']:,} of "
             "verbatim tail)"
         )
+    lead = (
+        "the peer keeps less after each compaction, a shorter verbatim tail than B's"
+        if ours["kept"] > peer["kept"]
+        else "not by keeping less after a compaction"
+    )
     return (
-        f"; right after a compaction B's request keeps {kept} on average, the peer's "
+        f"; why: {lead}: right after a compaction B's request keeps {kept} on average, the peer's "
         f"{peer['kept']:,} (its summary and tail), {ours['kept'] - peer['kept']:+,} per request "
         f"until the next one; just before one, B's request holds {ours['before']:,} tokens, the "
         f"peer's {peer['before']:,}; between compactions a request grows by {ours['growth']:,} "

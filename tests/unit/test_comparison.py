@@ -160,6 +160,7 @@ class TestHeadline:
         assert entry["peer_after"]["growth"] == round((200 + 200 + 30) / 3)
         (line,) = [x for x in headline_lines(results) if x.startswith("- p/v")]
         assert "the peer wins on s" in line
+        assert "why: the peer keeps less after each compaction, a shorter verbatim tail" in line
         assert "keeps 140 message tokens (40 of Checkpoint, 100 of verbatim tail)" in line
         assert "the peer's 70 (its summary and tail), +70 per request" in line
         assert "B's request holds 500 tokens, the peer's 520" in line
