@@ -372,6 +372,20 @@ class TestFailures:
         assert [e["type"] for e in log_events(notes)] == ["turn/start", "message"]
 
     @BOTH
+    def test_a_log_that_cannot_be_opened_ends_as_one_line(
+        self, example: Example, tmp_path: Path
+    ) -> None:
+        """LOG naming a directory: exit 1, one line naming the path; the model is never called."""
+        (tmp_path / "session.jsonl").mkdir()
+        with StubModel([Reply("unused")]) as stub:
+            done = run_example(example, stub, tmp_path)
+        assert done.returncode == 1
+        assert done.stderr.splitlines() == [
+            f"{example.name}: LogError: session.jsonl: cannot read the log: Is a directory"
+        ]
+        assert stub.requests == []
+
+    @BOTH
     def test_missing_arguments_print_the_usage(self, example: Example, tmp_path: Path) -> None:
         """Without LOG and REQUEST the example says how to run it, in one line."""
         done = subprocess.run(
