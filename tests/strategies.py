@@ -156,6 +156,8 @@ prompt_environments = st.fixed_dictionaries(
 # --- session core: todo_write calls and session operations -------------------------------------
 
 _PADDING = st.sampled_from(["", " ", "  ", "\t", "\n", " \u3000"])
+_INVISIBLE = st.sampled_from(["\u00ad", "\u200b", "\ufeff", " \u200d ", "\u2800", "\u3164\u2060"])
+"""Content that shows nothing though it is not whitespace: format characters and blank fillers."""
 
 
 @st.composite
@@ -188,7 +190,7 @@ def near_miss_todo_arguments(draw: st.DrawFn) -> str:
             case "extra_field":
                 item[draw(st.sampled_from(["id", "priority", "activeForm"]))] = "x"
             case "blank":
-                item["content"] = draw(_PADDING)
+                item["content"] = draw(_PADDING | _INVISIBLE)
             case "two_in_progress":
                 item["status"] = "in_progress"
                 todos.append({"content": f"another task {len(todos)}", "status": "in_progress"})

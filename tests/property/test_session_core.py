@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,18 @@ STATUSES = ("pending", "in_progress", "completed")
 Todo = tuple[str, str]
 
 
+SHOWS_NOTHING = frozenset("\u115f\u1160\u2800\u3164\uffa0")
+"""Hangul fillers and the blank braille pattern: render as nothing, yet not format characters."""
+
+
+def reference_blank(content: str) -> bool:
+    """Blank, as the contract says: only whitespace, format characters (Cf) and blank fillers."""
+    for ch in content:
+        if not (ch.isspace() or unicodedata.category(ch) == "Cf" or ch in SHOWS_NOTHING):
+            return False
+    return True
+
+
 def reference_todo_write(raw: str | bytes, allow_parallel: bool) -> list[Todo] | None:
     """The todo_write rules in plain Python: the new list, or None when the call is rejected."""
     if len(raw) > MAX_ARGUMENT_BYTES:
@@ -58,7 +71,7 @@ def reference_todo_write(raw: str | bytes, allow_parallel: bool) -> list[Todo] |
         if not isinstance(content, str) or not isinstance(status, str) or status not in STATUSES:
             return None
         content = content.strip()
-        if not content or content in {c for c, _ in out}:
+        if reference_blank(content) or content in {c for c, _ in out}:
             return None
         try:
             content.encode("utf-8")

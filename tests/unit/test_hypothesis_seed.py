@@ -84,7 +84,7 @@ class TestSeed:
         second, again = run_probe(probe, profile=None, ci=True)
         assert "derandomized" not in first + second
         seeds = [re.findall(r"hypothesis seed (\d+)", out) for out in (first, second)]
-        assert len(seeds[0]) == 1 and len(seeds[1]) == 1, first + second
+        assert [len(s) for s in seeds] == [1, 1], first + second
         assert seeds[0] != seeds[1]
         assert drawn != again
 

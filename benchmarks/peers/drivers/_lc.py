@@ -42,7 +42,7 @@ from benchmarks.peers.drivers._common import (
 )
 
 if TYPE_CHECKING:
-    from langchain_core.runnables import Runnable
+    from langchain_core.runnables import Runnable, RunnableConfig
 
 
 def openai_messages(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
@@ -134,7 +134,7 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "scripted-fake"
 
-    def bind_tools(self, tools: Sequence[object], **kwargs: object) -> Runnable[Any, Any]:
+    def bind_tools(self, tools: Sequence[Any], **kwargs: object) -> Runnable[Any, Any]:
         """Bind tools the way real chat models do: as OpenAI function specs."""
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
@@ -185,7 +185,10 @@ def run_turns(
     dists: Sequence[str],
 ) -> None:
     """Send each of the session's user requests through the agent's loop, then write the record."""
-    config = {"configurable": {"thread_id": script.name}, "recursion_limit": 100_000}
+    config: RunnableConfig = {
+        "configurable": {"thread_id": script.name},
+        "recursion_limit": 100_000,
+    }
     started = time.perf_counter()
     for index, turn in enumerate(script.turns):
         queue.start_turn(index)

@@ -11,10 +11,14 @@ budget means what it means for our strategies.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from langchain.agents import create_agent
-from langchain.agents.middleware import SummarizationMiddleware, TodoListMiddleware
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    SummarizationMiddleware,
+    TodoListMiddleware,
+)
 from langgraph.checkpoint.memory import InMemorySaver
 
 from benchmarks.peers.drivers._common import (
@@ -56,14 +60,16 @@ def main() -> None:
     summarization = SummarizationMiddleware(
         model=summary_model,
         trigger=("tokens", args.budget),
-        token_counter=whole_request_counter(recorder),
+        token_counter=cast(Any, whole_request_counter(recorder)),
         **options,
     )
     agent = create_agent(
         model,
         tools=make_tools(script, str),
         system_prompt=script.system or None,
-        middleware=[TodoListMiddleware(), summarization],
+        middleware=cast(
+            list[AgentMiddleware[Any, Any, Any]], [TodoListMiddleware(), summarization]
+        ),
         checkpointer=InMemorySaver(),
     )
     run_turns(

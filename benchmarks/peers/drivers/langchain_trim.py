@@ -14,6 +14,7 @@ same todo tool as the other LangChain peers. There is no summarizer, so the reco
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, cast
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
@@ -22,7 +23,7 @@ from langchain.agents.middleware import (
     ModelResponse,
     TodoListMiddleware,
 )
-from langchain_core.messages import trim_messages
+from langchain_core.messages import AnyMessage, trim_messages
 from langgraph.checkpoint.memory import InMemorySaver
 
 from benchmarks.peers.drivers._common import (
@@ -63,7 +64,7 @@ class TrimMiddleware(AgentMiddleware):
             end_on=("human", "tool"),
             include_system=True,
         )
-        return handler(request.override(messages=kept))
+        return handler(request.override(messages=cast(list[AnyMessage], kept)))
 
 
 def main() -> None:
@@ -77,7 +78,10 @@ def main() -> None:
         model,
         tools=make_tools(script, str),
         system_prompt=script.system or None,
-        middleware=[TodoListMiddleware(), TrimMiddleware(args.budget)],
+        middleware=cast(
+            list[AgentMiddleware[Any, Any, Any]],
+            [TodoListMiddleware(), TrimMiddleware(args.budget)],
+        ),
         checkpointer=InMemorySaver(),
     )
     run_turns(
