@@ -10,7 +10,8 @@ from typing import Any
 
 import anthropic
 
-from compaction import CompactionPolicy, HarnessError, Session, ToolResult, call_tool, maybe_compact
+import compaction
+from compaction import CompactionPolicy, Session, ToolResult, call_tool, maybe_compact
 from prompts import PromptBuilder, ToolCatalog, anthropic_request, fixed_tokens, get_mode
 
 PATH = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
@@ -37,9 +38,8 @@ def run(log: str, request: str) -> None:
             body = anthropic_request(builder, mode, session, model=model, max_tokens=4096)
             reply = client.messages.create(**body)  # system and last message carry cache_control
             session.add_message(reply)  # the SDK's Message, as is
-            results = []  # content and is_error of each call's ToolResult
+            results = []  # todo_write runs in the session, read_file in its handler
             for block in [b for b in reply.content if b.type == "tool_use"]:
-                # todo_write runs in the session itself, read_file in its handler
                 out = call_tool(session, block.name, block.input, handlers={"read_file": read_file})
                 results.append({"type": "tool_result", "tool_use_id": block.id, **vars(out)})
             if not results:
@@ -55,5 +55,5 @@ if __name__ == "__main__":
         sys.exit("usage: python examples/anthropic_messages_loop.py LOG REQUEST")
     try:
         run(sys.argv[1], sys.argv[2])
-    except (anthropic.AnthropicError, HarnessError) as exc:  # one line, never a traceback
-        sys.exit(f"anthropic_messages_loop: {type(exc).__name__}: {exc}".splitlines()[0])
+    except (anthropic.AnthropicError, compaction.HarnessError) as exc:  # one line, no key
+        sys.exit(compaction.redact(f"error: {type(exc).__name__}: {exc}".splitlines()[0]))

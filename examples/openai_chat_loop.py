@@ -10,7 +10,8 @@ from typing import Any
 
 import openai
 
-from compaction import CompactionPolicy, HarnessError, Session, ToolResult, call_tool, maybe_compact
+import compaction
+from compaction import CompactionPolicy, Session, ToolResult, call_tool, maybe_compact
 from prompts import PromptBuilder, ToolCatalog, fixed_tokens, get_mode, openai_request
 
 PATH = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
@@ -54,5 +55,5 @@ if __name__ == "__main__":
         sys.exit("usage: python examples/openai_chat_loop.py LOG REQUEST")
     try:
         run(sys.argv[1], sys.argv[2])
-    except (openai.OpenAIError, HarnessError) as exc:  # one line, never a traceback
-        sys.exit(f"openai_chat_loop: {type(exc).__name__}: {exc}".splitlines()[0])
+    except (openai.OpenAIError, compaction.HarnessError) as exc:  # one line, no key
+        sys.exit(compaction.redact(f"error: {type(exc).__name__}: {exc}".splitlines()[0]))

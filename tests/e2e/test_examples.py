@@ -331,11 +331,24 @@ class TestFailures:
         assert done.stdout == ""
         lines = done.stderr.splitlines()
         assert len(lines) == 1, done.stderr
-        assert lines[0].startswith(f"{example.name}: InternalServerError: Error code: 500")
+        assert lines[0].startswith("error: InternalServerError: Error code: 500")
         assert "Traceback" not in done.stderr
         assert KEY not in done.stderr
         assert len(stub.requests) == 3  # the first call and the SDK's two retries, all used
         assert [e["type"] for e in log_events(notes)] == ["turn/start", "message"]
+
+    @BOTH
+    def test_an_echoed_key_is_redacted(self, example: Example, notes: Path) -> None:
+        """A 401 whose body quotes the key (a proxy echoing headers): one line, key redacted."""
+        echo = {"error": {"message": f"invalid api key {KEY}", "type": "auth"}}
+        with StubModel([Reply(status=401, body=json.dumps(echo).encode())]) as stub:
+            done = run_example(example, stub, notes)
+        assert done.returncode == 1
+        (line,) = done.stderr.splitlines()
+        assert line.startswith("error: AuthenticationError: Error code: 401")
+        assert "[REDACTED]" in line
+        assert KEY not in done.stderr + done.stdout
+        assert len(stub.requests) == 1  # a 401 is not retried
 
     @BOTH
     def test_bad_calls_become_tool_errors_the_model_reads(
@@ -366,8 +379,7 @@ class TestFailures:
             done = run_example(ANTHROPIC, stub, notes)
         assert done.returncode == 1
         assert done.stderr.splitlines() == [
-            "anthropic_messages_loop: MessageError: message field content[0].input: "
-            "tool_use input must be an object"
+            "error: MessageError: message field content[0].input: tool_use input must be an object"
         ]
         assert [e["type"] for e in log_events(notes)] == ["turn/start", "message"]
 
@@ -381,7 +393,7 @@ class TestFailures:
             done = run_example(example, stub, tmp_path)
         assert done.returncode == 1
         assert done.stderr.splitlines() == [
-            f"{example.name}: LogError: session.jsonl: cannot read the log: Is a directory"
+            "error: LogError: session.jsonl: cannot read the log: Is a directory"
         ]
         assert stub.requests == []
 
