@@ -2,7 +2,8 @@
 
 Each adapter imports only the package roots (`compaction`, `prompts`) and its framework, which
 comes with an extra: ``pip install 'context-harness[agents]'`` for the OpenAI Agents SDK
-(`adapters.openai_agents`). Import the adapter module itself; this package imports none of
+(`adapters.openai_agents`), ``pip install 'context-harness[langchain]'`` for LangChain v1
+(`adapters.langchain_agents`). Import the adapter module itself; this package imports none of
 them, so it costs nothing when a framework is absent.
 """
 
