@@ -102,7 +102,8 @@ def run_example(
     example: Example, stub: StubModel, tmp_path: Path, **extra: str
 ) -> subprocess.CompletedProcess[str]:
     """Run the example over `stub` in a fresh process, from `tmp_path` (where notes.txt is)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
+    ambient = ("OPENAI_", "ANTHROPIC_", "MODEL", "WINDOW_TOKENS")  # a developer's real settings
+    env = {k: v for k, v in os.environ.items() if not k.startswith(ambient)}
     env.update(
         {
             example.url_var: example.url(stub),
@@ -401,7 +402,11 @@ class TestFailures:
     def test_missing_arguments_print_the_usage(self, example: Example, tmp_path: Path) -> None:
         """Without LOG and REQUEST the example says how to run it, in one line."""
         done = subprocess.run(
-            [sys.executable, str(example.path)], capture_output=True, text=True, check=False
+            [sys.executable, str(example.path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
         assert done.returncode == 1
         assert done.stderr == f"usage: python examples/{example.name}.py LOG REQUEST\n"
