@@ -15,6 +15,7 @@ import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -50,12 +51,25 @@ def current_profile() -> settings:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Pick this run's Hypothesis seed (unless given or derandomized) before Hypothesis reads it."""
+    """Pick this run's Hypothesis seed (unless given or derandomized) before Hypothesis reads it.
+
+    Under pytest-xdist the controller picks it and every worker takes the controller's (see
+    `pytest_configure_node`), so the one seed printed replays every worker's examples.
+    """
     if current_profile().derandomize:
         return
-    if config.getoption("hypothesis_seed", None) is None:
+    worker: dict[str, object] | None = getattr(config, "workerinput", None)
+    if worker is not None and worker.get("hypothesis_seed") is not None:
+        config.option.hypothesis_seed = worker["hypothesis_seed"]
+    elif config.getoption("hypothesis_seed", None) is None:
         seed = os.environ.get("HYPOTHESIS_SEED") or str(random.randrange(2**32))
         config.option.hypothesis_seed = seed
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:  # xdist WorkerController
+    """Hand the controller's Hypothesis seed to an xdist worker."""
+    node.workerinput["hypothesis_seed"] = node.config.getoption("hypothesis_seed", None)
 
 
 def seed_line(config: pytest.Config) -> str:

@@ -68,25 +68,24 @@ def probe(tmp_path: Path) -> Path:
 
 
 class TestSeed:
-    def test_runs_print_a_fresh_seed_and_replay_with_it(self, probe: Path) -> None:
-        """Two CI runs use different seeds; the printed seed reproduces a run's examples."""
-        first, drawn = run_probe(probe)
-        second, _ = run_probe(probe)
-        seeds = [re.findall(r"hypothesis seed (\d+)", out) for out in (first, second)]
-        assert len(seeds[0]) == 1, first  # printed once, in the summary (-q hides the header)
-        assert seeds[0] != seeds[1]
-        _, replayed = run_probe(probe, f"--hypothesis-seed={seeds[0][0]}")
-        assert replayed == drawn
+    def test_ci_runs_print_a_fresh_seed_and_replay_with_it(self, probe: Path) -> None:
+        """Two runs as CI makes them (``CI`` set, no profile named) draw different seeds.
 
-    def test_a_ci_machine_draws_a_fresh_seed_too(self, probe: Path) -> None:
-        """With ``CI`` set and no profile named (as ``.ci/run`` runs), seeds still vary."""
-        first, drawn = run_probe(probe, profile=None, ci=True)
+        Hypothesis detects CI itself and would fall back on its own derandomized ``ci``
+        profile; ours must not. The printed seed reproduces a run's examples, also those of a
+        run spread over xdist workers.
+        """
+        # The first run is spread over pytest-xdist workers, as the test command runs: the
+        # seed it prints must be the one its workers drew with.
+        first, drawn = run_probe(probe, "-n", "2", profile=None, ci=True)
         second, again = run_probe(probe, profile=None, ci=True)
         assert "derandomized" not in first + second
         seeds = [re.findall(r"hypothesis seed (\d+)", out) for out in (first, second)]
-        assert [len(s) for s in seeds] == [1, 1], first + second
+        assert [len(s) for s in seeds] == [1, 1], first + second  # once, in the summary
         assert seeds[0] != seeds[1]
         assert drawn != again
+        _, replayed = run_probe(probe, f"--hypothesis-seed={seeds[0][0]}", profile=None, ci=True)
+        assert replayed == drawn
 
     def test_mutate_profile_is_derandomized(self, probe: Path) -> None:
         """The mutation profile draws the same examples every run, with no seed to give."""

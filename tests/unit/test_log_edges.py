@@ -1,0 +1,155 @@
+"""Edges of the log's tail repair and reading that mutation testing found unchecked.
+
+Each test pins one behaviour a surviving mutant of `compaction.log` or `compaction.views` changed
+without any test noticing: the line a refusal names, the path the repair warning names, the
+torn-tail size limit at exactly its boundary, a tail torn inside a UTF-8 character, the options
+`SessionLog.events` passes on, and the provider totals of the usage view.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+import compaction.log
+from compaction import (
+    LogFormatError,
+    Message,
+    ReadReport,
+    Session,
+    SessionLog,
+    UsageReportData,
+)
+
+
+def write_log(path: Path, n: int) -> bytes:
+    """Write `n` events with the toolkit and return the file's bytes."""
+    with SessionLog(path) as log:
+        for i in range(n):
+            log.append(Message(role="user", content=f"event {i}"))
+    return path.read_bytes()
+
+
+class TestRefusalNamesTheLine:
+    @pytest.mark.parametrize("events", [1, 3, 7])
+    def test_a_non_log_tail_is_refused_at_its_own_line(self, log_path: Path, events: int) -> None:
+        """The error names the line the bad tail is on: one past the log's events."""
+        before = write_log(log_path, events) + b"not a log line"
+        log_path.write_bytes(before)
+        with pytest.raises(LogFormatError) as caught, SessionLog(log_path) as log:
+            log.append(Message(role="user", content="after"))
+        assert caught.value.line == events + 1
+        assert f":{events + 1}:" in str(caught.value)
+        assert log_path.read_bytes() == before
+
+
+class TestRepairWarning:
+    def test_the_warning_names_the_log_and_the_saved_bytes(
+        self, log_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        torn = b'{"v":1,"seq":3,"type":"message","data":{"role":"us'
+        log_path.write_bytes(write_log(log_path, 2) + torn)
+        with caplog.at_level(logging.WARNING, logger="compaction.log"), SessionLog(log_path) as log:
+            event = log.append(Message(role="user", content="after"))
+        assert event.seq == 3
+        [record] = [r for r in caplog.records if r.name == "compaction.log"]
+        assert record.getMessage().startswith(f"{log_path}: cut a torn last line of {len(torn)}")
+        assert log.repairs[0].saved_to.read_bytes() == torn
+
+
+class TestTornTailSizeLimit:
+    @pytest.mark.parametrize(("size", "cut"), [(999, True), (1000, False), (1001, False)])
+    def test_a_tail_as_long_as_the_longest_event_is_not_torn(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, cut: bool
+    ) -> None:
+        """Shorter than the limit: a torn append, cut. At the limit or over: refused."""
+        monkeypatch.setattr(compaction.log, "MAX_EVENT_BYTES", 1000)
+        start = b'{"v":1,"seq":2,"type":"message","data":{"role":"user","content":"'
+        tail = start + b"x" * (size - len(start))
+        before = write_log(log_path, 1) + tail
+        log_path.write_bytes(before)
+        with SessionLog(log_path) as log:
+            if cut:
+                assert log.append(Message(role="user", content="after")).seq == 2
+                assert [r.length for r in log.repairs] == [size]
+            else:
+                with pytest.raises(LogFormatError, match="longest event"):
+                    log.append(Message(role="user", content="after"))
+                assert log_path.read_bytes() == before
+
+
+class TestTornInsideACharacter:
+    def test_a_tail_cut_inside_a_utf8_character_is_a_torn_append(self, log_path: Path) -> None:
+        """A crash can cut a multi-byte character in half: still a torn append, cut and saved."""
+        whole = '{"v":1,"seq":2,"type":"message","data":{"role":"user","content":"café'
+        torn = whole.encode()[:-1]  # the last byte of "é" never reached the disk
+        log_path.write_bytes(write_log(log_path, 1) + torn)
+        with SessionLog(log_path) as log:
+            assert log.append(Message(role="user", content="after")).seq == 2
+            assert log.repairs[0].saved_to.read_bytes() == torn
+
+    def test_bytes_that_are_not_utf8_are_refused(self, log_path: Path) -> None:
+        tail = b'{"v":1,"seq":2,"data":"\xff\xfe"'
+        before = write_log(log_path, 1) + tail
+        log_path.write_bytes(before)
+        with pytest.raises(LogFormatError, match="not UTF-8"), SessionLog(log_path) as log:
+            log.append(Message(role="user", content="after"))
+        assert log_path.read_bytes() == before
+
+
+class TestEventsPassesItsOptions:
+    def test_skip_bad_lines_and_the_report_reach_the_reader(self, log_path: Path) -> None:
+        lines = write_log(log_path, 3).split(b"\n")
+        lines[1] = b'{"v":1,"seq":2,"type":"nonsense"}'
+        log_path.write_bytes(b"\n".join(lines))
+        with SessionLog(log_path) as log:
+            with pytest.raises(LogFormatError):
+                list(log.events())
+            report = ReadReport(path=str(log_path))
+            seqs = [e.seq for e in log.events(skip_bad_lines=True, report=report)]
+        assert seqs == [1, 3]
+        assert [b.line for b in report.bad_lines] == [2]
+
+
+class TestProviderTotals:
+    def test_usage_sums_provider_figures_overall_and_by_purpose(self, log_path: Path) -> None:
+        reports = [
+            UsageReportData(
+                purpose="turn",
+                model="m",
+                prompt_tokens=1000,
+                completion_tokens=10,
+                cached_tokens=900,
+            ),
+            UsageReportData(
+                purpose="turn",
+                model="m",
+                prompt_tokens=500,
+                completion_tokens=5,
+                cache_write_tokens=200,
+            ),
+            UsageReportData(
+                purpose="summary",
+                model="m",
+                prompt_tokens=300,
+                completion_tokens=30,
+                cached_tokens=0,
+            ),
+        ]
+        with Session(log_path) as session:
+            session.append_many(reports)
+            usage = session.usage
+        assert usage.provider.requests == 3
+        assert usage.provider.prompt_tokens == 1800
+        assert usage.provider.completion_tokens == 45
+        assert usage.provider.cached_tokens == 900
+        assert usage.provider.cache_write_tokens == 200
+        assert usage.provider.requests_without_cache_figure == 1
+        assert usage.provider.cache_hit_share == pytest.approx(0.5)
+        turn, summary = usage.provider_by_purpose["turn"], usage.provider_by_purpose["summary"]
+        assert (turn.requests, turn.prompt_tokens, turn.cached_tokens) == (2, 1500, 900)
+        assert (summary.requests, summary.prompt_tokens, summary.cached_tokens) == (1, 300, 0)
+        assert json.loads(usage.model_dump_json())["provider"]["requests"] == 3
