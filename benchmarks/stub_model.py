@@ -1,24 +1,75 @@
-"""A scripted stand-in model served over HTTP on loopback, speaking chat-completions.
+"""A scripted stand-in model served over HTTP on loopback, speaking two provider APIs.
 
-Tests and benchmarks point the real `compaction.llm.ChatClient` at it: it answers
-``POST /v1/chat/completions`` with the replies it was scripted with, in order (the last one
-repeats), and records every request's raw bytes. A reply can be a status with a ``Retry-After``,
-a malformed body, an empty answer, or no answer at all (the connection hangs until the client
-gives up), so every failure path of the client runs over a real socket.
+Tests, benchmarks and the examples point real clients at it (`compaction.llm.ChatClient`, the
+official ``openai`` and ``anthropic`` SDKs): it answers ``POST /v1/chat/completions`` in the
+OpenAI chat-completions shape and ``POST /v1/messages`` in the Anthropic messages shape, with
+the replies it was scripted with, in order (the last one repeats), and records every request's
+raw bytes. A reply can hold text and tool calls (`ToolCall`), a status with a ``Retry-After``, a
+malformed body, an empty answer, or no answer at all (the connection hangs until the client
+gives up), so every path of an agent loop and every failure path of a client runs over a real
+socket. A scripted step may be a function of the decoded request.
 
-Invariants: it binds 127.0.0.1 only; a hanging reply waits at most `hang_limit` seconds, and
-`stop()` releases it at once, so the server thread always ends.
+Unless a reply brings its own ``usage``, the stub reports one from a simple prefix-cache model
+(about four bytes a token): chat-completions counts the longest prefix shared with an earlier
+request as ``prompt_tokens_details.cached_tokens`` (OpenAI's rule: nothing under 1,024 tokens,
+then 128-token steps); messages reads a prefix ending at an earlier request's ``cache_control``
+breakpoint as ``cache_read_input_tokens`` and writes up to this request's last breakpoint as
+``cache_creation_input_tokens``.
+
+Invariants: it binds 127.0.0.1 only; a request body over `max_body` bytes is refused (413)
+unread, and a client that sends less than it announced is dropped after `read_timeout`
+seconds; a hanging reply waits at most `hang_limit` seconds, and `stop()` releases it at once,
+so the server thread always ends.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+Api = Literal["openai", "anthropic"]
+"""Which provider API a request spoke, by its path."""
+
+PATHS: dict[str, Api] = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
+"""The paths the stub answers, and the API each speaks; any other path gets a 404."""
+
+MAX_BODY = 8 * 1024 * 1024
+"""Default cap on a request body, in bytes."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call in a scripted reply."""
+
+    name: str
+    """The tool the model calls."""
+    arguments: str | Mapping[str, Any] = "{}"
+    """The arguments: JSON text or an object. Chat-completions sends text as is (so a scripted
+    malformed string reaches the client); messages sends an object, text decoded when it is
+    JSON and as is otherwise."""
+    id: str | None = None
+    """The call id; None numbers it by request and position (``call_2_0``, ``toolu_2_0``)."""
+
+    def arguments_text(self) -> str:
+        """Return the arguments as chat-completions sends them: JSON text."""
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(dict(self.arguments), ensure_ascii=False)
+
+    def arguments_object(self) -> Any:  # noqa: ANN401 - a decoded JSON value has no narrower type
+        """Return the arguments as messages sends them: an object (text decoded if it can be)."""
+        if not isinstance(self.arguments, str):
+            return dict(self.arguments)
+        try:
+            return json.loads(self.arguments)
+        except ValueError:
+            return self.arguments
 
 
 @dataclass(frozen=True)
@@ -26,18 +77,24 @@ class Reply:
     """One scripted answer of the stand-in model."""
 
     content: str | None = ""
-    """The assistant message's text (None sends ``"content": null``)."""
+    """The assistant message's text (None sends ``"content": null``; messages sends no text
+    block for None or an empty text)."""
     status: int = 200
-    """HTTP status; not 200 sends an OpenAI-style error body."""
+    """HTTP status; not 200 sends the API's error body."""
     headers: Mapping[str, str] = field(default_factory=dict)
     """Extra response headers, e.g. ``{"Retry-After": "2"}``."""
     body: bytes | None = None
     """Raw response body, sent as is (malformed JSON, a truncated answer...)."""
     usage: Mapping[str, Any] | None = None
-    """The ``usage`` object; None sends a default one (prompt tokens ~ bytes / 4)."""
+    """The ``usage`` object; None sends one from the stub's prefix-cache model."""
     hang: bool = False
     """Send nothing until the client gives up (or the server stops)."""
-    finish_reason: str = "stop"
+    finish_reason: str | None = None
+    """Chat-completions' ``finish_reason``; None: ``tool_calls`` with tool calls, else ``stop``."""
+    tool_calls: Sequence[ToolCall] = ()
+    """Tool calls, in order: ``message.tool_calls`` or ``tool_use`` blocks after the text."""
+    stop_reason: str | None = None
+    """Messages' ``stop_reason``; None: ``tool_use`` with tool calls, else ``end_turn``."""
 
 
 Script = Reply | Callable[[Mapping[str, Any]], Reply]
@@ -58,32 +115,113 @@ class RecordedRequest:
         return json.loads(self.body)
 
 
-def default_usage(request: Mapping[str, Any], content: str) -> dict[str, Any]:
-    """Return a plausible usage object: about four bytes a token, no cache figure."""
-    prompt = json.dumps(request.get("messages", []), ensure_ascii=False)
-    return {
-        "prompt_tokens": len(prompt.encode()) // 4,
-        "completion_tokens": len(content.encode()) // 4,
-        "total_tokens": (len(prompt.encode()) + len(content.encode())) // 4,
-    }
+def _tokens(size: int) -> int:
+    """Return the stub's token estimate for `size` bytes: about four bytes a token."""
+    return size // 4
+
+
+def _dump(value: object) -> bytes:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True).encode()
+
+
+def prompt_pieces(api: Api, request: Mapping[str, Any]) -> list[tuple[bytes, bool]]:
+    """Return a request's prompt in the order the provider reads it, as (bytes, breakpoint).
+
+    Chat-completions: the tools, then each message. Messages: each tool, each system block,
+    then each message's content blocks; a piece is a breakpoint when it carries
+    ``cache_control``.
+    """
+    if api == "openai":
+        return [(_dump(request.get("tools", [])), False)] + [
+            (_dump(m), False) for m in request.get("messages", [])
+        ]
+    system = request.get("system", [])
+    blocks: list[Any] = list(request.get("tools", []))
+    blocks += [{"type": "text", "text": system}] if isinstance(system, str) else list(system)
+    for message in request.get("messages", []):
+        content = message.get("content") if isinstance(message, Mapping) else None
+        blocks += [content] if isinstance(content, str) else list(content or [])
+    return [(_dump(b), isinstance(b, Mapping) and "cache_control" in b) for b in blocks]
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    """Return the length of the longest common prefix of `a` and `b` (a binary search)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+@dataclass
+class PrefixCache:
+    """The stub's prefix-cache model: the prompts it has seen, per API."""
+
+    seen: dict[str, list[tuple[bytes, tuple[int, ...]]]] = field(default_factory=dict)
+    """Per API, each earlier prompt's bytes and its breakpoint offsets."""
+
+    def usage(self, api: Api, request: Mapping[str, Any], answer: str) -> dict[str, Any]:
+        """Return the usage of `request` against the prompts seen before, then remember it."""
+        pieces = prompt_pieces(api, request)
+        prompt = b"".join(p for p, _ in pieces)
+        offsets, at = [], 0
+        for piece, breakpoint in pieces:
+            at += len(piece)
+            offsets += [at] if breakpoint else []
+        earlier = self.seen.setdefault(api, [])
+        total, out = _tokens(len(prompt)), _tokens(len(answer.encode()))
+        if api == "openai":
+            shared = max((_common_prefix(prompt, p) for p, _ in earlier), default=0)
+            cached = 0 if _tokens(shared) < 1024 else _tokens(shared) // 128 * 128
+            earlier.append((prompt, ()))
+            return {
+                "prompt_tokens": total,
+                "completion_tokens": out,
+                "total_tokens": total + out,
+                "prompt_tokens_details": {"cached_tokens": cached},
+            }
+        hits = [m for p, marks in earlier for m in marks if prompt[:m] == p[:m]]
+        read = _tokens(max(hits, default=0))
+        written = max(_tokens(offsets[-1]) - read, 0) if offsets else 0
+        earlier.append((prompt, tuple(offsets)))
+        return {
+            "input_tokens": total - read - written,
+            "output_tokens": out,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": written,
+        }
 
 
 class StubModel:
-    """A chat-completions server on 127.0.0.1 that answers from a script.
+    """A chat-completions and messages server on 127.0.0.1 that answers from a script.
 
     Args:
         script: replies in order; the last one repeats once the script runs out.
         hang_limit: longest a hanging reply holds its connection, in seconds.
         model: the model name echoed in answers.
+        max_body: the largest request body read, in bytes; a larger one gets a 413.
+        read_timeout: longest wait for a client's bytes, in seconds.
     """
 
     def __init__(
-        self, script: Iterable[Script], *, hang_limit: float = 10.0, model: str = "stub"
+        self,
+        script: Iterable[Script],
+        *,
+        hang_limit: float = 10.0,
+        model: str = "stub",
+        max_body: int = MAX_BODY,
+        read_timeout: float = 10.0,
     ) -> None:
         self.script = list(script) or [Reply()]
         self.hang_limit = hang_limit
         self.model = model
+        self.max_body = max_body
+        self.read_timeout = read_timeout
         self.requests: list[RecordedRequest] = []
+        self.cache = PrefixCache()
         self._lock = threading.Lock()
         self._released = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -93,10 +231,15 @@ class StubModel:
         )
 
     @property
-    def base_url(self) -> str:
-        """The API root to configure a client with (``http://127.0.0.1:PORT/v1``)."""
+    def root_url(self) -> str:
+        """The server's root (``http://127.0.0.1:PORT``): the Anthropic SDK's ``base_url``."""
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"http://{host!s}:{port}"
+
+    @property
+    def base_url(self) -> str:
+        """The API root of an OpenAI client (``http://127.0.0.1:PORT/v1``)."""
+        return self.root_url + "/v1"
 
     def start(self) -> StubModel:
         """Start serving in a background thread."""
@@ -121,6 +264,10 @@ class StubModel:
     ) -> None:
         self.stop()
 
+    def requests_to(self, api: Api) -> list[RecordedRequest]:
+        """Return the recorded requests made to `api`'s path, in order."""
+        return [r for r in self.requests if PATHS.get(urlsplit(r.path).path) == api]
+
     def next_reply(self, request: RecordedRequest) -> Reply:
         """Record `request` and return the scripted reply for it."""
         with self._lock:
@@ -129,43 +276,97 @@ class StubModel:
         step = self.script[min(index, len(self.script) - 1)]
         if isinstance(step, Reply):
             return step
-        try:
-            decoded = request.json()
-        except ValueError:
-            decoded = {}
-        return step(decoded)
+        return step(_decoded(request))
 
     def wait_released(self) -> None:
         """Block a hanging reply until the server stops or `hang_limit` passes."""
         self._released.wait(self.hang_limit)
 
-    def answer_body(self, request: RecordedRequest, reply: Reply) -> bytes:
-        """Return the response body for `reply`."""
+    def answer_body(self, request: RecordedRequest, reply: Reply, api: Api = "openai") -> bytes:
+        """Return the response body for `reply`, in `api`'s shape."""
         if reply.body is not None:
             return reply.body
         if reply.status != 200:
-            error = {"message": f"scripted status {reply.status}", "type": "stub_error"}
-            return json.dumps({"error": error}).encode()
-        try:
-            decoded = request.json()
-        except ValueError:
-            decoded = {}
-        content = reply.content or ""
-        usage = reply.usage if reply.usage is not None else default_usage(decoded, content)
-        answer = {
-            "id": f"stub-{len(self.requests)}",
+            message = f"scripted status {reply.status}"
+            if api == "anthropic":
+                error = {"type": "error", "error": {"type": "api_error", "message": message}}
+                return json.dumps(error).encode()
+            return json.dumps({"error": {"message": message, "type": "stub_error"}}).encode()
+        decoded = _decoded(request)
+        text = reply.content or ""
+        with self._lock:
+            index = len(self.requests)
+            usage = reply.usage
+            if usage is None:
+                usage = self.cache.usage(api, decoded, text + _calls_text(reply))
+        if api == "anthropic":
+            answer = self._anthropic_answer(reply, index, usage)
+        else:
+            answer = self._openai_answer(reply, index, usage)
+        return json.dumps(answer, ensure_ascii=False).encode()
+
+    def _openai_answer(self, reply: Reply, index: int, usage: Mapping[str, Any]) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id or f"call_{index}_{i}",
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments_text()},
+                }
+                for i, call in enumerate(reply.tool_calls)
+            ]
+        default = "tool_calls" if reply.tool_calls else "stop"
+        return {
+            "id": f"stub-{index}",
             "object": "chat.completion",
+            "created": 0,
             "model": self.model,
             "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": reply.content},
-                    "finish_reason": reply.finish_reason,
-                }
+                {"index": 0, "message": message, "finish_reason": reply.finish_reason or default}
             ],
             "usage": dict(usage),
         }
-        return json.dumps(answer, ensure_ascii=False).encode()
+
+    def _anthropic_answer(
+        self, reply: Reply, index: int, usage: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        content: list[dict[str, Any]] = []
+        if reply.content:
+            content.append({"type": "text", "text": reply.content})
+        content += [
+            {
+                "type": "tool_use",
+                "id": call.id or f"toolu_{index}_{i}",
+                "name": call.name,
+                "input": call.arguments_object(),
+            }
+            for i, call in enumerate(reply.tool_calls)
+        ]
+        default = "tool_use" if reply.tool_calls else "end_turn"
+        return {
+            "id": f"msg_stub_{index}",
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": content,
+            "stop_reason": reply.stop_reason or default,
+            "stop_sequence": None,
+            "usage": dict(usage),
+        }
+
+
+def _decoded(request: RecordedRequest) -> Mapping[str, Any]:
+    """Return the request's JSON object, or an empty one when the body is not one."""
+    try:
+        decoded = request.json()
+    except ValueError:
+        return {}
+    return decoded if isinstance(decoded, Mapping) else {}
+
+
+def _calls_text(reply: Reply) -> str:
+    return "".join(c.name + c.arguments_text() for c in reply.tool_calls)
 
 
 def _handler_for(stub: StubModel) -> type[BaseHTTPRequestHandler]:
@@ -173,9 +374,17 @@ def _handler_for(stub: StubModel) -> type[BaseHTTPRequestHandler]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        timeout = stub.read_timeout
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", "0"))
+            try:
+                length = int(self.headers.get("Content-Length", "0"))
+            except ValueError:
+                length = -1
+            if not 0 <= length <= stub.max_body:
+                self.close_connection = True
+                self.send(Reply(status=413), b'{"error": {"message": "request body too large"}}')
+                return
             body = self.rfile.read(length)
             headers = {k.lower(): v for k, v in self.headers.items()}
             request = RecordedRequest(self.path, headers, body)
@@ -184,9 +393,13 @@ def _handler_for(stub: StubModel) -> type[BaseHTTPRequestHandler]:
                 stub.wait_released()
                 self.close_connection = True
                 return
-            if not self.path.endswith("/chat/completions"):
+            api = PATHS.get(urlsplit(self.path).path)
+            if api is None:
                 reply = Reply(status=404)
-            payload = stub.answer_body(request, reply)
+            self.send(reply, stub.answer_body(request, reply, api or "openai"))
+
+        def send(self, reply: Reply, payload: bytes) -> None:
+            """Send `payload` with `reply`'s status and headers."""
             self.send_response(reply.status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))

@@ -48,7 +48,10 @@ def _plain(value: object, what: str) -> dict[str, Any]:
     """Return an SDK object or a mapping as a plain dict of its non-null fields."""
     dump = getattr(value, "model_dump", None)
     if callable(dump):
-        value = dump(mode="json", exclude_none=True)
+        # An SDK object holds what the server sent, typed or not (a tool_use input that is a
+        # string); the fields are checked below and a bad one is a MessageError, so pydantic's
+        # serializer warnings would only print a second, noisier account of the same fault.
+        value = dump(mode="json", exclude_none=True, warnings=False)
     if not isinstance(value, Mapping):
         raise MessageError(
             what, f"expected a mapping or an SDK message, not {type(value).__name__}"

@@ -250,6 +250,9 @@ class UsageState:
     message_seqs: set[int] = field(default_factory=set)
     """Seqs of system and other messages (a `message/retract` names them)."""
     retracted: set[int] = field(default_factory=set)
+    kept_retractions: list[tuple[int, int, int]] = field(default_factory=list)
+    """(retraction seq, message seq, tokens) of each retracted message taken out of the
+    running sum, so a later checkpoint that folds the message does not take it out again."""
 
 
 class ProviderTotals(BaseModel):
@@ -299,7 +302,7 @@ class UsageProjection:
     """Each event's token count, computed once as it is applied."""
 
     name: ClassVar[str] = "usage"
-    state_version: ClassVar[int] = 3
+    state_version: ClassVar[int] = 4
 
     def __init__(self, tokenizer: Tokenizer | None = None) -> None:
         self.tokenizer = tokenizer or get_tokenizer()
@@ -339,7 +342,13 @@ class UsageProjection:
             state.checkpoint_tokens = n
             state.checkpoint_last_seq = event.data.last_seq
             # O(log n), once per compaction; the budget check itself stays O(1).
-            state.checkpoint_base = state.kept_prefix[bisect_right(state.seqs, event.data.last_seq)]
+            last = event.data.last_seq
+            base = state.kept_prefix[bisect_right(state.seqs, last)]
+            # A message the span folds that a later retraction already took out of the running
+            # sum must not leave it twice (the retraction came after `last`, so `base` has it).
+            state.checkpoint_base = base - sum(
+                n for at, seq, n in state.kept_retractions if seq <= last < at
+            )
         elif isinstance(event, UsageReported):
             add_provider_usage(state, event)
         elif isinstance(event, MessagesRetracted):
@@ -370,6 +379,7 @@ class UsageProjection:
                 state.system_tokens -= n
             elif seq > state.checkpoint_last_seq and seq in state.message_seqs:
                 removed += n
+                state.kept_retractions.append((event.seq, seq, n))
         return removed
 
     def context_tokens(self, state: UsageState) -> int:

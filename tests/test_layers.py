@@ -183,10 +183,10 @@ class TestLayers:
 
 class TestRootImports:
     def test_cli_and_benchmarks_import_only_root_names(self) -> None:
-        """Harness, benchmarks and adapters import from package roots, only names in __all__."""
+        """Harness, benchmarks, adapters and examples import from roots, only names in __all__."""
         found = {
             name: bad
-            for name, path in modules_of("harness", "benchmarks", "adapters")
+            for name, path in modules_of("harness", "benchmarks", "adapters", "examples")
             if (bad := root_violations(name, path.read_text(encoding="utf-8")))
         }
         assert found == {}

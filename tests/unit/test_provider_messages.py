@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from anthropic.types import Message as AnthropicMessage
-from anthropic.types import TextBlock, ThinkingBlock, ToolUseBlock
+from anthropic.types import TextBlock, ThinkingBlock, ToolUseBlock, Usage
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from contracts.sdk_shapes import problems
 from openai.types.chat import ChatCompletion, ChatCompletionMessage
@@ -335,3 +336,18 @@ class TestRejected:
         assert isinstance(info.value, HarnessError)
         assert not isinstance(info.value, ValidationError)
         assert info.value.__cause__ is None
+
+    def test_sdk_object_holding_an_untyped_answer_is_rejected_quietly(self, tmp_path):
+        """An SDK Message with a string tool_use input is a MessageError, with no warning."""
+        # a hostile server's answer; pytest turns a pydantic serializer warning into an error
+        bad: Any = '{"todos": ['  # typed as the SDK does not, which is the point
+        block = ToolUseBlock.model_construct(id="t", name="x", input=bad, type="tool_use")
+        usage = Usage(input_tokens=1, output_tokens=1)
+        reply = AnthropicMessage.model_construct(
+            id="m", type="message", role="assistant", model="x", content=[block], usage=usage
+        )
+        with Session(tmp_path / "s.jsonl") as session:
+            with pytest.raises(MessageError) as info:
+                session.add_message(reply)
+            assert session.applied_seq == 0
+        assert info.value.field == "content[0].input"

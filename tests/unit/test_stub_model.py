@@ -1,14 +1,19 @@
-"""The loopback stand-in model speaks chat-completions well enough for the official SDK."""
+"""The loopback stand-in model speaks chat-completions and messages well enough for the SDKs."""
 
 from __future__ import annotations
 
+import json
+import socket
 import threading
+from collections.abc import Mapping
+from typing import Any
 
+import anthropic
 import httpx
 import openai
 import pytest
 
-from benchmarks.stub_model import Reply, StubModel
+from benchmarks.stub_model import Reply, StubModel, ToolCall
 
 
 class TestStubModel:
@@ -65,3 +70,153 @@ class TestStubModel:
         with StubModel([Reply("x")]) as stub:
             response = httpx.post(stub.base_url.removesuffix("/v1") + path, json={})
         assert response.status_code == 404
+
+
+def anthropic_client(stub: StubModel) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=stub.root_url, api_key="sk-ant-stub", max_retries=0)
+
+
+def openai_client(stub: StubModel) -> openai.OpenAI:
+    return openai.OpenAI(base_url=stub.base_url, api_key="sk-stub", max_retries=0)
+
+
+USER: list[openai.types.chat.ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
+
+
+class TestScriptedToolCalls:
+    def test_openai_sdk_reads_tool_calls(self) -> None:
+        """Chat-completions answers carry the scripted tool calls, arguments as JSON text."""
+        calls = [
+            ToolCall("read_file", {"path": "a.txt"}),
+            ToolCall("todo_write", '{"todos": [', "c9"),
+        ]
+        with StubModel([Reply(None, tool_calls=calls)]) as stub:
+            client = openai_client(stub)
+            completion = client.chat.completions.create(model="m", messages=USER)
+            client.close()
+        choice = completion.choices[0]
+        assert choice.finish_reason == "tool_calls"
+        assert choice.message.content is None
+        got = [
+            (c.id, c.function.name, c.function.arguments)
+            for c in choice.message.tool_calls or []
+            if c.type == "function"
+        ]
+        assert got == [
+            ("call_1_0", "read_file", '{"path": "a.txt"}'),
+            ("c9", "todo_write", '{"todos": ['),
+        ]
+
+    def test_anthropic_sdk_reads_tool_use_blocks(self) -> None:
+        """Messages answers carry the text, then one tool_use block per call, input an object."""
+        reply = Reply("Reading it.", tool_calls=[ToolCall("read_file", '{"path": "a.txt"}')])
+        with StubModel([reply, Reply("Done.")]) as stub:
+            client = anthropic_client(stub)
+            first = client.messages.create(model="m", max_tokens=64, messages=[USER_A])
+            second = client.messages.create(model="m", max_tokens=64, messages=[USER_A])
+            client.close()
+        assert first.stop_reason == "tool_use"
+        assert [b.type for b in first.content] == ["text", "tool_use"]
+        block = first.content[1]
+        assert block.type == "tool_use"
+        assert (block.id, block.name, block.input) == ("toolu_1_0", "read_file", {"path": "a.txt"})
+        assert second.stop_reason == "end_turn"
+        assert [(b.type, getattr(b, "text", None)) for b in second.content] == [("text", "Done.")]
+        assert stub.requests[0].path == "/v1/messages"
+        headers = stub.requests[0].headers
+        assert "sk-ant-stub" in (headers.get("x-api-key"), headers.get("authorization", "")[7:])
+        assert [r.json()["messages"] for r in stub.requests_to("anthropic")] == [[USER_A]] * 2
+
+    def test_a_step_may_answer_from_the_request(self) -> None:
+        """A scripted function gets the decoded request and its reply is sent."""
+
+        def echo(request: Mapping[str, Any]) -> Reply:
+            return Reply(f"{len(request['messages'])} messages, model {request['model']}")
+
+        with StubModel([echo]) as stub:
+            client = openai_client(stub)
+            completion = client.chat.completions.create(model="m-1", messages=USER * 3)
+            client.close()
+        assert completion.choices[0].message.content == "3 messages, model m-1"
+
+    def test_anthropic_error_body(self) -> None:
+        """A scripted status on /v1/messages sends Anthropic's error shape, read by the SDK."""
+        with StubModel([Reply(status=529)]) as stub:
+            client = anthropic_client(stub)
+            with pytest.raises(anthropic.APIStatusError) as caught:
+                client.messages.create(model="m", max_tokens=8, messages=[USER_A])
+            client.close()
+        assert caught.value.status_code == 529
+        error = {"type": "api_error", "message": "scripted status 529"}
+        assert caught.value.body == {"type": "error", "error": error}
+
+
+USER_A: anthropic.types.MessageParam = {"role": "user", "content": "hi"}
+SYSTEM = [{"type": "text", "text": "s" * 8000, "cache_control": {"type": "ephemeral"}}]
+
+
+class TestPrefixCacheUsage:
+    @pytest.mark.parametrize(
+        ("chars", "cached"), [(4095, 0), (4096, 1024), (4607, 1024), (4608, 1152), (6000, 1408)]
+    )
+    def test_openai_counts_the_shared_prefix_in_128_token_steps(
+        self, chars: int, cached: int
+    ) -> None:
+        """A repeated prompt is cached from 1,024 tokens on, in 128-token steps."""
+        # the prompt is the tools (`[]`, 2 bytes) then the message, about four bytes a token
+        message = {"role": "user", "content": "x" * (chars - 33)}
+        assert len(json.dumps(message)) + 2 == chars
+        with StubModel([Reply("ok")]) as stub:
+            url = stub.base_url + "/chat/completions"
+            one, two = (httpx.post(url, json={"messages": [message]}).json() for _ in "12")
+            three = httpx.post(url, json={"messages": USER}).json()
+        assert one["usage"]["prompt_tokens"] == two["usage"]["prompt_tokens"] == chars // 4
+        assert one["usage"]["prompt_tokens_details"] == {"cached_tokens": 0}
+        assert two["usage"]["prompt_tokens_details"] == {"cached_tokens": cached}
+        assert three["usage"]["prompt_tokens_details"] == {"cached_tokens": 0}
+
+    def test_anthropic_reads_from_an_earlier_breakpoint_and_writes_to_its_own(self) -> None:
+        """The first call writes the prefix up to its breakpoint; the second reads it back."""
+        body = {"model": "m", "max_tokens": 8, "system": SYSTEM, "messages": [USER_A]}
+        with StubModel([Reply("ok")]) as stub:
+            one = httpx.post(stub.root_url + "/v1/messages", json=body).json()["usage"]
+            two = httpx.post(stub.root_url + "/v1/messages", json=body).json()["usage"]
+            other = {**body, "system": [{**SYSTEM[0], "text": "t" * 8000}]}
+            three = httpx.post(stub.root_url + "/v1/messages", json=other).json()["usage"]
+        written = len(json.dumps(SYSTEM[0], sort_keys=True)) // 4
+        assert (one["cache_read_input_tokens"], one["cache_creation_input_tokens"]) == (0, written)
+        assert (two["cache_read_input_tokens"], two["cache_creation_input_tokens"]) == (written, 0)
+        assert three["cache_read_input_tokens"] == 0
+        assert one["input_tokens"] == two["input_tokens"] > 0
+
+    def test_scripted_usage_wins(self) -> None:
+        """A reply's own usage object is sent unchanged."""
+        usage = {"input_tokens": 7, "output_tokens": 1, "cache_read_input_tokens": 3}
+        with StubModel([Reply("ok", usage=usage)]) as stub:
+            got = httpx.post(stub.root_url + "/v1/messages", json={}).json()["usage"]
+        assert got == usage
+
+
+class TestBoundedReads:
+    def test_oversized_body_is_refused_unread(self) -> None:
+        """A body announced over max_body gets a 413 at once; nothing is recorded."""
+        with StubModel([Reply("x")], max_body=1024) as stub:
+            with socket.create_connection(("127.0.0.1", int(stub.root_url.rsplit(":", 1)[1]))) as s:
+                s.settimeout(10)
+                s.sendall(
+                    b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 999999999\r\n\r\n"
+                )
+                answer = s.recv(4096)
+            assert stub.requests == []
+        assert answer.startswith(b"HTTP/1.1 413")
+
+    def test_short_body_is_dropped_after_the_read_timeout(self) -> None:
+        """A client that sends less than it announced is let go; the server keeps answering."""
+        with StubModel([Reply("x")], read_timeout=0.2) as stub:
+            with socket.create_connection(("127.0.0.1", int(stub.root_url.rsplit(":", 1)[1]))) as s:
+                s.settimeout(10)
+                s.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+                assert s.recv(4096) == b""  # closed, no answer
+            response = httpx.post(stub.root_url + "/v1/messages", json={}, timeout=10)
+        assert response.status_code == 200
+        assert [r.body for r in stub.requests] == [b"{}"]
