@@ -175,11 +175,17 @@ def why(entry: Mapping[str, Any]) -> str:
             f" ({ours['checkpoint']:,} of Checkpoint, {ours['kept'] - ours['checkpoint']:,} of "
             "verbatim tail)"
         )
-    lead = (
-        "the peer keeps less after each compaction, a shorter verbatim tail than B's"
-        if ours["kept"] > peer["kept"]
-        else "not by keeping less after a compaction"
-    )
+    tail = ours["kept"] - (ours.get("checkpoint") or 0)
+    if ours["kept"] <= peer["kept"]:
+        lead = "not by keeping less after a compaction"
+    elif tail <= peer["kept"]:
+        lead = (
+            "the peer keeps less after each compaction, though not less verbatim: B's verbatim "
+            "tail alone is no longer than the peer's summary and tail, and B's Checkpoint makes "
+            "the difference"
+        )
+    else:
+        lead = "the peer keeps less after each compaction, a shorter verbatim tail than B's"
     return (
         f"; why: {lead}: right after a compaction B's request keeps {kept} on average, the peer's "
         f"{peer['kept']:,} (its summary and tail), {ours['kept'] - peer['kept']:+,} per request "

@@ -5,7 +5,7 @@ import copy
 import pytest
 
 from benchmarks.comparison import compare, headline
-from benchmarks.fair_report import headline_lines, usage_section
+from benchmarks.fair_report import headline_lines, usage_section, why
 from benchmarks.gap import CAUSES, cause, gap_by_cause
 from benchmarks.peers.drivers._common import STRUCTURAL_SUMMARY
 from compaction import (
@@ -167,6 +167,19 @@ class TestHeadline:
         # Running sum of B minus the peer: -20, -40, -60, 0, +130.
         assert entry["running_delta"] == {"low": -60, "high": 130}
         assert "swings between -60 and +130 tokens within a session" in line
+
+    def test_why_names_the_checkpoint_when_the_peer_keeps_as_much_verbatim(self):
+        """B keeps more only by its Checkpoint: the sentence says so, not "shorter tail"."""
+        after = {"count": 2, "growth": 10, "before": 500}
+        ours = {**after, "kept": 140, "checkpoint": 40}  # 100 verbatim
+        for peer_kept, lead in [
+            (70, "a shorter verbatim tail than B's"),
+            (120, "though not less verbatim: B's verbatim tail alone is no longer than the peer's"),
+            (140, "not by keeping less after a compaction"),
+        ]:
+            text = why({"ours_after": ours, "peer_after": {**after, "kept": peer_kept}})
+            assert text.startswith("; why: ")
+            assert lead in text, text
 
     def test_a_peer_without_prefix_series_has_no_sawtooth(self):
         """An old peers.json without reused_prefix_tokens gives no why-sentence, no error."""

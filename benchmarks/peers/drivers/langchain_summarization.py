@@ -2,11 +2,14 @@
 
 Variants: ``defaults`` (the middleware's defaults: keep the last 20 messages, trim the span to
 summarize to its last 4,000 tokens), ``untrimmed`` (``trim_tokens_to_summarize=None``, so the
-summarizer sees the whole span) and ``tail-tokens`` (keep a tail sized in tokens like ours:
-``keep=("tokens", TAIL_SHARE * budget)``, untrimmed). All trigger at ``("tokens", budget)`` on
-the whole request: the middleware counts the conversation, so its counter adds the system message
-and tool specs of the latest model call (`whole_request_counter`), all with o200k_base, so the
-budget means what it means for our strategies.
+summarizer sees the whole span) and ``tail-tokens`` (keep a tail sized in message tokens like
+ours: ``TAIL_SHARE * budget`` tokens of messages, untrimmed). All trigger at ``("tokens",
+budget)`` on the whole request: the middleware counts the conversation, so its counter adds the
+system message and tool specs of the latest model call (`whole_request_counter`), all with
+o200k_base, so the budget means what it means for our strategies. The middleware measures its
+``keep`` with that same counter, so ``tail-tokens`` adds the fixed prompt to it before each call
+(`MessageTail`): the kept messages get ``TAIL_SHARE * budget`` tokens, as ours do, instead of
+that less the ~2,000-token fixed prompt.
 """
 
 from __future__ import annotations
@@ -40,6 +43,26 @@ TAIL_SHARE = 0.2
 and triggers at 0.8 of it, so 0.2 of the trigger."""
 
 
+class MessageTail(AgentMiddleware[Any, Any, Any]):
+    """Sizes `SummarizationMiddleware`'s ``keep`` in message tokens, as ours is.
+
+    The middleware measures ``keep`` with its token counter, which here counts the whole request
+    (`whole_request_counter`); before each model call this sets ``keep`` to `tail` plus the fixed
+    prompt the model was last sent (the same figure that counter adds), so the kept messages get
+    `tail` tokens. It runs before the summarization middleware's own ``before_model``.
+    """
+
+    def __init__(
+        self, summarization: SummarizationMiddleware, tail: int, recorder: Recorder
+    ) -> None:
+        super().__init__()
+        self.summarization, self.tail, self.recorder = summarization, tail, recorder
+
+    def before_model(self, state: Any, runtime: Any) -> None:  # noqa: ANN401 - graph state
+        """Set the tail for this call's check."""
+        self.summarization.keep = ("tokens", self.tail + self.recorder.fixed_tokens())
+
+
 def main() -> None:
     """Replay one session through the agent and write the record."""
     args = parse_args()
@@ -55,21 +78,24 @@ def main() -> None:
     options: dict[str, Any] = {}
     if args.variant in ("untrimmed", "tail-tokens"):
         options["trim_tokens_to_summarize"] = None
+    tail = round(TAIL_SHARE * args.budget)
     if args.variant == "tail-tokens":
-        options["keep"] = ("tokens", round(TAIL_SHARE * args.budget))
+        options["keep"] = ("tokens", tail)
     summarization = SummarizationMiddleware(
         model=summary_model,
         trigger=("tokens", args.budget),
         token_counter=cast(Any, whole_request_counter(recorder)),
         **options,
     )
+    middleware: list[AgentMiddleware[Any, Any, Any]] = [TodoListMiddleware()]
+    if args.variant == "tail-tokens":
+        middleware.append(MessageTail(summarization, tail, recorder))
+    middleware.append(cast(AgentMiddleware[Any, Any, Any], summarization))
     agent = create_agent(
         model,
         tools=make_tools(script, str),
         system_prompt=script.system or None,
-        middleware=cast(
-            list[AgentMiddleware[Any, Any, Any]], [TodoListMiddleware(), summarization]
-        ),
+        middleware=middleware,
         checkpointer=InMemorySaver(),
     )
     run_turns(
