@@ -205,9 +205,10 @@ def run_peers(
 ) -> list[dict[str, Any]]:
     """Run every peer on every session; write ``out_dir/peers.json`` and return its records.
 
-    With `only`, just the named peers run, and the other peers' records are kept from the
-    ``peers.json`` already in `out_dir` when it was measured at the same budget (so one slow
-    peer can be rerun alone); every record keeps the run it came from.
+    With `only` (and `variants`), just the named peers (and variants) run, and every other
+    record is kept from the ``peers.json`` already in `out_dir` when it was measured at the same
+    budget, the other variants of a rerun peer included (so one slow peer or one variant can be
+    rerun alone); every record keeps the run it came from.
 
     Args:
         sessions: session files in the exchange format (see `default_sessions`).
@@ -218,8 +219,8 @@ def run_peers(
         venv_root: where the venvs live (default `benchmarks.peers.venvs.default_root`).
         workers: driver subprocesses run at once.
         progress: called with one line per finished record.
-        only: run just these peers (by name); keep the others' records from ``peers.json``.
-        variants: run just these variants of them (a variant left out has no record).
+        only: run just these peers (by name); keep the other records from ``peers.json``.
+        variants: run just these variants of them (the others' records are kept too).
     """
     tokenizer = get_tokenizer("o200k_base")
     statuses: dict[str, VenvStatus] = {}
@@ -240,20 +241,25 @@ def run_peers(
             records = list(pool.map(one, jobs))
     if only:
         order = {p.name: i for i, p in enumerate(PEERS)}
-        kept = _kept_records(out_dir / "peers.json", budget, only)
+        rerun = {(r.get("peer"), r.get("variant")) for r in records}
+        kept = _kept_records(out_dir / "peers.json", budget, rerun)
         records = sorted(kept + records, key=lambda r: order.get(r.get("peer", ""), len(order)))
     write_results(records, out_dir / "peers.json", budget=budget)
     return records
 
 
-def _kept_records(path: Path, budget: int, only: Sequence[str]) -> list[dict[str, Any]]:
-    """Return the records of peers not in `only` from an earlier ``peers.json`` at `budget`."""
+def _kept_records(path: Path, budget: int, rerun: set[tuple[Any, Any]]) -> list[dict[str, Any]]:
+    """Return the records of an earlier ``peers.json`` at `budget` that this run did not redo.
+
+    `rerun` holds the (peer, variant) pairs just measured; every other record stays, the other
+    variants of a rerun peer included.
+    """
     if not path.is_file():
         return []
     doc = json.loads(path.read_text(encoding="utf-8"))
     if doc.get("budget") != budget:
         raise ValueError(f"{path} was measured at budget {doc.get('budget')}, not {budget}")
-    return [r for r in doc.get("records") or () if r.get("peer") not in only]
+    return [r for r in doc.get("records") or () if (r.get("peer"), r.get("variant")) not in rerun]
 
 
 def _run_or_skip(
@@ -390,7 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="NAME",
-        help="run just this variant (repeatable)",
+        help="run just this variant of them (repeatable); its other variants stay too",
     )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="peer-sessions-") as tmp:

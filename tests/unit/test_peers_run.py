@@ -113,6 +113,28 @@ class TestRunPeers:
                 [session], out, install=False, venv_root=tmp_path / "none", only=["deepagents"]
             )
 
+    def test_a_rerun_variant_keeps_the_peers_other_variants(self, tmp_path: Path):
+        """Rerunning one variant replaces its records only: the same peer's others stay."""
+        [session] = default_sessions(tmp_path, quick=True)
+        out = tmp_path / "out"
+        other = {"peer": "openhands-condenser", "variant": "defaults", "session": "s", "ok": 1}
+        stale = {"peer": "openhands-condenser", "variant": "tokens", "session": "s", "ok": 0}
+        write_results([other, stale], out / "peers.json", budget=24_000)
+        records = run_peers(
+            [session],
+            out,
+            quick=True,
+            install=False,
+            venv_root=tmp_path / "none",
+            only=["openhands-condenser"],
+            variants=["tokens"],
+        )
+        assert other in records
+        assert stale not in records
+        assert [r["variant"] for r in records if r["peer"] == "openhands-condenser"].count(
+            "tokens"
+        ) == 1
+
 
 class TestWriteResults:
     def test_sorted_and_stable(self, tmp_path: Path):
