@@ -617,8 +617,9 @@ task_sessions = st.lists(
     ),
     min_size=1,
     max_size=40,
-)
-"""Task calls, messages and compactions, interleaved."""
+).map(lambda steps: [("call", c) for c in _SETUP] + steps)
+"""Task calls, messages and compactions, interleaved, after the lead creates tasks 1, 2 and 3
+(so updates mostly name real tasks, and compactions meet tasks in every status)."""
 
 plan_mode_calls = st.tuples(
     st.sampled_from(["todo_write", "task_create", "task_update"]),

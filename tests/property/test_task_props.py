@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from strategies import TASK_AGENTS, plan_mode_calls, task_call_sequences, task_sessions
 
 from compaction import CompactionError, Session, call_tool, compact, parse_checkpoint
@@ -210,6 +210,16 @@ def test_interleaved_agents_match_the_reference(calls: list[tuple[str, str, Any]
             session.close()
 
 
+@example(
+    script=[
+        ("call", ("lead", "task_create", {"subject": "Parse"})),
+        ("call", ("lead", "task_create", {"subject": "Test"})),
+        ("call", ("worker-1", "task_update", {"id": "1", "status": "in_progress"})),
+        ("compact", None),
+        ("call", ("worker-2", "task_update", {"id": "2", "status": "in_progress"})),
+        ("call", ("worker-1", "task_update", {"id": "1", "status": "completed"})),
+    ]
+)
 @given(script=task_sessions)
 def test_compactions_never_drop_an_unfinished_task(script: list[tuple[str, Any]]) -> None:
     """After any number of compactions, the newest checkpoint carries every unfinished task."""
