@@ -81,6 +81,17 @@ class TestRetractionOddities:
             assert session.context_tokens < before - 300
 
 
+class TestTokensBySeq:
+    def test_a_seq_never_applied_costs_nothing(self, log_path: Path) -> None:
+        """Seqs past the last applied one, or in a gap, cost 0 rather than failing."""
+        with Session(log_path) as session:
+            a, b = opening(session)
+            assert session.event_tokens(a) > 100
+            assert session.event_tokens(b + 1) == 0
+            assert session.event_tokens(b + 1000) == 0
+            assert session.event_tokens(0) == 0
+
+
 class TestProviderSums:
     @pytest.mark.parametrize("purpose", ["turn", "summary"])
     def test_every_figure_adds_up_over_several_reports(self, log_path: Path, purpose: str) -> None:
