@@ -121,6 +121,9 @@ REQUEST_HEAD: Final = 60
 """Characters of a request's head that show it is present."""
 INJECTED_HEAD: Final = 40
 """Characters of injected text's head that mark a line quoting it as a request."""
+TASK_CHARS: Final = 300
+"""Characters of a task Next Step names: the whole task stands in Pending Jobs or Current Work
+(code-owned), so a very long one is named by its head and does not take the narrative budget."""
 _DONE = re.compile(
     r"\b(?:done|finished|all (?:tests|checks|steps) pass(?:ed)?|ready for review|is green|"
     r"nothing (?:left|else) to do|steps? completed|task(?:s)? (?:is |are )?complete[d]?)\b",
@@ -204,9 +207,12 @@ def next_step(text: str, todos: tuple[TodoItem, ...], latest_request: str) -> st
         if text.strip() and not misleading and is_about(text, current[0]):
             return text
         planned = "" if misleading else " ".join(text.split())
-        return entry("continue_task", task=current[0], planned=clip(planned, 400))
+        task = clip(current[0], TASK_CHARS)
+        return entry("continue_task", task=task, planned=clip(planned, 400))
     if pending:
-        return text if text.strip() and not misleading else entry("start_task", task=pending[0])
+        if text.strip() and not misleading:
+            return text
+        return entry("start_task", task=clip(pending[0], TASK_CHARS))
     if is_question(text):
         return entry("follow_request") if latest_request.strip() else ""
     return text

@@ -95,7 +95,8 @@ def test_narrative_agrees_with_the_code_owned_sections(
     if current or pending:
         assert not _DONE.search(c.next_step), c.next_step
     if current:
-        assert current[0] in c.next_step, c.next_step
+        # Named by its head at least: a very long task stands whole in Current Work.
+        assert current[0][:200].rstrip() in c.next_step, c.next_step
     for path in ref["edited"]:
         assert f"`{path}`" in c.files_and_code, c.files_and_code
     present = {p.text() for p in payloads if isinstance(p, Message) and p.origin != "user"}

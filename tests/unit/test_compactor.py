@@ -21,6 +21,8 @@ from compaction import (
     Message,
     Session,
     SummaryInput,
+    TodoItem,
+    TodoWriteData,
     ToolCall,
     check_log,
     compact,
@@ -475,3 +477,26 @@ class TestCheckpointCutInvariant:
         """check_log includes the cut rule."""
         with pytest.raises(LogIntegrityError, match="checkpoint_cut"):
             check_log(_events(user(), call("a"), _cp(1, 2), result("a")))
+
+
+class TestLongTaskInNextStep:
+    """A very long task is named by its head in Next Step; it stands whole in its section."""
+
+    @pytest.mark.parametrize("status", ["pending", "in_progress"])
+    def test_a_10000_character_task_does_not_fill_next_step(
+        self, tmp_path: Path, status: str
+    ) -> None:
+        task = "a" * 10_000
+        with Session(tmp_path / "s.jsonl") as session:
+            session.start_turn("Do the long task")
+            session.append(TodoWriteData(todos=(TodoItem(content=task, status=status),)))
+            session.append(Message(role="assistant", content="Working on it."))
+            session.start_turn("go on")
+            session.append(Message(role="assistant", content="Shall I start?"))
+            result = compact(session, CompactionPolicy(window_tokens=4000, retain=0.0), force=True)
+        checkpoint = result.checkpoint
+        whole = checkpoint.current_work if status == "in_progress" else checkpoint.pending_jobs
+        assert whole == (task,)
+        assert task[:200] in checkpoint.next_step
+        assert len(checkpoint.next_step) < 600  # was the whole 10,000 characters
+        assert result.tokens_after <= 4000
