@@ -101,7 +101,7 @@ def error_reason(exc: Exception) -> str:
     return str(exc)
 
 
-def parse_line(raw: bytes) -> Event:
+def parse_line(raw: bytes | str) -> Event:
     """Parse one log line; raise ValueError (pydantic's ValidationError is one) if it is invalid.
 
     A line written by a newer toolkit (`v` above `SCHEMA_VERSION`) gets its own message, so the

@@ -134,6 +134,20 @@ def todo_items(raw: object, text_key: str = "content") -> tuple[TodoItem, ...]:
     return tuple(items)
 
 
+def content_text(content: object) -> str:
+    """Return the text of a message's content: a string, or its text parts joined by newlines.
+
+    Parts are Anthropic content blocks or Gemini parts; any other content has no text.
+    """
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+        )
+    return ""
+
+
 def token_figure(value: object) -> int:
     """Return a recorded token count, or 0 when it is missing or not a non-negative int."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

@@ -62,6 +62,7 @@ from compaction.importers.base import (
     RecordedCall,
     RecordReader,
     call_from,
+    content_text,
     todo_items,
     token_figure,
     unknown,
@@ -272,7 +273,7 @@ class _Reader(RecordReader):
         msg = rec.get("message")
         content = msg.get("content") if isinstance(msg, Mapping) else None
         if rec.get("isCompactSummary"):
-            self.builder.checkpoint(_text_of(content), SUMMARIZER)
+            self.builder.checkpoint(content_text(content), SUMMARIZER)
             self.boundary_line = None
             return
         if isinstance(content, str):
@@ -359,16 +360,6 @@ def _not_request_kind(text: str) -> str | None:
         if stripped.startswith(prefix):
             return kind
     return None
-
-
-def _text_of(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            b["text"] for b in content if isinstance(b, Mapping) and isinstance(b.get("text"), str)
-        )
-    return ""
 
 
 def _content(content: object) -> Content:

@@ -26,11 +26,11 @@ from typing import Any
 from compaction.errors import TranscriptError
 from compaction.events import Event, TodoItem, UsageReportData
 from compaction.importers.base import (
-    Content,
     EventBuilder,
     RecordedCall,
     RecordReader,
     call_from,
+    content_text,
     todo_items,
     token_figure,
     unknown,
@@ -68,7 +68,7 @@ class _Reader(RecordReader):
         msg: Mapping[str, Any] = raw
         kind = msg.get("type")
         if kind == "user":
-            self.builder.request(_text(msg.get("content")))
+            self.builder.request(content_text(msg.get("content")))
         elif kind == "gemini":
             self.gemini(msg)
         elif isinstance(kind, str) and kind in NOTICE_TYPES:
@@ -88,7 +88,7 @@ class _Reader(RecordReader):
             )
         if msg.get("thoughts"):
             self.report.skip("gemini thoughts (not kept)")
-        text = _text(msg.get("content"))
+        text = content_text(msg.get("content"))
         key = msg.get("id") if isinstance(msg.get("id"), str) else None
         self.builder.assistant(key, [text] if isinstance(text, str) else [], [c for c, _ in calls])
         usage = _usage(msg)
@@ -98,17 +98,6 @@ class _Reader(RecordReader):
             if "result" in raw:
                 ok = raw.get("status") in (None, "success")
                 self.builder.result(call.id, _result(raw.get("result")), is_error=not ok)
-
-
-def _text(content: object) -> Content:
-    """A message's content: a string, or the text of its parts joined."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            p["text"] for p in content if isinstance(p, Mapping) and isinstance(p.get("text"), str)
-        )
-    return ""
 
 
 def _result(result: object) -> str:

@@ -17,9 +17,9 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
-from compaction.errors import ConfigError, LogError, LogFormatError, SeqConflictError
+from compaction.errors import ConfigError, LogError, SeqConflictError
 from compaction.events import Event, EventData, dump_event, make_event
-from compaction.log import error_reason, parse_line
+from compaction.stores.paging import PAGE, paged_events
 from compaction.stores.protocol import SessionInfo, check_session_id
 
 if TYPE_CHECKING:
@@ -43,9 +43,6 @@ SCHEMA_LOCK: Final = 0x48415245
 
 SESSION_LOCK: Final = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
 """Serializes the writers of one session until their transaction ends."""
-
-PAGE: Final = 1000
-"""Events fetched per query while streaming a session."""
 
 
 def _psycopg() -> ModuleType:
@@ -135,24 +132,19 @@ class PostgresStore:
     def read(self, session: str, *, after: int = 0) -> Iterator[Event]:
         """Stream the session's events above seq `after`, a page of rows at a time."""
         check_session_id(session)
-        while True:
+
+        def fetch(last: int) -> list[tuple[int, str]]:
             try:
-                rows = self._db.execute(
+                rows: list[tuple[int, str]] = self._db.execute(
                     f"SELECT seq, body FROM {TABLE} WHERE session = %s AND seq > %s "
                     "ORDER BY seq LIMIT %s",
-                    (session, after, PAGE),
+                    (session, last, PAGE),
                 ).fetchall()
             except self._error as exc:
                 raise LogError(f"{self._where(session)}: read failed: {exc}") from None
-            for seq, body in rows:
-                try:
-                    yield parse_line(body)
-                except ValueError as exc:
-                    raise LogFormatError(self._where(session), seq, error_reason(exc)) from None
-                after = seq
-            if len(rows) < PAGE:
-                return
-            rows = []  # let the page go before the next one is fetched
+            return rows
+
+        return paged_events(fetch, self._where(session), after=after)
 
     def last_seq(self, session: str) -> int:
         """Return the session's last seq (0 when it holds none)."""

@@ -18,9 +18,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-from compaction.errors import LogError, LogFormatError, SeqConflictError
+from compaction.errors import LogError, SeqConflictError
 from compaction.events import Event, EventData, dump_event, make_event
-from compaction.log import SyncPolicy, error_reason, parse_line
+from compaction.log import SyncPolicy
+from compaction.stores.paging import PAGE, paged_events
 from compaction.stores.protocol import SessionInfo, check_session_id
 
 SCHEMA: Final = """
@@ -33,9 +34,6 @@ CREATE TABLE IF NOT EXISTS events (
     PRIMARY KEY (session, seq)
 ) WITHOUT ROWID
 """
-
-PAGE: Final = 1000
-"""Events fetched per query while streaming a session."""
 
 
 class SqliteStore:
@@ -132,20 +130,14 @@ class SqliteStore:
     def read(self, session: str, *, after: int = 0) -> Iterator[Event]:
         """Stream the session's events above seq `after`, a page of rows at a time."""
         check_session_id(session)
-        while True:
-            rows = self._db.execute(
+
+        def fetch(last: int) -> list[tuple[int, str]]:
+            return self._db.execute(
                 "SELECT seq, body FROM events WHERE session = ? AND seq > ? ORDER BY seq LIMIT ?",
-                (session, after, PAGE),
+                (session, last, PAGE),
             ).fetchall()
-            for seq, body in rows:
-                try:
-                    yield parse_line(body)
-                except ValueError as exc:
-                    raise LogFormatError(self._where(session), seq, error_reason(exc)) from None
-                after = seq
-            if len(rows) < PAGE:
-                return
-            rows = []  # let the page go before the next one is fetched
+
+        return paged_events(fetch, self._where(session), after=after)
 
     def last_seq(self, session: str) -> int:
         """Return the session's last seq (0 when it holds none)."""
