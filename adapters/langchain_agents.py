@@ -153,11 +153,15 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             )
         ]
         self._logged: set[str] = set()
+        self._checkpoint_seq = 0
+        """Seq of the log's newest checkpoint (0: none), the id of the Checkpoint message."""
         for event in self.session.events() if self.session.applied_seq else ():
             if isinstance(event, MessageAdded):
                 logged = (event.data.provider_fields or {}).get(ID_FIELD)
                 if isinstance(logged, str):
                     self._logged.add(logged)
+            elif event.type == "compaction/checkpoint":
+                self._checkpoint_seq = event.seq
 
     @property
     def name(self) -> str:
@@ -213,20 +217,13 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             out.append(
                 HumanMessage(
                     content=text,
-                    id=CHECKPOINT_ID.format(seq=self._checkpoint_seq()),
+                    id=CHECKPOINT_ID.format(seq=self._checkpoint_seq),
                     additional_kwargs={"lc_source": CHECKPOINT_SOURCE},
                 )
             )
         out += [_lc_message(m, seq) for m, seq in zip(window.messages, window.seqs, strict=True)]
         self._logged.update(m.id for m in out[1 if window.checkpoint else 0 :] if m.id)
         return out
-
-    def _checkpoint_seq(self) -> int:
-        seq = 0
-        for event in self.session.events():
-            if event.type == "compaction/checkpoint":
-                seq = event.seq
-        return seq
 
     def todos(self) -> list[dict[str, str]]:
         """The log's latest todo list, as the state's ``todos`` holds it."""
@@ -244,6 +241,8 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
                 return None
             raise
         self.compactions.append(result)
+        if result.event is not None:
+            self._checkpoint_seq = result.event.seq
         return result
 
     def _compact(self, fixed: int) -> CompactionResult:
