@@ -20,9 +20,9 @@ One source of truth: **the session log.** The graph state is a view of it:
 - When a whole request (the system prompt and the tool specs the model was last sent, plus the
   log's context view) reaches the policy's trigger, ``before_model`` compacts the log and
   replaces the state's messages with the log's context view: the Checkpoint as a human message
-  (id ``context-harness-checkpoint-<seq>``), then the kept messages with their own ids. A tool
-  result over the session's `tool_output_cap` is logged whole and replaced in the state by the
-  clipped text the context view shows.
+  (id ``context-harness-checkpoint-<last folded seq>``), then the kept messages with their own
+  ids. A tool result over the session's `tool_output_cap` is logged whole and replaced in the
+  state by the clipped text the context view shows.
 
 The fixed part of the request (system prompt and tool specs) is measured on every model call,
 so the trigger of the next call counts it; before the first call it is `fixed_tokens` (default
@@ -71,9 +71,10 @@ from compaction import (
     TurnEndData,
     TurnStartData,
     UsageReportData,
-    compact,
+    checkpoint_message_for,
     count_message,
     from_openai,
+    maybe_compact,
 )
 from prompts import DEFAULT_MODE, PromptBuilder, get_mode, openai_message, todo_write_spec
 
@@ -84,6 +85,7 @@ MESSAGE_FIELD = "langchain_message"
 CHECKPOINT_SOURCE = "context-harness"
 """``additional_kwargs["lc_source"]`` of the Checkpoint message (it is never logged as a turn)."""
 CHECKPOINT_ID = "context-harness-checkpoint-{seq}"
+"""The Checkpoint message's id: `seq` is the last event its span folds (it grows with each one)."""
 LOGGED_ID = "context-harness-{seq}"
 """The id given to a message of the log that no LangChain message recorded (a resumed log)."""
 QUIET_REFUSALS = ("below_threshold", "nothing_to_compact", "no_safe_cut")
@@ -153,15 +155,11 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             )
         ]
         self._logged: set[str] = set()
-        self._checkpoint_seq = 0
-        """Seq of the log's newest checkpoint (0: none), the id of the Checkpoint message."""
         for event in self.session.events() if self.session.applied_seq else ():
             if isinstance(event, MessageAdded):
                 logged = (event.data.provider_fields or {}).get(ID_FIELD)
                 if isinstance(logged, str):
                     self._logged.add(logged)
-            elif event.type == "compaction/checkpoint":
-                self._checkpoint_seq = event.seq
 
     @property
     def name(self) -> str:
@@ -213,11 +211,10 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         window = self.session.context
         out: list[AnyMessage] = []
         if window.checkpoint is not None:
-            text = window.as_messages()[len(window.system)].text()
             out.append(
                 HumanMessage(
-                    content=text,
-                    id=CHECKPOINT_ID.format(seq=self._checkpoint_seq),
+                    content=checkpoint_message_for(window.checkpoint.text).text(),
+                    id=CHECKPOINT_ID.format(seq=window.checkpoint.last_seq),
                     additional_kwargs={"lc_source": CHECKPOINT_SOURCE},
                 )
             )
@@ -231,22 +228,20 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
 
     def compact_if_due(self) -> CompactionResult | None:
         """Compact the log when the whole request reaches the policy's trigger."""
-        fixed = self.fixed_tokens
-        if not self.policy.should_compact(self.session.context_tokens, fixed):
-            return None
         try:
-            result = self._compact(fixed)
+            result = maybe_compact(
+                self.session,
+                self.policy,
+                summarizer=self.summarizer,
+                fixed_tokens=self.fixed_tokens,
+            )
         except CompactionError as exc:
             if exc.code in QUIET_REFUSALS:
                 return None
             raise
-        self.compactions.append(result)
-        if result.event is not None:
-            self._checkpoint_seq = result.event.seq
+        if result is not None:
+            self.compactions.append(result)
         return result
-
-    def _compact(self, fixed: int) -> CompactionResult:
-        return compact(self.session, self.policy, summarizer=self.summarizer, fixed_tokens=fixed)
 
     # --- the hooks -------------------------------------------------------------------------------
 

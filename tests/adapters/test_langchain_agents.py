@@ -292,7 +292,7 @@ class TestCompaction:
         head = state["messages"][0]
         assert isinstance(head, HumanMessage)
         assert head.additional_kwargs["lc_source"] == CHECKPOINT_SOURCE
-        assert head.id == f"context-harness-checkpoint-{checkpoints[-1].seq}"
+        assert head.id == f"context-harness-checkpoint-{checkpoints[-1].data.last_seq}"
         with Session(log) as session:
             window = session.context
             assert [m.id for m in state["messages"][1:]] == [lc_id(m) for m in window.messages]
