@@ -372,20 +372,25 @@ def run_quality(
     sessions: Sequence[tuple[int, int]] = DEFAULT_SESSIONS,
     transcripts_dir: Path = DEFAULT_TRANSCRIPTS,
     summarizers: Sequence[str] = SUMMARIZERS,
+    max_transcripts: int | None = None,
 ) -> dict[str, Any]:
-    """Probe every compaction of the generated and real corpora, per summarizer."""
+    """Probe every compaction of the generated and real corpora, per summarizer.
+
+    `max_transcripts` reads only the first N real transcripts (a quick run reads one).
+    """
     policy = CompactionPolicy(window_tokens=window)
+    real = transcripts(transcripts_dir)[:max_transcripts]
     corpora: dict[str, list[tuple[str, Callable[[], Iterable[EventData]]]]] = {
         "generated": [
             (f"generated t{turns} s{seed}", partial(generate, turns, seed))
             for turns, seed in sessions
         ],
-        "real": [(p.name, partial(_imported, p)) for p in transcripts(transcripts_dir)],
+        "real": [(p.name, partial(_imported, p)) for p in real],
     }
     out: dict[str, Any] = {
         "window": window,
         "sessions": [list(s) for s in sessions],
-        "transcripts": [p.name for p in transcripts(transcripts_dir)],
+        "transcripts": [p.name for p in real],
         "scores": {},
     }
     with StubModel([stand_in_answer]) as stub, tempfile.TemporaryDirectory() as tmp:
@@ -410,13 +415,17 @@ def run_quality(
     return out
 
 
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def markdown(results: Mapping[str, Any]) -> list[str]:
     """The report's table: score per summarizer and corpus, then per probe."""
     generated = ", ".join(f"{t} turns seed {s}" for t, s in results["sessions"])
     lines = [
         f"Window {results['window']:,} tokens; generated sessions: {generated}; real: "
-        f"{len(results['transcripts'])} transcripts of ../shared/transcripts. A cell is probes "
-        "passed / compactions where the probe applies.",
+        f"{_plural(len(results['transcripts']), 'transcript')} of ../shared/transcripts. A cell is "
+        "probes passed / compactions where the probe applies.",
         "",
         "| summarizer | corpus | compactions | score | " + " | ".join(PROBES) + " |",
         "|---|---|---|---|" + "---|" * len(PROBES),

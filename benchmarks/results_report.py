@@ -8,8 +8,9 @@ and reads the peers' results (``peers.json``, written by `benchmarks.peers.run`)
 
 Full run: the three sessions the peers also run (12 turns seeds 0 and 1, 24 turns seed 2), a
 30,000-token window (compaction at 0.8 of it: 24,000 tokens, the peers' budget), throughput at
-10^3 to 10^6 events. Quick run (``--quick``): one 4-turn session, a 12,000-token window, and
-throughput at 10^3 and 5x10^3 events; under two minutes.
+10^3 to 10^6 events. Quick run (``--quick``): one 4-turn session, a 12,000-token window, the
+Checkpoint probes on one real transcript, and throughput at 10^3 and 2x10^3 events; a smoke run of
+every part, in well under a minute.
 
 Invariants: the results are a pure function of the configuration (wall times aside); every
 number in the report is read from ``results.json`` (or from ``peers.json`` for peers); nothing is
@@ -69,6 +70,8 @@ class BenchConfig:
     tokenizer: str = "o200k_base"
     real_usage: bool = False
     """Check the Anthropic cache model against the real transcripts' usage (slow: full run)."""
+    quality_transcripts: int | None = None
+    """How many real transcripts the Checkpoint probes read (None: all; a quick run reads 1)."""
 
     @classmethod
     def full(cls) -> BenchConfig:
@@ -84,7 +87,14 @@ class BenchConfig:
     @classmethod
     def quick_run(cls) -> BenchConfig:
         """Return the quick configuration (CI smoke test, under two minutes)."""
-        return cls(((4, 0),), 12_000, throughput.QUICK_SIZES, "synthetic-t4-s0", quick=True)
+        return cls(
+            ((4, 0),),
+            12_000,
+            throughput.QUICK_SIZES,
+            "synthetic-t4-s0",
+            quick=True,
+            quality_transcripts=1,
+        )
 
     def policy(self) -> CompactionPolicy:
         """Return the compaction policy of every compacting strategy."""
@@ -206,7 +216,11 @@ def run_bench(
     else:
         for p in plan:
             done(replay_one(config, *p))
-    quality = checkpoint_quality.run_quality(window=config.window_tokens, sessions=config.sessions)
+    quality = checkpoint_quality.run_quality(
+        window=config.window_tokens,
+        sessions=config.sessions,
+        max_transcripts=config.quality_transcripts,
+    )
     say("checkpoint probes: " + _quality_line(quality))
     scale = throughput.run(config.scale_sizes, progress=say)
     peers = read_peers(peers_path) if peers_path else {"available": False, "reason": "not read"}

@@ -47,7 +47,7 @@ from harness.simulation import ENVIRONMENT, generate, user_tools
 from prompts import PromptBuilder, ToolCatalog, get_mode, openai_request
 
 FULL_SIZES: tuple[int, ...] = (1_000, 10_000, 100_000, 1_000_000)
-QUICK_SIZES: tuple[int, ...] = (1_000, 5_000)
+QUICK_SIZES: tuple[int, ...] = (1_000, 2_000)
 BATCH = 1_000
 """Events appended per locked write (and per fsync)."""
 _READS = 1_000

@@ -16,6 +16,8 @@ import hashlib
 import os
 import tempfile
 import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -117,8 +119,59 @@ def _tiktoken_encoding(name: str) -> tiktoken.Encoding:
         ) from exc
 
 
+class CountMemo:
+    """The token counts of recently counted texts, bounded by their total length.
+
+    Compaction counts the same texts again and again (each candidate cut, each view, each
+    request of a replay); BPE costs about a second per million characters. Texts of at least
+    `min_chars` and at most `max_text` (default an eighth of `max_chars`) are remembered exactly
+    (keyed by the text itself, so a count is never another text's), the least recently used
+    first out once they total more than `max_chars` characters. Thread-safe.
+
+    Invariant: `count` returns what the wrapped counter returns for the same text.
+    """
+
+    def __init__(
+        self, *, max_chars: int = 8_000_000, min_chars: int = 256, max_text: int | None = None
+    ) -> None:
+        self.max_chars = max_chars
+        self.min_chars = min_chars
+        self.max_text = min(max_chars, max_chars // 8 if max_text is None else max_text)
+        self._counts: OrderedDict[str, int] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    @property
+    def chars(self) -> int:
+        """The total length of the texts remembered now (at most `max_chars`)."""
+        return self._chars
+
+    def count(self, text: str, counter: Callable[[str], int]) -> int:
+        """Return ``counter(text)``, from memory when this text was counted lately."""
+        size = len(text)
+        if size < self.min_chars or size > self.max_text:
+            return counter(text)
+        with self._lock:
+            known = self._counts.get(text)
+            if known is not None:
+                self._counts.move_to_end(text)
+                return known
+        n = counter(text)
+        with self._lock:
+            if text not in self._counts:
+                self._counts[text] = n
+                self._chars += size
+                while self._chars > self.max_chars:
+                    old, _ = self._counts.popitem(last=False)
+                    self._chars -= len(old)
+        return n
+
+
 class TiktokenTokenizer:
-    """A tokenizer over a tiktoken encoding (default `o200k_base`), loaded once per process."""
+    """A tokenizer over a tiktoken encoding (default `o200k_base`), loaded once per process.
+
+    `count` remembers the counts of recent long texts (`CountMemo`, up to 8 million characters).
+    """
 
     def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
         if encoding not in BUNDLED_ENCODINGS:
@@ -127,6 +180,7 @@ class TiktokenTokenizer:
         self._encoding_name = encoding
         self._enc = _tiktoken_encoding(encoding)
         self._encode = self._enc.encode_ordinary
+        self.memo = CountMemo()
 
     @property
     def name(self) -> str:
@@ -140,6 +194,9 @@ class TiktokenTokenizer:
 
     def count(self, text: str) -> int:
         """Return the number of tokens in `text`."""
+        return self.memo.count(text, self._count)
+
+    def _count(self, text: str) -> int:
         return len(self._encode(text))
 
 

@@ -7,18 +7,32 @@ examples, derandomized, so a mutant is killed or not the same way on every run).
 Every run but a derandomized one draws a fresh seed, so CI explores new examples each time; the
 seed is printed in the header and the summary, and ``--hypothesis-seed=N`` (or
 ``HYPOTHESIS_SEED=N``) replays a run exactly.
+
+Bytecode caches: where ``PYTHONDONTWRITEBYTECODE`` is set (as on these machines), every one of
+the suite's processes (two xdist workers, each CLI subprocess) would compile every module it
+imports, LangChain's and the SDKs' included, and pytest would rewrite every test module's asserts
+again: about 8 s of CPU per process. The suite keeps its caches out of the source tree instead,
+under ``<sys.prefix>/pycache`` (the venv), and hands that to the processes it starts. A
+``PYTHONPYCACHEPREFIX`` already set is kept.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+if sys.dont_write_bytecode and not sys.pycache_prefix:
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = str(Path(sys.prefix) / "pycache")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix
 
 settings.register_profile(
     "dev", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -70,6 +84,14 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_configure_node(node: Any) -> None:  # xdist WorkerController
     """Hand the controller's Hypothesis seed to an xdist worker."""
     node.workerinput["hypothesis_seed"] = node.config.getoption("hypothesis_seed", None)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the tests marked `slow` first, in their order, so xdist spreads them from the start.
+
+    Left last, one of them (a 30-second subprocess) keeps one worker busy while the other idles.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 def seed_line(config: pytest.Config) -> str:

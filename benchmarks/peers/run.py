@@ -181,7 +181,7 @@ def plan(
     for peer in PEERS:
         if only and peer.name not in only:
             continue
-        for variant in peer.variants:
+        for variant in peer.variants[:1] if quick and not variants else peer.variants:
             if variants and variant not in variants:
                 continue
             summarizers = peer.summarizers[-1:] if quick else peer.summarizers
@@ -213,7 +213,8 @@ def run_peers(
     Args:
         sessions: session files in the exchange format (see `default_sessions`).
         out_dir: where ``peers.json`` goes; the drivers' raw records go to a temporary folder.
-        quick: run only the copy-todos summarizer (the strongest case for each peer).
+        quick: a smoke run: each peer's first variant only, with the copy-todos summarizer
+            (the strongest case for each peer).
         budget: context budget in tokens at which peers compact or trim.
         install: create missing venvs with pip (else a missing venv makes its peer skipped).
         venv_root: where the venvs live (default `benchmarks.peers.venvs.default_root`).
@@ -379,7 +380,11 @@ def write_results(records: Sequence[dict[str, Any]], path: Path, *, budget: int)
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the peers from the command line; return the exit status."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.peers.run", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="one short session, one summarizer")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="one short session, one variant and one summarizer per peer",
+    )
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "benchmarks" / "results")
     parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET)
     parser.add_argument("--no-install", action="store_true", help="never create a venv")

@@ -27,7 +27,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any, Final, Protocol, runtime_checkable
 
 from jinja2.environment import TemplateModule
@@ -59,7 +59,11 @@ class SummaryInput:
     """Focus instructions for this compaction (``compact(..., instructions=...)``)."""
 
     def facts(self) -> SpanFacts:
-        """Return what the span says (read once per call; pure)."""
+        """Return what the span says: read on the first call, the same object after (pure)."""
+        return self._facts
+
+    @cached_property
+    def _facts(self) -> SpanFacts:
         return read_span(self.messages, self.modes, self.mode)
 
 

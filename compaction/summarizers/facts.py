@@ -154,6 +154,8 @@ def error_lines(text: str) -> list[str]:
     the next non-blank line that is not itself a header, where the failure's message is.
     Source lines that merely mention an error (``raise KeyError(...)``) are not errors.
     """
+    if not ERROR_MARK.search(text):  # no line has a mark (no mark spans lines): the common case
+        return []
     lines = text.split("\n")
     out: list[str] = []
     for i, raw in enumerate(lines):

@@ -47,8 +47,9 @@ def run_probe(
         env["HYPOTHESIS_PROFILE"] = profile
     if ci:
         env["CI"] = "true"
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder), *args],
+        [*command, "-p", "no:langsmith_plugin", str(folder), *args],
         capture_output=True,
         text=True,
         cwd=folder,

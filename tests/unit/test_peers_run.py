@@ -34,9 +34,19 @@ class TestPlan:
         assert jobs[0].peer.name == PEERS[0].name
 
     def test_quick_keeps_the_copying_summarizer(self, tmp_path: Path):
-        """Quick runs keep one summarizer per peer variant: the last (copy-todos, or none)."""
+        """Quick runs one job per peer: its first variant, its last summarizer.
+
+        The last summarizer is copy-todos (or none); a variant named with --variant still runs.
+        """
         jobs = plan([tmp_path / "a.json"], quick=True)
+        assert [(j.peer.name, j.variant, j.summarizer) for j in jobs] == [
+            (p.name, p.variants[0], p.summarizers[-1]) for p in PEERS
+        ]
         assert {j.summarizer for j in jobs} == {"copy-todos", "none"}
+        named = plan([tmp_path / "a.json"], quick=True, variants=["tail-tokens"])
+        assert [(j.peer.name, j.variant) for j in named] == [
+            ("langchain-summarization", "tail-tokens")
+        ]
 
     def test_only_limits_the_peers(self, tmp_path: Path):
         """`only` plans just the named peers; an unknown name is refused."""

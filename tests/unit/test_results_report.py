@@ -16,7 +16,7 @@ from benchmarks.results_report import (
     write_report,
 )
 
-CONFIG = BenchConfig(((3, 0),), 6_000, (200,), "synthetic-t3-s0", quick=True)
+CONFIG = BenchConfig(((3, 0),), 6_000, (200,), "synthetic-t3-s0", quick=True, quality_transcripts=1)
 
 
 def fake_peers(path: Path, results: dict[str, Any]) -> Path:
