@@ -123,7 +123,7 @@ def _describe(err: Mapping[str, Any]) -> str:
         case "string_type":
             return f"{where} must be a string"
         case "string_unicode":
-            return f"{where} must be valid Unicode text"
+            return f"{where or 'arguments'} must be valid Unicode text"
         case "list_type":
             return f'"{where}" must be an array of {{content, status}} objects'
         case "model_type" | "dict_type" | "model_attributes_type":

@@ -15,9 +15,9 @@ class TestLineEndings:
     @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
     def test_headings_found_with_any_line_ending(self, newline: str) -> None:
         """CRLF and lone-CR answers split into the same sections as LF ones."""
-        text = newline.join(["## Next Step", "", "Run the tests.", "## Errors and Fixes", "None."])
-        assert split_sections(text) == {
-            "Next Step": "Run the tests.",
+        lines = ["## Next Step", "", "Run the tests.", "Then ship.", "## Errors and Fixes", "None."]
+        assert split_sections(newline.join(lines)) == {
+            "Next Step": "Run the tests.\nThen ship.",  # one line break, never two
             "Errors and Fixes": "None.",
         }
 

@@ -339,6 +339,35 @@ class TestNeverRaises:
                 parse_todo_write(args)
             str(info.value).encode("utf-8")
 
+    @pytest.mark.parametrize(
+        ("args", "line"),
+        [
+            ('{"todos": [], "\\udfff": 1}', "- arguments must be valid Unicode text"),
+            (
+                '{"todos": [{"content": "a", "status": "pending", "\\ud800": 1}]}',
+                "- todos[0] must be valid Unicode text",
+            ),
+        ],
+    )
+    def test_a_surrogate_is_reported_where_it_is(self, args: str, line: str) -> None:
+        """The report names where the bad text is; at the top level, the arguments."""
+        with pytest.raises(ToolInputError) as info:
+            parse_todo_write(args)
+        assert str(info.value) == HEAD + line
+
+    def test_duplicates_after_a_malformed_item_are_reported(self) -> None:
+        """Every problem is listed: a malformed item does not hide the duplicates after it."""
+        item = {"content": "a", "status": "pending"}
+        args = {"todos": [5, item, dict(item)]}
+        with pytest.raises(ToolInputError) as info:
+            parse_todo_write(args)
+        assert str(info.value) == HEAD + "\n".join(
+            [
+                '- todos[0] must be an object with "content" and "status"',
+                '- todos[2].content duplicates todos[1]: "a"',
+            ]
+        )
+
     def test_deeply_nested_mapping(self, log_path: Path) -> None:
         """A deeply nested Python structure is rejected, not a RecursionError."""
         nested: list[object] = []

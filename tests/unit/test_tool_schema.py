@@ -38,6 +38,17 @@ class TestParametersSchema:
         assert item["properties"]["content"]["type"] == "string"
         assert item["properties"]["status"]["enum"] == ["pending", "in_progress", "completed"]
 
+    def test_every_level_says_what_it_is(self) -> None:
+        """The model reads a description of the list, of an item and of each field."""
+        todos = parameters_schema()["properties"]["todos"]
+        described = [todos, todos["items"], *todos["items"]["properties"].values()]
+        assert [d["description"] for d in described] == [
+            "The complete updated todo list.",
+            "One task: what to do and where it stands.",
+            "What to do, as an imperative sentence.",
+            "pending, in_progress or completed.",
+        ]
+
     def test_closed_at_every_object_level(self) -> None:
         """Every object has additionalProperties false and requires all its properties."""
         found = list(objects(parameters_schema()))
