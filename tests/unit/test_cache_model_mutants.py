@@ -20,6 +20,7 @@ from harness.simulation import (
     VLLMCache,
     replay_hits,
 )
+from harness.simulation.cache_models import common_prefix, pack
 
 
 def seq(start: int, n: int) -> list[int]:
@@ -90,3 +91,14 @@ class TestParameters:
         """replay_hits refuses a breakpoint list of another length than the requests."""
         with pytest.raises(ValueError, match="2 requests but 1 breakpoint lists"):
             replay_hits(AnthropicCache(), [seq(0, 5), seq(0, 6)], [[5]])
+
+
+class TestBoundaries:
+    @pytest.mark.parametrize("n", [1, 2, 3, 5])
+    def test_requests_differing_at_the_first_token_share_nothing(self, n: int) -> None:
+        """No common prefix when the very first token differs, at any length."""
+        assert common_prefix(pack([7, *seq(0, n - 1)]), pack([8, *seq(0, n - 1)])) == 0
+
+    def test_vllm_recomputes_the_last_token_even_with_one_token_blocks(self) -> None:
+        """VLLM never serves a whole request from cache: the last token is always computed."""
+        assert replay_hits(VLLMCache(block_size=1), [[5], [5], [5, 6], [5, 6]]) == [0, 0, 1, 1]
