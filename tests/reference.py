@@ -8,10 +8,20 @@ the Checkpoint text is read back with a parser written from the format's descrip
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from compaction import CheckpointData, Message, TodoWriteData, TurnStartData
+from compaction import (
+    CheckpointData,
+    CompactionError,
+    CompactionPolicy,
+    CompactionResult,
+    Message,
+    TodoWriteData,
+    TurnStartData,
+    parse_checkpoint,
+)
 
 SECTIONS = (
     "Primary Request and Intent",
@@ -173,3 +183,72 @@ def read_back(text: str) -> ReadBack:
         carried_note=any(line.startswith("> ") for line in bodies.get("Pending Jobs", [])),
         item_lines=item_lines,
     )
+
+
+# --- checks of a compaction's outcome against the reference ------------------------------------
+
+
+def check_against_reference(ref: ReferenceLog, result: CompactionResult) -> None:
+    """The Checkpoint holds exactly the reference's unfinished items, by status, in order."""
+    pending, current = ref.expected_sections()
+    back = read_back(result.data.text)
+    assert back.headings == list(SECTIONS)
+    assert back.pending == pending
+    assert back.current == current
+    assert list(result.data.pending) == pending
+    assert list(result.data.current) == current
+    carried = bool(pending or current) and ref.list_predates_request()
+    assert back.carried_note is carried
+    assert result.checkpoint.carried_over is carried
+    for line in back.item_lines:  # nothing invisible, line-breaking or unpaired stands raw
+        assert not any(0xD800 <= ord(ch) <= 0xDFFF or ch in "\u200b\ufeff\u2028\r" for ch in line)
+        assert line.isascii() or not any(ch in line for ch in ("\u202e", "\u200e", "\u2029"))
+    # The code's own parser agrees with the reference one on the same text.
+    parsed = parse_checkpoint(result.data.text)
+    assert (list(parsed.pending_jobs), list(parsed.current_work)) == (pending, current)
+
+
+def check_refusal(ref: ReferenceLog, exc: CompactionError, policy: CompactionPolicy) -> None:
+    """A refusal is justified only by the reference: no message, no safe cut, or no room.
+
+    ``does_not_fit`` is justified when the reference finds a cut, the error names the
+    shortest tail the reference allows (none when it may cut after the last message), and
+    its parts add up to a total over the window.
+    """
+    messages = ref.context_messages()
+    match exc.code:
+        case "nothing_to_compact":
+            assert messages == []
+        case "no_safe_cut":
+            assert messages
+            assert safe_cuts(messages) == []
+        case "does_not_fit":
+            assert messages
+            cuts = safe_cuts(messages)
+            assert cuts, "does_not_fit where the reference finds no cut at all"
+            parts, total, window = does_not_fit_parts(str(exc))
+            assert window == policy.window_tokens
+            assert sum(parts.values()) == total > window
+            assert parts["fixed"] == 0
+            assert parts["reserved"] == policy.output_reserve
+            assert parts["Checkpoint"] > 0
+            if cuts[-1] == len(messages):
+                assert "tail" not in parts
+            else:
+                assert parts["tail"] > 0
+        case _:
+            raise AssertionError(f"unjustified refusal: {exc}")
+
+
+def does_not_fit_parts(text: str) -> tuple[dict[str, int], int, int]:
+    """Read ``a fixed + b system messages + ... = total tokens, over the W-token window``."""
+    found = re.search(r"does_not_fit: (.*?) = (\d+) tokens, over the (\d+)-token window", text)
+    assert found, text
+    parts: dict[str, int] = {}
+    for part in found.group(1).split(" + "):
+        number, _, label = part.partition(" ")
+        name = next(w for w in ("fixed", "system", "Checkpoint", "tail", "reserved") if w in label)
+        assert name not in parts, text
+        parts[name] = int(number)
+    assert {"fixed", "system", "Checkpoint", "reserved"} <= parts.keys(), text
+    return parts, int(found.group(2)), int(found.group(3))

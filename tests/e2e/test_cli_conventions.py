@@ -6,11 +6,11 @@ import argparse
 import io
 import json
 import subprocess
-import sys
 from importlib import metadata
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 from rich.console import Console
 
 from harness.cli import build_parser
@@ -21,10 +21,8 @@ ONE = json.dumps({"todos": [{"content": "Run tests", "status": "in_progress"}]})
 
 
 def harness(*args: str | Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "harness", *map(str, args)]
-    return subprocess.run(
-        cmd, capture_output=True, text=True, input=stdin, timeout=300, check=False, cwd=ROOT
-    )
+    """Run `harness ARGS` in-process from the checkout's root (see cli_runner)."""
+    return run_cli(*args, stdin=stdin, cwd=ROOT)
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:

@@ -1,23 +1,30 @@
 """The examples' agent loops, run as a user runs them, against the scripted stand-in model.
 
-Each example is started in its own process with the stub's URL and a dummy key in the SDK's own
-environment variables (offline: the stub listens on 127.0.0.1). The script plays a realistic
+Each example runs with the stub's URL and a dummy key in the SDK's own environment variables
+(offline: the stub listens on 127.0.0.1). The scripted exchange and the usage line run each
+example in its own process, as a user runs it; the other cases run it in-process as ``__main__``,
+which tests the same code without an interpreter start per case. The script plays a realistic
 exchange: a todo list, a host tool call, the list marked completed, a final answer.
 """
 
 from __future__ import annotations
 
+import gc
+import io
 import json
 import os
 import runpy
 import subprocess
 import sys
+import warnings
+from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+from cli_runner import swapped_environ
 from contracts.sdk_shapes import problems
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
@@ -99,9 +106,14 @@ BOTH = pytest.mark.parametrize("example", [OPENAI, ANTHROPIC], ids=lambda e: e.a
 
 
 def run_example(
-    example: Example, stub: StubModel, tmp_path: Path, **extra: str
+    example: Example, stub: StubModel, tmp_path: Path, *, process: bool = False, **extra: str
 ) -> subprocess.CompletedProcess[str]:
-    """Run the example over `stub` in a fresh process, from `tmp_path` (where notes.txt is)."""
+    """Run the example over `stub` from `tmp_path` (where notes.txt is).
+
+    With `process`, in a fresh interpreter, as a user runs it; else in this process as
+    ``__main__`` (`runpy`), with argv, environment, cwd and output swapped for the call, which
+    spares each test a start-up that imports an SDK.
+    """
     ambient = ("OPENAI_", "ANTHROPIC_", "MODEL", "WINDOW_TOKENS")  # a developer's real settings
     env = {k: v for k, v in os.environ.items() if not k.startswith(ambient)}
     env.update(
@@ -114,15 +126,38 @@ def run_example(
             **extra,
         }
     )
-    return subprocess.run(
-        [sys.executable, str(example.path), "session.jsonl", REQUEST],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    argv = [str(example.path), "session.jsonl", REQUEST]
+    if process:
+        return subprocess.run(
+            [sys.executable, *argv],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    out, err = io.StringIO(), io.StringIO()
+    saved, here, code = sys.argv, Path.cwd(), 0
+    sys.argv = argv
+    os.chdir(tmp_path)
+    try:
+        with swapped_environ(env), redirect_stdout(out), redirect_stderr(err):
+            try:
+                runpy.run_path(str(example.path), run_name="__main__")
+            except SystemExit as exc:  # sys.exit("message"): the message on stderr, status 1
+                if isinstance(exc.code, str):
+                    print(exc.code, file=sys.stderr)
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        sys.argv = saved
+        os.chdir(here)
+        # A script leaves its SDK client to the process's exit, which closes its sockets; here
+        # they are collected now, their ResourceWarning being that of a script, not a leak.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            gc.collect()
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
 def log_events(tmp_path: Path) -> list[dict[str, Any]]:
@@ -201,7 +236,7 @@ def exchanged(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     folder = tmp_path_factory.mktemp(example.api)
     (folder / "notes.txt").write_text(NOTES, encoding="utf-8")
     with StubModel(exchange()) as stub:
-        done = run_example(example, stub, folder)
+        done = run_example(example, stub, folder, process=True)
     return Exchange(example, done, list(stub.requests), log_events(folder), folder)
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from cli_runner import run_cli
 
 from compaction import FunctionCall, Message, Session, ToolCall
 
@@ -15,13 +16,8 @@ BIG = "".join(f"row {i}: {i * 13}\n" for i in range(4000))
 
 
 def harness(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    """Run `harness ARGS` in-process (see cli_runner)."""
+    return run_cli(*args)
 
 
 def write_log(path: Path) -> None:

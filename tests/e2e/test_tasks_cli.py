@@ -10,6 +10,8 @@ import threading
 import time
 from pathlib import Path
 
+from cli_runner import run_cli
+
 from compaction import Session, TodoWriteData, TurnStartData, dump_policies
 from prompts import policy_table
 
@@ -17,14 +19,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def harness(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        cwd=ROOT,
-        check=False,
-    )
+    """Run `harness ARGS` in-process from the checkout's root (see cli_runner).
+
+    `--follow`, which must be stopped from outside, runs in a real process below.
+    """
+    return run_cli(*args, stdin=stdin, cwd=ROOT)
 
 
 class TestToolAndTasks:
