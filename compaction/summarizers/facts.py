@@ -154,13 +154,22 @@ def error_lines(text: str) -> list[str]:
     the next non-blank line that is not itself a header, where the failure's message is.
     Source lines that merely mention an error (``raise KeyError(...)``) are not errors.
     """
-    if not ERROR_MARK.search(text):  # no line has a mark (no mark spans lines): the common case
+    # One pass over the whole text finds the marked lines: no mark spans a line break, so a
+    # line holds a mark exactly when a match starts in it.
+    marked: list[int] = []
+    row = pos = 0
+    for found in ERROR_MARK.finditer(text):
+        row += text.count("\n", pos, found.start())
+        pos = found.start()
+        if not marked or marked[-1] != row:
+            marked.append(row)
+    if not marked:
         return []
     lines = text.split("\n")
     out: list[str] = []
-    for i, raw in enumerate(lines):
-        line = raw.strip()
-        if not line or _CODE_LINE.match(line) or not ERROR_MARK.search(raw):
+    for i in marked:
+        line = lines[i].strip()
+        if not line or _CODE_LINE.match(line):
             continue
         if _FAILURE_HEADER.match(line):
             message = next((m.strip() for m in lines[i + 1 : i + 4] if m.strip()), "")

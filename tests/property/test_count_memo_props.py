@@ -9,7 +9,13 @@ from hypothesis import strategies as st
 
 from compaction import get_tokenizer
 from compaction.summarizers.base import SummaryInput
-from compaction.summarizers.facts import _CODE_LINE, ERROR_MARK, error_lines
+from compaction.summarizers.facts import (
+    _CODE_LINE,
+    _FAILURE_HEADER,
+    ERROR_MARK,
+    LINE_CHARS,
+    error_lines,
+)
 from compaction.tokens import CountMemo
 
 WORDS = st.sampled_from(["error: ", "FAIL", "ok ", "x.go:3:5: ", "E   bad", "\n", "a", " ", "é"])
@@ -97,22 +103,31 @@ def test_tokenizer_counts_equal_a_fresh_encoding(parts: list[str]) -> None:
 
 
 def reference_error_lines(text: str) -> list[str]:
-    """Every line checked on its own, no fast path (the marks as error_lines uses them)."""
-    out = []
+    """The rule written line by line, each line searched on its own (no whole-text pass)."""
     lines = text.split("\n")
+    out: list[str] = []
     for i, raw in enumerate(lines):
         line = raw.strip()
         if not line or _CODE_LINE.match(line) or not ERROR_MARK.search(raw):
             continue
-        out.append(i)
-    return [lines[i].strip()[:1] for i in out]
+        if _FAILURE_HEADER.match(line):
+            message = next((m.strip() for m in lines[i + 1 : i + 4] if m.strip()), "")
+            if message and not ERROR_MARK.search(message):
+                line = f"{line} {message}"
+        out.append(line[:LINE_CHARS])
+    return out
 
 
-@given(TEXTS)
-def test_error_lines_finds_a_line_exactly_when_the_slow_way_does(text: str) -> None:
-    """The whole-text check skips only texts where no line is an error line."""
-    found = error_lines(text)
-    assert [line[:1] for line in found] == reference_error_lines(text)
+MARKS = "error: |Error[E0308]: |FAILED|1 failed|--- FAIL: T|FAIL|fatal: |-fatal: |panic: "
+MARKS += "|x.go:3:5: |E   bad|Exit code 2|_____ test_x _____|raise KeyError: "
+MARKED = st.sampled_from(MARKS.split("|"))
+OUTPUTS = st.lists(st.one_of(WORDS, MARKED, st.text(max_size=5)), max_size=60).map("".join)
+
+
+@given(OUTPUTS)
+def test_error_lines_equal_the_line_by_line_rule(text: str) -> None:
+    """The one-pass search finds exactly the lines, headers and messages the slow way does."""
+    assert error_lines(text) == reference_error_lines(text)
 
 
 def test_span_facts_are_read_once() -> None:
