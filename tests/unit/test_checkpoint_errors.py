@@ -68,8 +68,16 @@ def test_the_fixture_is_what_the_cases_assume() -> None:
 @pytest.mark.parametrize(
     ("edit", "error"),
     [
-        pytest.param(set_line(24, "- Ship"), "line 24: not an item line", id="item-after-note"),
-        pytest.param(set_line(28, "- Fix parser"), "line 28: not an item line", id="item"),
+        pytest.param(
+            set_line(24, "- Ship"),
+            """line 24: not an item line (an item line starts with - "): '- Ship'""",
+            id="item-after-note",
+        ),
+        pytest.param(
+            set_line(28, '- "Fix parser'),
+            "line 28: not an item line (",  # then the JSON reader's own words
+            id="item",
+        ),
         pytest.param(set_line(5, "# Add a flag"), "line 5: unescaped line", id="narrative"),
         pytest.param(insert_line(6, "# oops"), "line 6: unescaped line", id="narrative-2nd"),
         pytest.param(append_section, "line 38: unexpected heading '## Extra'", id="extra"),
