@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import re
+import stat
 from pathlib import Path
 
 import pytest
@@ -17,12 +20,16 @@ import pytest
 import compaction.log
 from compaction import (
     LogFormatError,
+    LogIntegrityError,
     Message,
     ReadReport,
+    SeqConflictError,
     Session,
     SessionLog,
     UsageReportData,
+    read_events,
 )
+from compaction.log import error_reason, parse_line
 
 
 def write_log(path: Path, n: int) -> bytes:
@@ -153,3 +160,62 @@ class TestProviderTotals:
         assert (turn.requests, turn.prompt_tokens, turn.cached_tokens) == (2, 1500, 900)
         assert (summary.requests, summary.prompt_tokens, summary.cached_tokens) == (1, 300, 0)
         assert json.loads(usage.model_dump_json())["provider"]["requests"] == 3
+
+
+class TestWriteLoop:
+    def test_short_writes_put_every_byte_once(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A kernel that writes a few bytes per call: each byte lands once, in order."""
+        expected = write_log(log_path.with_name("whole.jsonl"), 5)
+        real_write = os.write
+
+        def short(fd: int, data: bytes | memoryview) -> int:
+            return real_write(fd, bytes(data[:7]))
+
+        monkeypatch.setattr(os, "write", short)
+        assert write_log(log_path, 5) == expected
+
+
+class TestAppendOptions:
+    def test_one_append_checks_the_expected_seq(self, log_path: Path) -> None:
+        """`SessionLog.append` passes expected_seq on: a stale one writes nothing and raises."""
+        before = write_log(log_path, 2)
+        with SessionLog(log_path) as log, pytest.raises(SeqConflictError):
+            log.append(Message(role="user", content="late"), expected_seq=1)
+        assert log_path.read_bytes() == before
+
+    def test_a_new_log_in_new_folders_is_private_to_write(self, tmp_path: Path) -> None:
+        """Missing parent folders are made; the file is rw-r--r-- under the usual umask."""
+        path = tmp_path / "a" / "b" / "s.jsonl"
+        old = os.umask(0o022)
+        try:
+            write_log(path, 1)
+        finally:
+            os.umask(old)
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+class TestReadOptions:
+    def test_read_events_can_leave_seqs_unchecked(self, log_path: Path) -> None:
+        """check_seq=False reads a log whose seqs skip; the default refuses it."""
+        lines = write_log(log_path, 3).splitlines(keepends=True)
+        log_path.write_bytes(lines[0] + lines[2])
+        assert [e.seq for e in read_events(log_path, check_seq=False)] == [1, 3]
+        with pytest.raises(LogIntegrityError):
+            list(read_events(log_path))
+
+    def test_an_event_with_several_faults_says_how_many_more(self) -> None:
+        """The reason names the first fault and counts the others."""
+        several = json.dumps({"v": 1, "seq": "x", "type": "message", "data": {"role": 5}})
+        one = json.dumps({"v": 1, "seq": 1, "type": "message", "data": {"role": 5}})
+        reasons = []
+        for line in (several, one):
+            with pytest.raises(ValueError, match="validation error") as caught:
+                parse_line(line)
+            reasons.append(error_reason(caught.value))
+        assert all(r.startswith("invalid event: ") for r in reasons), reasons
+        more = re.search(r"\(\+(\d+) more\)$", reasons[0])
+        assert more is not None, reasons[0]
+        assert int(more.group(1)) >= 1
+        assert "more)" not in reasons[1]
