@@ -16,6 +16,7 @@ from compaction import (
     ConfigError,
     Event,
     EventData,
+    ExtractiveSummarizer,
     FunctionCall,
     LogIntegrityError,
     Message,
@@ -31,7 +32,7 @@ from compaction import (
     parse_checkpoint,
     select_cut,
 )
-from compaction.compactor import unsafe_cuts
+from compaction.compactor import previous_checkpoint, unsafe_cuts
 from compaction.cuts import cut_points
 from compaction.events import make_event
 from compaction.invariants import check_checkpoint_cut
@@ -500,3 +501,43 @@ class TestLongTaskInNextStep:
         assert task[:200] in checkpoint.next_step
         assert len(checkpoint.next_step) < 600  # was the whole 10,000 characters
         assert result.tokens_after <= 4000
+
+
+class TestFailurePaths:
+    def test_a_failing_extractive_summarizer_is_an_error_not_a_fallback(
+        self, session: Session, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """When the fallback itself raises, compaction stops with summarizer_failed.
+
+        The error carries the cause; the log is left as it was.
+        """
+
+        def broken(self: ExtractiveSummarizer, span: object) -> dict[str, str]:
+            raise RuntimeError("disk on fire")
+
+        turn(session, 1)
+        turn(session, 2)
+        before = session.applied_seq
+        monkeypatch.setattr(ExtractiveSummarizer, "summarize", broken)
+        with pytest.raises(CompactionError) as caught:
+            compact(session, CompactionPolicy(window_tokens=4_000), force=True)
+        assert caught.value.code == "summarizer_failed"
+        assert str(caught.value) == "summarizer_failed: RuntimeError: disk on fire"
+        assert session.applied_seq == before
+
+    def test_a_previous_summary_not_rendered_here_is_kept_as_context(self) -> None:
+        """An imported summary that is no Checkpoint reads back as an earlier summary, by source."""
+        data = CheckpointData(
+            text="We fixed the parser.",
+            first_seq=1,
+            last_seq=2,
+            tokens_before=10,
+            tokens_after=5,
+            summarizer="claude-code",
+        )
+        previous = previous_checkpoint(data)
+        assert previous is not None
+        assert previous.primary_request == (
+            "- Earlier summary (claude-code):\n  > We fixed the parser."
+        )
+        assert previous.pending_jobs == ()
