@@ -541,3 +541,21 @@ class TestFailurePaths:
             "- Earlier summary (claude-code):\n  > We fixed the parser."
         )
         assert previous.pending_jobs == ()
+
+    @pytest.mark.parametrize(("fixed", "reserve"), [(0, 0), (700, 0), (0, 512), (700, 512)])
+    def test_below_the_trigger_says_what_the_request_holds(
+        self, session: Session, fixed: int, reserve: int
+    ) -> None:
+        """The refusal adds up the request (fixed part and context) and names the reserve."""
+        turn(session, 1, size=20)
+        policy = CompactionPolicy(window_tokens=100_000, output_reserve=reserve)
+        context = session.context_tokens
+        with pytest.raises(CompactionError) as caught:
+            compact(session, policy, fixed_tokens=fixed)
+        parts = f" ({fixed} fixed + {context} context)" if fixed else ""
+        reserved = f", {reserve} reserved for the reply" if reserve else ""
+        assert str(caught.value) == (
+            f"below_threshold: the request holds {fixed + context} tokens{parts}{reserved}, "
+            f"below the trigger of {policy.trigger_tokens} (0.8 of a 100000-token window); "
+            "nothing was done (force it with force=True, CLI --force)"
+        )
