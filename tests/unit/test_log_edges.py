@@ -219,3 +219,13 @@ class TestReadOptions:
         assert more is not None, reasons[0]
         assert int(more.group(1)) >= 1
         assert "more)" not in reasons[1]
+
+    def test_blank_and_bad_lines_keep_the_line_count(self, log_path: Path) -> None:
+        """Blank lines after an event, a blank line or a bad line each count as a line."""
+        first, second = write_log(log_path, 2).splitlines(keepends=True)
+        log_path.write_bytes(first + b"\n\njunk\n\njunk 2\n" + second + b"\njunk 3\n")
+        report = ReadReport(path=str(log_path))
+        events = list(read_events(log_path, skip_bad_lines=True, report=report))
+        assert [e.seq for e in events] == [1, 2]
+        assert [b.line for b in report.bad_lines] == [4, 6, 9]
+        assert report.lines == 9
