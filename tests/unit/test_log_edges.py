@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 import compaction.log
 from compaction import (
@@ -209,15 +210,18 @@ class TestReadOptions:
         """The reason names the first fault and counts the others."""
         several = json.dumps({"v": 1, "seq": "x", "type": "message", "data": {"role": 5}})
         one = json.dumps({"v": 1, "seq": 1, "type": "message", "data": {"role": 5}})
-        reasons = []
+        reasons, counts = [], []
         for line in (several, one):
-            with pytest.raises(ValueError, match="validation error") as caught:
+            with pytest.raises(ValidationError) as caught:
                 parse_line(line)
             reasons.append(error_reason(caught.value))
+            counts.append(caught.value.error_count())
         assert all(r.startswith("invalid event: ") for r in reasons), reasons
         more = re.search(r"\(\+(\d+) more\)$", reasons[0])
         assert more is not None, reasons[0]
-        assert int(more.group(1)) >= 1
+        assert counts[0] > 1
+        assert int(more.group(1)) == counts[0] - 1  # the first is named, the rest counted
+        assert counts[1] == 1
         assert "more)" not in reasons[1]
 
     def test_blank_and_bad_lines_keep_the_line_count(self, log_path: Path) -> None:
