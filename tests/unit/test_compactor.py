@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from compaction import (
     parse_checkpoint,
     select_cut,
 )
-from compaction.compactor import previous_checkpoint, unsafe_cuts
+from compaction.compactor import checkpoint_message_for, previous_checkpoint, unsafe_cuts
 from compaction.cuts import cut_points
 from compaction.events import make_event
 from compaction.invariants import check_checkpoint_cut
@@ -559,3 +560,125 @@ class TestFailurePaths:
             f"below the trigger of {policy.trigger_tokens} (0.8 of a 100000-token window); "
             "nothing was done (force it with force=True, CLI --force)"
         )
+
+
+REQUESTS = [f"Request {i}: tidy module {i}" for i in range(10)]
+
+
+class OverBudget:
+    """A summarizer that writes far past its narrative budget, the same text for any span."""
+
+    name = "over-budget"
+
+    def summarize(self, span: SummaryInput) -> dict[str, str]:
+        return {
+            "Primary Request and Intent": "\n".join(REQUESTS),
+            "Critical Context": "context " * 600,
+            "Next Step": "Keep going.",
+        }
+
+
+class TestCheckpointOverItsBudget:
+    """A Checkpoint larger than planned moves the cut to the longest tail that fits beside it.
+
+    That is the re-cut of `_Plan.fit`, checked exactly at the room's boundary too.
+    """
+
+    @staticmethod
+    def ten_turns(log_path: Path) -> Session:
+        session = Session(log_path)
+        session.add_message({"role": "system", "content": "You are an agent."})
+        for request in REQUESTS:
+            session.start_turn(request)
+            session.add_message({"role": "assistant", "content": "word " * 120})
+            session.end_turn()
+        return session
+
+    @pytest.mark.parametrize("slack", [0, 1, 5])
+    def test_the_cut_moves_to_the_longest_tail_that_fits(self, log_path: Path, slack: int) -> None:
+        with self.ten_turns(log_path) as session:
+            messages = list(session.context.messages)
+            tokens = [session.event_tokens(s) for s in session.context.seqs]
+            tails = [sum(tokens[c:]) for c in range(len(tokens) + 1)]
+            system = sum(count_message(session.tokenizer, m) for m in session.context.system)
+            roomy = CompactionPolicy(window_tokens=100_000, output_reserve=0)
+            probe = compact(session, roomy, summarizer=OverBudget(), force=True, dry_run=True)
+            size = count_message(session.tokenizer, checkpoint_message_for(probe.data.text))
+            cuts = cut_points(messages)
+            target = cuts[len(cuts) // 2]  # the tail this room fits exactly, plus the slack
+            room = size + tails[target] + slack
+            policy = CompactionPolicy(window_tokens=room + system, retain=0.7, output_reserve=0)
+            result = compact(session, policy, summarizer=OverBudget(), force=True, dry_run=True)
+            assert (
+                count_message(session.tokenizer, checkpoint_message_for(result.data.text)) == size
+            )
+            expected = min(c for c in cuts if size + tails[c] <= room)
+            assert result.replaced_messages == expected
+            assert size + tails[expected] <= room < size + tails[expected - 1]
+            assert result.request_tokens_after <= policy.window_tokens
+
+
+class TestDoesNotFit:
+    @pytest.mark.parametrize("waiting", [False, True])
+    def test_the_refusal_adds_up_every_part(self, log_path: Path, waiting: bool) -> None:
+        """Each part is its own count and the total their sum.
+
+        A call waiting for its result is the tail that cannot be cut.
+        """
+        with Session(log_path) as session:
+            session.add_message({"role": "system", "content": "You are an agent. " * 20})
+            session.start_turn("Do the work")
+            session.todo_write(todos(*[(f"Task {i} " * 10, "pending") for i in range(8)]))
+            session.add_message(say("Working on it. " * 30))
+            if waiting:
+                session.add_message(call("c9"))
+            system = sum(count_message(session.tokenizer, m) for m in session.context.system)
+            tail = count_message(session.tokenizer, call("c9")) if waiting else 0
+            policy = CompactionPolicy(window_tokens=600, output_reserve=100)
+            with pytest.raises(CompactionError) as caught:
+                compact(session, policy, force=True, fixed_tokens=250)
+        found = re.fullmatch(
+            r"does_not_fit: (.*) = (\d+) tokens, over the 600-token window even with nothing "
+            r"kept; use a larger window, a smaller tool catalog or system prompt, fewer "
+            r"unfinished tasks, or a smaller output reserve",
+            str(caught.value),
+        )
+        assert found is not None, str(caught.value)
+        parts = [p.split(" ", 1) for p in found.group(1).split(" + ")]
+        labels = [label for _, label in parts]
+        values = [int(n) for n, _ in parts]
+        expected = ["fixed (system prompt and tools)", "system messages", "Checkpoint"]
+        expected += ["of tail that cannot be cut (a tool call waiting for its result)"] * waiting
+        assert labels == [*expected, "reserved for the reply"]
+        assert values[:2] == [250, system]
+        assert values[2] > 0
+        assert values[3:] == ([tail, 100] if waiting else [100])
+        assert int(found.group(2)) == sum(values) > 600
+
+
+class TestMaybeCompactDefault:
+    def test_without_a_fixed_part_the_trigger_is_the_context_alone(self, log_path: Path) -> None:
+        """One token under the trigger is not due; at the trigger it is (fixed part 0)."""
+        with Session(log_path) as session:
+            turn(session, 1)
+            turn(session, 2)
+            context = session.context_tokens
+            under = CompactionPolicy(window_tokens=100_000, output_reserve=80_000 - context - 1)
+            assert under.trigger_tokens == context + 1
+            assert maybe_compact(session, under) is None
+            at = CompactionPolicy(window_tokens=100_000, output_reserve=80_000 - context)
+            assert maybe_compact(session, at) is not None
+
+
+class TestSpanSummarized:
+    def test_the_checkpoint_does_not_summarize_the_kept_tail(self, log_path: Path) -> None:
+        """Only the replaced messages are summarized: a request kept verbatim is not in it."""
+        with Session(log_path) as session:
+            turn(session, 1)
+            turn(session, 2)
+            session.start_turn("Request 3: only in the tail")
+            session.add_message(say("Starting."))
+            result = compact(session, CompactionPolicy(window_tokens=4_000), force=True)
+        assert result.kept_messages > 0
+        assert "only in the tail" not in result.data.text
+        assert "Request 1" in result.data.text
