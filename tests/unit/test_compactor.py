@@ -682,3 +682,34 @@ class TestSpanSummarized:
         assert result.kept_messages > 0
         assert "only in the tail" not in result.data.text
         assert "Request 1" in result.data.text
+
+
+class Failing:
+    name = "failing"
+
+    def summarize(self, span: SummaryInput) -> dict[str, str]:
+        raise TimeoutError("no answer")
+
+
+class TestFallback:
+    def test_the_fallback_writes_what_the_extractive_summarizer_writes(
+        self, log_path: Path
+    ) -> None:
+        """A failed summarizer's Checkpoint is the extractive one, settled the same way."""
+        with Session(log_path) as session:
+            session.start_turn("Plan the flag; never touch main.py", mode="plan")
+            session.add_message(say("Plan: add --verbose in cli.py."))
+            session.end_turn()
+            session.start_turn("Add the --verbose flag", mode="agent")
+            session.todo_write(todos(("Add the flag", "in_progress"), ("Test it", "pending")))
+            session.add_message(call("c1"))
+            session.add_message(result("c1", "Error: cli.py:3: NameError: name 'x' is not defined"))
+            session.add_message(say("Fixing the NameError in cli.py."))
+            session.start_turn("<command-name>/clear</command-name> go on")
+            session.add_message(say("Going on."))
+            policy = CompactionPolicy(window_tokens=4_000)
+            plain = compact(session, policy, force=True, dry_run=True)
+            fell = compact(session, policy, summarizer=Failing(), force=True, dry_run=True)
+        assert fell.data.summarizer == "extractive"
+        assert fell.data.fallback_reason == "failing failed: TimeoutError: no answer"
+        assert fell.data.text == plain.data.text
