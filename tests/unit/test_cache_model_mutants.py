@@ -102,3 +102,31 @@ class TestBoundaries:
     def test_vllm_recomputes_the_last_token_even_with_one_token_blocks(self) -> None:
         """VLLM never serves a whole request from cache: the last token is always computed."""
         assert replay_hits(VLLMCache(block_size=1), [[5], [5], [5, 6], [5, 6]]) == [0, 0, 1, 1]
+
+
+class TestLifetimes:
+    def test_an_unread_entry_expires_though_its_blocks_live_on(self) -> None:
+        """Anthropic: a longer entry's reads do not refresh a shorter one; it expires alone."""
+        model = AnthropicCache()  # 1,024-token minimum, 300 s
+        a, c = seq(0, 2300), seq(0, 1500)
+        hits = replay_hits(model, [a, a, c], [(1100, 2200), (2200,), (1500,)], [0.0, 200.0, 400.0])
+        assert hits == [0, 2200, 0]
+
+    def test_vllm_honours_a_lifetime_when_given(self) -> None:
+        """VLLM has no lifetime by default, but one given is applied."""
+        requests = [seq(0, 9), seq(0, 9)]
+        assert replay_hits(VLLMCache(block_size=4), requests, None, [0.0, 20.0]) == [0, 8]
+        timed = VLLMCache(block_size=4, ttl_seconds=10)
+        assert replay_hits(timed, requests, None, [0.0, 20.0]) == [0, 0]
+        assert replay_hits(timed, requests, None, [0.0, 5.0]) == [0, 8]
+
+    def test_a_lifetime_under_a_second_is_allowed(self) -> None:
+        """Any positive lifetime is valid, half a second included."""
+        for cls in (AnthropicCache, OpenAICache, DeepSeekCache, VLLMCache):
+            assert cls(ttl_seconds=0.5).ttl_seconds == 0.5
+
+    def test_vllm_hits_are_ints_when_the_request_bounds_them(self) -> None:
+        """The last-token rule bounds the hit here (8 tokens, blocks of 4): still an int."""
+        hits = replay_hits(VLLMCache(block_size=4), [seq(0, 8), seq(0, 8)])
+        assert hits == [0, 4]
+        assert all(type(h) is int for h in hits)
