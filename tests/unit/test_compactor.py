@@ -713,3 +713,38 @@ class TestFallback:
         assert fell.data.summarizer == "extractive"
         assert fell.data.fallback_reason == "failing failed: TimeoutError: no answer"
         assert fell.data.text == plain.data.text
+
+
+class TestSecondCompaction:
+    def test_it_folds_from_the_event_after_the_last_fold(self, session: Session) -> None:
+        """A compaction after a compaction starts at the seq after the previous span's end."""
+        policy = CompactionPolicy(window_tokens=4_000)
+        turn(session, 1)
+        turn(session, 2)
+        first = compact(session, policy, force=True)
+        turn(session, 3)
+        turn(session, 4)
+        second = compact(session, policy, force=True)
+        assert first.data.first_seq == 1
+        assert second.data.first_seq == first.data.last_seq + 1
+        assert second.data.last_seq > second.data.first_seq
+
+
+class TestOverTheRoomEvenAlone:
+    def test_a_checkpoint_too_big_for_the_room_is_refused_with_nothing_kept(
+        self, log_path: Path
+    ) -> None:
+        """The cut goes to the end (no tail) before refusing, so the refusal names no tail."""
+        with TestCheckpointOverItsBudget.ten_turns(log_path) as session:
+            roomy = CompactionPolicy(window_tokens=100_000, output_reserve=0)
+            probe = compact(session, roomy, summarizer=OverBudget(), force=True, dry_run=True)
+            size = count_message(session.tokenizer, checkpoint_message_for(probe.data.text))
+            system = sum(count_message(session.tokenizer, m) for m in session.context.system)
+            policy = CompactionPolicy(window_tokens=size + system - 1, output_reserve=0)
+            with pytest.raises(CompactionError) as caught:
+                compact(session, policy, summarizer=OverBudget(), force=True, dry_run=True)
+        assert caught.value.code == "does_not_fit"
+        assert f"+ {size} Checkpoint + 0 reserved for the reply = {size + system} tokens" in str(
+            caught.value
+        )
+        assert "tail" not in str(caught.value)
