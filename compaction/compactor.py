@@ -283,11 +283,12 @@ def _plan(
     plan = _Plan.of(session, policy, fixed, summarizer)
     context, tokens = plan.context, plan.tokens
     previous_data = context.checkpoint
+    first_seq = previous_data.last_seq + 1 if previous_data else 1
     k = plan.first_cut()
     instructions = _start(
         on_compact_start,
         CompactionPlan(
-            first_seq=previous_data.last_seq + 1 if previous_data else 1,
+            first_seq=first_seq,
             last_seq=context.seqs[k] - 1 if k < len(context.seqs) else session.applied_seq,
             replaced_messages=k,
             kept_messages=len(context.messages) - k,
@@ -305,7 +306,7 @@ def _plan(
     new_tokens = count_message(session.tokenizer, checkpoint_message_for(text))
     data = CheckpointData(
         text=text,
-        first_seq=previous_data.last_seq + 1 if previous_data else 1,
+        first_seq=first_seq,
         last_seq=context.seqs[k] - 1 if k < len(context.seqs) else session.applied_seq,
         tokens_before=tokens_before,
         tokens_after=tokens_before - replaced + new_tokens,

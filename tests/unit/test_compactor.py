@@ -13,6 +13,7 @@ from compaction import (
     CheckpointData,
     CheckpointRecorded,
     CompactionError,
+    CompactionPlan,
     CompactionPolicy,
     ConfigError,
     Event,
@@ -724,10 +725,16 @@ class TestSecondCompaction:
         first = compact(session, policy, force=True)
         turn(session, 3)
         turn(session, 4)
-        second = compact(session, policy, force=True)
+        plans: list[CompactionPlan] = []
+
+        def record(plan: CompactionPlan) -> None:
+            plans.append(plan)
+
+        second = compact(session, policy, force=True, on_compact_start=record)
         assert first.data.first_seq == 1
         assert second.data.first_seq == first.data.last_seq + 1
         assert second.data.last_seq > second.data.first_seq
+        assert [p.first_seq for p in plans] == [second.data.first_seq]  # the hook sees it too
 
 
 class TestOverTheRoomEvenAlone:
