@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from compaction import (
+    Checkpoint,
     CheckpointData,
     CheckpointRecorded,
     CompactionError,
@@ -32,6 +33,7 @@ from compaction import (
     count_message,
     maybe_compact,
     parse_checkpoint,
+    render_checkpoint,
     select_cut,
 )
 from compaction.compactor import checkpoint_message_for, previous_checkpoint, unsafe_cuts
@@ -755,3 +757,30 @@ class TestOverTheRoomEvenAlone:
             caught.value
         )
         assert "tail" not in str(caught.value)
+
+
+class TestFirstCut:
+    def test_the_tail_leaves_room_for_the_planned_checkpoint(self, log_path: Path) -> None:
+        """The kept tail is the longest within retain and the room beside a planned Checkpoint.
+
+        Planned: its code-owned sections plus its narrative budget, even when a smaller
+        Checkpoint results.
+        """
+        with TestCheckpointOverItsBudget.ten_turns(log_path) as session:
+            items = [(f"Task {i}: " + "detail " * 20, "pending") for i in range(10)]
+            session.todo_write(todos(*items))
+            messages = list(session.context.messages)
+            tokens = [session.event_tokens(s) for s in session.context.seqs]
+            tails = [sum(tokens[c:]) for c in range(len(tokens) + 1)]
+            system = sum(count_message(session.tokenizer, m) for m in session.context.system)
+            policy = CompactionPolicy(window_tokens=900, retain=0.6, output_reserve=0)
+            skeleton = Checkpoint(pending_jobs=tuple(content for content, _ in items))
+            planned = count_message(
+                session.tokenizer, checkpoint_message_for(render_checkpoint(skeleton))
+            )
+            room = policy.room_tokens - system - planned - policy.summary_tokens
+            budget = min(policy.retain_tokens, room)
+            assert budget < policy.retain_tokens  # the room, not retain, bounds the tail here
+            result = compact(session, policy, force=True, dry_run=True)
+        expected = min(c for c in cut_points(messages) if tails[c] <= budget)
+        assert result.replaced_messages == expected
