@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 import compaction.log
 from compaction import (
+    LogError,
     LogFormatError,
     LogIntegrityError,
     Message,
@@ -182,9 +183,11 @@ class TestAppendOptions:
     def test_one_append_checks_the_expected_seq(self, log_path: Path) -> None:
         """`SessionLog.append` passes expected_seq on: a stale one writes nothing and raises."""
         before = write_log(log_path, 2)
-        with SessionLog(log_path) as log, pytest.raises(SeqConflictError):
+        with SessionLog(log_path) as log, pytest.raises(SeqConflictError) as caught:
             log.append(Message(role="user", content="late"), expected_seq=1)
         assert log_path.read_bytes() == before
+        error = caught.value
+        assert (error.where, error.expected, error.current) == (str(log_path), 1, 2)
 
     def test_a_new_log_in_new_folders_is_private_to_write(self, tmp_path: Path) -> None:
         """Missing parent folders are made; the file is rw-r--r-- under the usual umask."""
@@ -233,3 +236,55 @@ class TestReadOptions:
         assert [e.seq for e in events] == [1, 2]
         assert [b.line for b in report.bad_lines] == [4, 6, 9]
         assert report.lines == 9
+
+
+class TestLocking:
+    def test_every_append_writes_under_the_lock_and_a_batch_holds_it_between(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The log's bytes are written under the lock, which a batch holds between appends.
+
+        While they are written another open file cannot take the lock; after an append or a
+        batch it is free.
+        """
+        fcntl = pytest.importorskip("fcntl")
+        write_log(log_path, 1)
+        inode = log_path.stat().st_ino
+
+        def locked() -> bool:
+            with log_path.open("rb") as other:
+                try:
+                    fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return True
+                fcntl.flock(other.fileno(), fcntl.LOCK_UN)
+                return False
+
+        seen: list[bool] = []
+        real_write = os.write
+
+        def spy(fd: int, data: bytes | memoryview) -> int:
+            if os.fstat(fd).st_ino == inode:
+                seen.append(locked())
+            return real_write(fd, data)
+
+        monkeypatch.setattr(os, "write", spy)
+        with SessionLog(log_path) as log:
+            log.append(Message(role="user", content="one"))
+            assert not locked()
+            with log.batch():
+                log.append(Message(role="user", content="two"))
+                assert locked()
+                log.append(Message(role="user", content="three"))
+            assert not locked()
+        assert seen == [True, True, True]
+
+
+class TestOpenErrors:
+    def test_a_folder_where_the_log_should_be_is_named(self, tmp_path: Path) -> None:
+        """Opening fails with one line naming the path and the system's reason."""
+        folder = tmp_path / "s.jsonl"
+        folder.mkdir()
+        with pytest.raises(LogError) as caught, SessionLog(folder) as log:
+            log.append(Message(role="user", content="x"))
+        assert str(caught.value) == f"{folder}: cannot open the log: Is a directory"
