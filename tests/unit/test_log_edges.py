@@ -31,6 +31,7 @@ from compaction import (
     UsageReportData,
     read_events,
 )
+from compaction.events import dump_event, make_event
 from compaction.log import error_reason, parse_line
 
 
@@ -288,3 +289,21 @@ class TestOpenErrors:
         with pytest.raises(LogError) as caught, SessionLog(folder) as log:
             log.append(Message(role="user", content="x"))
         assert str(caught.value) == f"{folder}: cannot open the log: Is a directory"
+
+
+class TestEventSizeLimit:
+    @pytest.mark.parametrize(("slack", "written"), [(0, True), (1, True), (-1, False)])
+    def test_a_line_exactly_at_the_limit_is_written(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch, slack: int, written: bool
+    ) -> None:
+        """An event whose line (newline included) is exactly MAX_EVENT_BYTES is written."""
+        data = Message(role="user", content="x" * 500)
+        size = len(dump_event(make_event(1, data)).encode()) + 1
+        monkeypatch.setattr(compaction.log, "MAX_EVENT_BYTES", size + slack)
+        with SessionLog(log_path) as log:
+            if written:
+                assert log.append(data).seq == 1
+            else:
+                with pytest.raises(LogError, match="byte limit of one log line"):
+                    log.append(data)
+        assert (log_path.stat().st_size if log_path.exists() else 0) == (size if written else 0)
