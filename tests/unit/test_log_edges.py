@@ -226,7 +226,10 @@ class TestReadOptions:
         assert counts[0] > 1
         assert int(more.group(1)) == counts[0] - 1  # the first is named, the rest counted
         assert counts[1] == 1
-        assert "more)" not in reasons[1]
+        assert reasons[1] == (
+            "invalid event: message.data.role: Input should be 'system', 'user', 'assistant' "
+            "or 'tool'"
+        )
 
     def test_blank_and_bad_lines_keep_the_line_count(self, log_path: Path) -> None:
         """Blank lines after an event, a blank line or a bad line each count as a line."""
