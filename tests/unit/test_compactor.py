@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from compaction import (
+    NARRATIVE_SECTIONS,
     Checkpoint,
     CheckpointData,
     CheckpointRecorded,
@@ -784,3 +785,25 @@ class TestFirstCut:
             result = compact(session, policy, force=True, dry_run=True)
         expected = min(c for c in cut_points(messages) if tails[c] <= budget)
         assert result.replaced_messages == expected
+
+
+class Writes:
+    """A summarizer that writes every narrative section with a text naming it."""
+
+    name = "writes"
+
+    def summarize(self, span: SummaryInput) -> dict[str, str]:
+        return {name: f"{name} text" for name in NARRATIVE_SECTIONS}
+
+
+class TestNarrativeCarried:
+    def test_every_narrative_section_reaches_the_checkpoint(self, session: Session) -> None:
+        """What the summarizer wrote for each narrative section is in the Checkpoint."""
+        turn(session, 1)
+        turn(session, 2)
+        result = compact(
+            session, CompactionPolicy(window_tokens=4_000), summarizer=Writes(), force=True
+        )
+        narrative = result.checkpoint.narrative()
+        for name in NARRATIVE_SECTIONS:
+            assert f"{name} text" in narrative[name], (name, narrative[name])
