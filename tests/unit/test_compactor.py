@@ -807,3 +807,23 @@ class TestNarrativeCarried:
         narrative = result.checkpoint.narrative()
         for name in NARRATIVE_SECTIONS:
             assert f"{name} text" in narrative[name], (name, narrative[name])
+
+
+class TestModesReachTheSummarizer:
+    def test_a_plan_constraint_is_kept_in_plan_mode_and_dropped_after(self, log_path: Path) -> None:
+        """The session's turn modes reach the span.
+
+        Plan's constraint holds while in Plan mode and is gone once an agent turn follows.
+        """
+        policy = CompactionPolicy(window_tokens=4_000)
+        with Session(log_path) as session:
+            session.start_turn("Plan it. Do not edit files yet.", mode="plan")
+            session.add_message(say("Plan: add --verbose in cli.py."))
+            session.add_message(say("Waiting for approval."))
+            still = compact(session, policy, force=True, dry_run=True)
+            session.end_turn()
+            session.start_turn("Go ahead.", mode="agent")
+            session.add_message(say("Adding it."))
+            ended = compact(session, policy, force=True, dry_run=True)
+        assert "while in plan mode: Do not edit files yet." in still.checkpoint.critical_context
+        assert "Do not edit" not in ended.checkpoint.critical_context
