@@ -310,3 +310,39 @@ class TestEventSizeLimit:
                 with pytest.raises(LogError, match="byte limit of one log line"):
                     log.append(data)
         assert (log_path.stat().st_size if log_path.exists() else 0) == (size if written else 0)
+
+
+class TestLastSeq:
+    def test_last_seq_counts_what_is_in_the_file(self, log_path: Path) -> None:
+        """0 when empty, then the last event's seq: after appends, in a batch, after another.
+
+        Another writer's append counts too.
+        """
+        with SessionLog(log_path) as log:
+            assert log.last_seq() == 0
+            log.append(Message(role="user", content="one"))
+            assert log.last_seq() == 1
+            with log.batch():
+                log.append(Message(role="user", content="two"))
+                assert log.last_seq() == 2
+            with SessionLog(log_path) as other:
+                other.append(Message(role="user", content="three"))
+            assert log.last_seq() == 3
+            assert log.append(Message(role="user", content="four")).seq == 4
+
+
+class TestTornTailAtAChunkEdge:
+    def test_a_torn_line_starting_on_a_4096_byte_boundary_is_cut_alone(
+        self, log_path: Path
+    ) -> None:
+        """The last line is found when the newline before it is the first byte of a chunk."""
+        first = write_log(log_path, 1)
+        pad = 4096 - len(first)  # make the first line exactly 4,096 bytes, newline included
+        whole = first[:-3] + b" " * pad + first[-3:]
+        assert whole.endswith(b"}\n")
+        torn = (b'{"v":1,"seq":2,"type":"message","data":{"role":"us' + b"x" * 4096)[:4095]
+        log_path.write_bytes(whole + torn)
+        with SessionLog(log_path) as log:
+            assert log.append(Message(role="user", content="after")).seq == 2
+            assert [r.length for r in log.repairs] == [4095]
+        assert log_path.read_bytes().startswith(whole)
