@@ -23,6 +23,7 @@ from compaction import (
     LogError,
     LogFormatError,
     LogIntegrityError,
+    LogReader,
     Message,
     ReadReport,
     SeqConflictError,
@@ -346,3 +347,21 @@ class TestTornTailAtAChunkEdge:
             assert log.append(Message(role="user", content="after")).seq == 2
             assert [r.length for r in log.repairs] == [4095]
         assert log_path.read_bytes().startswith(whole)
+
+
+class TestNewlineLandingLater:
+    def test_an_event_read_before_its_newline_is_not_read_twice(self, log_path: Path) -> None:
+        """A reader that took a last event with no newline yet reads on from after it.
+
+        The late newline is no new line; the next events and line numbers follow on.
+        """
+        lines = write_log(log_path, 3).splitlines(keepends=True)
+        log_path.write_bytes(lines[0] + lines[1].rstrip(b"\n"))
+        reader = LogReader(log_path)
+        assert [e.seq for e in reader.read()] == [1, 2]
+        with log_path.open("ab") as fh:
+            fh.write(b"\n" + lines[2] + b"junk\n")
+        reader.skip_bad_lines = True
+        assert [e.seq for e in reader.read()] == [3]
+        assert (reader.line, reader.offset) == (4, log_path.stat().st_size)
+        assert [b.line for b in reader.report.bad_lines] == [4]
