@@ -12,7 +12,9 @@ Invariants:
     like a line this toolkit writes, is shorter than `MAX_EVENT_BYTES`, and the file before it
     is a valid log); its bytes are first saved beside the log as ``LOG.torn-<offset>`` and the
     cut is reported (`SessionLog.repairs`, and a warning on the ``compaction.log`` logger);
-  - anything else (a file that is not a log) is refused with `LogFormatError`, untouched.
+  - anything else (a file that is not a log) is refused with `LogFormatError`, untouched;
+  - "last line" means the last line that is not blank: blank lines are skipped by appends as
+    by readers (`_last_line`), and a blank last line without its newline gets one first.
 - An append that returned is on disk: it was written and fsynced, unless the log was opened
   with `sync="batch"`, which fsyncs once when a `batch()` block closes (for imports).
 - Several processes may append at once: each append holds an exclusive file lock
@@ -57,6 +59,9 @@ MAX_EVENT_BYTES: Final = 64 * 1024 * 1024
 
 LINE_START: Final = b'{"v":'
 """How every line this toolkit writes begins (`dump_event`); a torn tail begins the same way."""
+
+_CHUNK: Final = 4096
+"""Bytes read at a time when stepping back through a log's tail."""
 
 logger = logging.getLogger("compaction.log")
 
@@ -163,8 +168,8 @@ class LogReader:
         self._open_line = False
         """The last line consumed was a whole event whose newline had not landed yet."""
 
-    def read(self, *, end: int | None = None) -> Iterator[Event]:
-        """Yield the events after `offset`, up to the end of the file (or byte `end`).
+    def read(self) -> Iterator[Event]:
+        """Yield the events after `offset`, up to the end of the file.
 
         Raises:
             LogError: the file cannot be read.
@@ -179,8 +184,6 @@ class LogReader:
         with fh:
             fh.seek(self.offset)
             for raw in fh:
-                if end is not None and self.offset >= end:
-                    return
                 if self._open_line and raw.startswith(b"\n"):
                     # The newline that ends the event read before it was still unwritten.
                     self._open_line = False
@@ -191,7 +194,9 @@ class LogReader:
                 event = self._consume(raw)
                 if event is not None:
                     yield event
-                elif not raw.endswith(b"\n") and self.report.torn_line is not None:
+                elif not raw.endswith(b"\n"):
+                    # All there is of a line still being written: stop, or the rest of it,
+                    # landing while we read, would be taken for a line of its own.
                     return
 
     def _consume(self, raw: bytes) -> Event | None:
@@ -477,31 +482,36 @@ class SessionLog:
         """Return the next seq, reading the file's tail if another process appended since.
 
         Called with the lock held. See the module's invariants for what a last line without its
-        newline is taken to be.
+        newline is taken to be. Blank lines at the end are skipped, as readers skip them.
         """
         size = os.fstat(fd).st_size
         if size == self._known_size:
             return self._next_seq
-        last = _last_line(fd, size)
-        self._open_line = False
-        if last is not None and not last.endswith(b"\n"):
+        found = _last_line(fd, size)
+        if found is not None and not found[1].endswith(b"\n"):
+            begin, last = found
             try:
                 next_seq = parse_line(last).seq + 1
             except ValueError as exc:
                 self._cut_torn_tail(fd, size, last, error_reason(exc))
-                size -= len(last)
-                last = _last_line(fd, size)
+                size = begin
+                found = _last_line(fd, size)
             else:
                 self._known_size, self._next_seq, self._open_line = size, next_seq, True
                 return next_seq
-        try:
-            next_seq = 1 if last is None else parse_line(last).seq + 1
-        except ValueError as exc:
-            raise LogFormatError(
-                self.path, _count_lines(fd, size), f"last line: {error_reason(exc)}"
-            ) from None
+        next_seq = 1
+        if found is not None:
+            begin, last = found
+            try:
+                next_seq = parse_line(last).seq + 1
+            except ValueError as exc:
+                raise LogFormatError(
+                    self.path, _count_lines(fd, begin) + 1, f"last line: {error_reason(exc)}"
+                ) from None
         self._known_size = size
         self._next_seq = next_seq
+        # A blank last line may lack its newline ("  "): the next append writes one first.
+        self._open_line = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
         return next_seq
 
     def _cut_torn_tail(self, fd: int, size: int, tail: bytes, reason: str) -> None:
@@ -509,7 +519,7 @@ class SessionLog:
         offset = size - len(tail)
         why = _not_torn_append(tail)
         if why is None:
-            why = self._prefix_problem(offset)
+            why = self._prefix_problem()
         if why is not None:
             raise LogFormatError(
                 self.path,
@@ -525,11 +535,15 @@ class SessionLog:
         self.repairs.append(repair)
         logger.warning(repair.describe(self.path))
 
-    def _prefix_problem(self, end: int) -> str | None:
-        """Return why the file's first `end` bytes are not a valid log, or None if they are."""
+    def _prefix_problem(self) -> str | None:
+        """Return why the file before its torn last line is not a valid log, or None if it is.
+
+        The reader reports an unterminated last line that does not parse (the torn tail)
+        instead of raising, so reading the whole file checks exactly the lines before it.
+        """
         reader = LogReader(self.path)
         try:
-            for _ in reader.read(end=end):
+            for _ in reader.read():
                 pass
         except LogError as exc:
             return f"the file before it is not a valid log ({exc})"
@@ -599,19 +613,37 @@ def _count_lines(fd: int, size: int) -> int:
     return lines + (last != b"\n")
 
 
-def _last_line(fd: int, size: int) -> bytes | None:
-    """Return the file's last line (with its newline, if it has one), or None if empty."""
-    if size == 0:
+def _last_line(fd: int, size: int) -> tuple[int, bytes] | None:
+    """Return the file's last non-blank line (with its newline, if any) and where it begins.
+
+    None if the file holds nothing but blank lines. A blank line holds only ASCII whitespace
+    (what `bytes.strip` removes), as for the reader.
+    Steps back in 4 KiB chunks, each read once, then reads the line in one call.
+    """
+    end = size
+    while end > 0:  # step back over the blank bytes at the end
+        start = max(0, end - _CHUNK)
+        kept = len(os.pread(fd, end - start, start).rstrip())
+        if kept:
+            end = start + kept
+            break
+        end = start
+    if end == 0:
         return None
-    chunk = 4096
-    buf = b""
-    tail_has_newline = os.pread(fd, 1, size - 1) == b"\n"
-    pos = size - 1 if tail_has_newline else size
-    while pos > 0:
-        start = max(0, pos - chunk)
-        buf = os.pread(fd, pos - start, start) + buf
-        idx = buf.rfind(b"\n")
+    begin = end
+    while begin > 0:  # step back to the newline before the last visible byte
+        start = max(0, begin - _CHUNK)
+        idx = os.pread(fd, begin - start, start).rfind(b"\n")
         if idx >= 0:
-            return os.pread(fd, size - (start + idx + 1), start + idx + 1)
-        pos = start
-    return os.pread(fd, size, 0)
+            begin = start + idx + 1
+            break
+        begin = start
+    stop = end
+    while stop < size:  # step on to the line's own newline (only whitespace comes before it)
+        chunk = os.pread(fd, min(_CHUNK, size - stop), stop)
+        idx = chunk.find(b"\n")
+        if idx >= 0 or not chunk:  # (nothing read: the file shrank under us)
+            stop += idx + 1
+            break
+        stop += len(chunk)
+    return begin, os.pread(fd, stop - begin, begin)

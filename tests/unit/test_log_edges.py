@@ -3,16 +3,20 @@
 Each test pins one behaviour a surviving mutant of `compaction.log` or `compaction.views` changed
 without any test noticing: the line a refusal names, the path the repair warning names, the
 torn-tail size limit at exactly its boundary, a tail torn inside a UTF-8 character, the options
-`SessionLog.events` passes on, and the provider totals of the usage view.
+`SessionLog.events` passes on, the provider totals of the usage view, the messages of a failed
+append or save, the limit of a thousand saved copies at one offset, blank lines at the end of a
+log, and the reader's state across a late newline or a line still being written.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -365,3 +369,339 @@ class TestNewlineLandingLater:
         assert [e.seq for e in reader.read()] == [3]
         assert (reader.line, reader.offset) == (4, log_path.stat().st_size)
         assert [b.line for b in reader.report.bad_lines] == [4]
+
+
+class TestBlankLinesAtTheEnd:
+    """Readers skip blank lines; so does an append, instead of refusing the log."""
+
+    def test_an_append_follows_blank_lines_after_the_last_event(self, log_path: Path) -> None:
+        before = write_log(log_path, 2) + b"\n \t\n\n"
+        log_path.write_bytes(before)
+        with SessionLog(log_path) as log:
+            event = log.append(Message(role="user", content="after"))
+            assert log.repairs == []
+        assert event.seq == 3
+        assert log_path.read_bytes() == before + dump_event(event).encode() + b"\n"
+        assert [e.seq for e in read_events(log_path)] == [1, 2, 3]
+
+    def test_a_blank_last_line_without_its_newline_gets_one(self, log_path: Path) -> None:
+        before = write_log(log_path, 1) + b"  "
+        log_path.write_bytes(before)
+        with SessionLog(log_path) as log:
+            event = log.append(Message(role="user", content="after"))
+        assert log_path.read_bytes() == before + b"\n" + dump_event(event).encode() + b"\n"
+        assert [e.seq for e in read_events(log_path)] == [1, 2]
+
+    @pytest.mark.parametrize("blank", [b"\n", b" ", b"\n\n \n"])
+    def test_a_file_of_blank_lines_starts_at_seq_1(self, log_path: Path, blank: bytes) -> None:
+        """One byte is enough to be read: a new handle never takes a file for known."""
+        log_path.write_bytes(blank)
+        with SessionLog(log_path) as log:
+            assert log.append(Message(role="user", content="first")).seq == 1
+        assert log_path.read_bytes().startswith(blank)
+        assert [e.seq for e in read_events(log_path)] == [1]
+
+    def test_a_one_byte_file_that_is_not_a_log_is_refused(self, log_path: Path) -> None:
+        log_path.write_bytes(b"x")
+        with pytest.raises(LogFormatError) as caught, SessionLog(log_path) as log:
+            log.append(Message(role="user", content="first"))
+        assert caught.value.line == 1
+        assert log_path.read_bytes() == b"x"
+
+    def test_a_bad_line_before_the_blank_lines_is_refused_at_its_own_line(
+        self, log_path: Path
+    ) -> None:
+        before = b"\n" + write_log(log_path, 2) + b"junk\n\n\n  \n"
+        log_path.write_bytes(before)
+        with pytest.raises(LogFormatError) as caught, SessionLog(log_path) as log:
+            log.append(Message(role="user", content="after"))
+        assert caught.value.line == 4
+        assert str(caught.value).startswith(f"{log_path}:4: last line: not JSON: ")
+        assert log_path.read_bytes() == before
+
+    def test_a_torn_tail_after_blank_lines_is_cut_alone(self, log_path: Path) -> None:
+        kept = write_log(log_path, 1) + b"\n\n"
+        log_path.write_bytes(kept + b'{"v":1,"se')
+        with SessionLog(log_path) as log:
+            event = log.append(Message(role="user", content="after"))
+            assert [(r.offset, r.length) for r in log.repairs] == [(len(kept), 10)]
+        assert log_path.read_bytes() == kept + dump_event(event).encode() + b"\n"
+
+
+class TestLineNumbersInRefusals:
+    def test_a_refusal_counts_the_lines_of_a_log_above_one_mebibyte(self, log_path: Path) -> None:
+        """The lines are counted 1 MiB at a time; every chunk counts, the first byte too."""
+        lines = [b"\n"] + [
+            dump_event(make_event(i, Message(role="user", content="x" * 300))).encode() + b"\n"
+            for i in range(1, 8001)
+        ]
+        before = b"".join(lines) + b"not a log"
+        assert len(before) > 2 * (1 << 20)
+        log_path.write_bytes(before)
+        with pytest.raises(LogFormatError) as caught, SessionLog(log_path) as log:
+            log.append(Message(role="user", content="after"))
+        assert caught.value.line == 8002
+        assert log_path.read_bytes() == before
+
+    def test_the_refusal_of_a_torn_looking_tail_gives_the_reason(self, log_path: Path) -> None:
+        before = b"junk\n" + b'{"v":1,"se'
+        log_path.write_bytes(before)
+        with pytest.raises(LogFormatError) as caught, SessionLog(log_path) as log:
+            log.append(Message(role="user", content="after"))
+        message = str(caught.value)
+        assert message.startswith(
+            f"{log_path}:2: last line (10 bytes, no newline) is not an event (not JSON: "
+        ), message
+        assert "cannot be a torn append: the file before it is not a valid log" in message
+        assert log_path.read_bytes() == before
+
+    def test_a_tail_that_is_not_utf8_is_refused_with_that_reason(self, log_path: Path) -> None:
+        log_path.write_bytes(write_log(log_path, 1) + b'{"v":1,"\xff')
+        with pytest.raises(LogFormatError) as caught, SessionLog(log_path) as log:
+            log.append(Message(role="user", content="after"))
+        assert "cannot be a torn append: it is not UTF-8 text. Nothing was" in str(caught.value)
+
+
+class TestReaderState:
+    def test_the_report_names_the_file(self, log_path: Path) -> None:
+        assert LogReader(log_path).report.path == str(log_path)
+
+    def test_a_missing_file_is_named_with_the_system_reason(self, log_path: Path) -> None:
+        with pytest.raises(LogError) as caught:
+            list(LogReader(log_path).read())
+        assert str(caught.value) == f"{log_path}: cannot read the log: No such file or directory"
+
+    def test_a_first_blank_line_counts(self, log_path: Path) -> None:
+        """A new reader expects no late newline: a blank first line is a line of its own."""
+        log_path.write_bytes(b"\njunk\n")
+        with pytest.raises(LogFormatError) as caught:
+            list(LogReader(log_path).read())
+        assert caught.value.line == 2
+
+    def test_a_blank_line_after_a_late_newline_counts(self, log_path: Path) -> None:
+        lines = write_log(log_path, 2).splitlines(keepends=True)
+        log_path.write_bytes(lines[0].rstrip(b"\n"))
+        reader = LogReader(log_path, skip_bad_lines=True)
+        assert [e.seq for e in reader.read()] == [1]
+        with log_path.open("ab") as fh:
+            fh.write(b"\n\njunk\n" + lines[1])
+        assert [e.seq for e in reader.read()] == [2]
+        assert [b.line for b in reader.report.bad_lines] == [3]
+        assert reader.line == 4
+
+    def test_a_line_still_being_written_is_not_split_in_two(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The rest of a line may land between two reads of the file.
+
+        The reader stops at the part it saw, and reads the whole line next time.
+        """
+        first, second = write_log(log_path, 2).splitlines(keepends=True)
+        pieces = [first, second[:9], second[9:]]  # as the file's iterator would see them
+
+        class Growing:
+            def __init__(self, *args: object) -> None: ...
+            def __enter__(self) -> Growing:
+                return self
+
+            def __exit__(self, *exc: object) -> None: ...
+            def seek(self, offset: int) -> None:
+                assert offset == 0
+
+            def __iter__(self) -> Iterator[bytes]:
+                return iter(pieces)
+
+        monkeypatch.setattr(compaction.log, "open", Growing, raising=False)
+        reader = LogReader(log_path)
+        assert [e.seq for e in reader.read()] == [1]
+        assert (reader.report.torn_line, reader.offset) == (2, len(first))
+        monkeypatch.undo()
+        assert [e.seq for e in reader.read()] == [2]
+
+    def test_a_blank_line_in_the_middle_is_read_past(self, log_path: Path) -> None:
+        first, second = write_log(log_path, 2).splitlines(keepends=True)
+        log_path.write_bytes(first + b"\n" + second)
+        assert [e.seq for e in LogReader(log_path).read()] == [1, 2]
+
+
+class TestAppendedEventsTakenAsRead:
+    def test_a_line_another_writer_added_is_still_read(self, log_path: Path) -> None:
+        """A session takes its own append as read only when its reader stood where it began.
+
+        Here another writer added a blank line first: the session reads it and its own event
+        from the file, and applies the event once.
+        """
+        with Session(log_path) as session:
+            session.start_turn("go")
+            with log_path.open("ab") as fh:
+                fh.write(b"\n")
+            session.add_message(Message(role="user", content="mine"))
+            assert session.report.lines == 4  # the turn's two events, the blank line, ours
+            assert session.refresh() == []
+            assert session.context.seqs == (2, 3)
+        assert [e.seq for e in read_events(log_path)] == [1, 2, 3]
+
+    def test_lines_after_a_skipped_append_keep_their_numbers(self, log_path: Path) -> None:
+        with Session(log_path, skip_bad_lines=True) as session:
+            session.start_turn("go")
+            with log_path.open("ab") as fh:
+                fh.write(b"\njunk\n")
+            session.refresh()
+            assert [b.line for b in session.report.bad_lines] == [4]  # after the turn's two
+
+    def test_appends_to_a_known_log_do_not_read_its_tail_again(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Only the first append of a handle (or one after another writer) reads the tail."""
+        write_log(log_path, 1)
+        reads: list[int] = []
+        real = compaction.log._last_line
+
+        def counting(fd: int, size: int) -> tuple[int, bytes] | None:
+            reads.append(size)
+            return real(fd, size)
+
+        monkeypatch.setattr(compaction.log, "_last_line", counting)
+        with SessionLog(log_path) as log:
+            for i in range(3):
+                log.append(Message(role="user", content=f"more {i}"))
+            with log.batch():
+                log.append(Message(role="user", content="in a batch"))
+            assert len(reads) == 1
+            with log_path.open("ab") as fh:
+                fh.write(b"\n")
+            log.append(Message(role="user", content="after another writer"))
+            assert len(reads) == 2
+
+    def test_a_new_handle_has_appended_nothing(self, log_path: Path) -> None:
+        log = SessionLog(log_path)
+        assert (log.last_append_start, log.last_append_bytes) == (0, 0)
+
+
+def no_space(fd: int, data: bytes | memoryview) -> int:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+class TestFailedAppendMessages:
+    def test_the_message_gives_the_system_reason_and_the_size_kept(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        size = len(write_log(log_path, 1))
+        with SessionLog(log_path) as log:
+            monkeypatch.setattr(os, "write", no_space)
+            with pytest.raises(LogError) as caught:
+                log.append(Message(role="user", content="lost"))
+        assert str(caught.value) == (
+            f"{log_path}: append failed: No space left on device; the log is unchanged "
+            f"({size} bytes), so the append can be retried once the cause is fixed"
+        )
+
+    def test_an_error_without_a_system_reason_is_named_by_its_text(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        def odd(fd: int, data: bytes | memoryview) -> int:
+            raise OSError("the device went away")
+
+        with SessionLog(log_path) as log:
+            monkeypatch.setattr(os, "write", odd)
+            with pytest.raises(LogError, match=r"append failed: the device went away; "):
+                log.append(Message(role="user", content="lost"))
+
+    def test_a_file_that_cannot_be_cut_back_is_repaired_by_the_next_append(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """One byte of a new log's first line landed and could not be cut back.
+
+        The next append takes it for a torn tail, saves it and writes seq 1.
+        """
+        real_write = os.write
+
+        def one_byte_then_no_space(fd: int, data: bytes | memoryview) -> int:
+            if not log_path.stat().st_size:
+                return real_write(fd, bytes(data[:1]))
+            return no_space(fd, data)
+
+        def no_truncate(fd: int, length: int) -> None:
+            raise OSError(errno.EIO, "Input/output error")
+
+        with SessionLog(log_path) as log:
+            monkeypatch.setattr(os, "write", one_byte_then_no_space)
+            monkeypatch.setattr(os, "ftruncate", no_truncate)
+            with pytest.raises(LogError) as caught:
+                log.append(Message(role="user", content="first"))
+            assert str(caught.value) == (
+                f"{log_path}: append failed (No space left on device) and the file could not be "
+                "cut back to 0 bytes (Input/output error); the next append will treat the "
+                "partial line as a torn tail"
+            )
+            assert log_path.read_bytes() == b"{"
+            monkeypatch.undo()
+            event = log.append(Message(role="user", content="first"))
+            assert (event.seq, [r.length for r in log.repairs]) == (1, [1])
+        assert log_path.read_bytes() == dump_event(event).encode() + b"\n"
+
+
+class TestSavingATornTail:
+    TORN = b'{"v":1,"seq":2,"type":"mess'
+
+    def torn_log(self, log_path: Path) -> tuple[bytes, int]:
+        kept = write_log(log_path, 1)
+        log_path.write_bytes(kept + self.TORN)
+        return kept + self.TORN, len(kept)
+
+    def test_the_copy_is_written_whole_through_short_writes_with_the_log_s_mode(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        self.torn_log(log_path)
+        real_write = os.write
+
+        def short(fd: int, data: bytes | memoryview) -> int:
+            return real_write(fd, bytes(data[:5]))
+
+        monkeypatch.setattr(os, "write", short)
+        old = os.umask(0o022)
+        try:
+            with SessionLog(log_path) as log:
+                log.append(Message(role="user", content="after"))
+                saved = log.repairs[0].saved_to
+        finally:
+            os.umask(old)
+        assert saved.read_bytes() == self.TORN
+        assert stat.S_IMODE(saved.stat().st_mode) == 0o644
+
+    def test_a_copy_that_cannot_be_written_leaves_no_file_and_the_log_as_it_was(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        before, offset = self.torn_log(log_path)
+        monkeypatch.setattr(os, "write", no_space)
+        with pytest.raises(LogError) as caught, SessionLog(log_path) as log:
+            log.append(Message(role="user", content="after"))
+        target = log_path.with_name(f"{log_path.name}.torn-{offset}")
+        assert str(caught.value) == (
+            f"{log_path}: cannot save the torn tail to {target} (No space left on device); "
+            "nothing was cut or written"
+        )
+        assert log_path.read_bytes() == before
+        assert not target.exists()
+
+    @pytest.mark.parametrize("taken", [999, 1000])
+    def test_a_thousand_copies_at_one_offset_at_most(self, log_path: Path, taken: int) -> None:
+        """Names .torn-N, .torn-N.1 ... .torn-N.999 are tried; other bytes are never overwritten."""
+        before, offset = self.torn_log(log_path)
+        names = [f"{log_path.name}.torn-{offset}" + (f".{n}" if n else "") for n in range(taken)]
+        for name in names:
+            log_path.with_name(name).write_bytes(b"other bytes")
+        if taken == 1000:
+            with pytest.raises(LogError) as caught, SessionLog(log_path) as log:
+                log.append(Message(role="user", content="after"))
+            assert str(caught.value) == (
+                f"{log_path}: too many saved torn tails at offset {offset}; nothing was written"
+            )
+            assert log_path.read_bytes() == before
+        else:
+            with SessionLog(log_path) as log:
+                log.append(Message(role="user", content="after"))
+                saved = log.repairs[0].saved_to
+            assert saved.name == f"{log_path.name}.torn-{offset}.999"
+            assert saved.read_bytes() == self.TORN
+        assert all(log_path.with_name(n).read_bytes() == b"other bytes" for n in names)
