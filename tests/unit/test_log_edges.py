@@ -705,3 +705,24 @@ class TestSavingATornTail:
             assert saved.name == f"{log_path.name}.torn-{offset}.999"
             assert saved.read_bytes() == self.TORN
         assert all(log_path.with_name(n).read_bytes() == b"other bytes" for n in names)
+
+
+class TestSeqErrorsNameTheirPlace:
+    def test_a_seq_out_of_order_names_the_file_and_line(self, log_path: Path) -> None:
+        lines = write_log(log_path, 3).splitlines(keepends=True)
+        log_path.write_bytes(lines[0] + lines[2])
+        with pytest.raises(LogIntegrityError) as caught:
+            list(read_events(log_path))
+        assert str(caught.value) == (
+            f"{log_path}: seq_contiguous at seq 3: line 2 has seq 3, expected 2"
+        )
+
+    def test_events_taken_as_read_are_checked_at_their_lines(self, log_path: Path) -> None:
+        """`skip_appended` applies the seq rule to the events it takes, at the lines they hold."""
+        write_log(log_path, 1)
+        reader = LogReader(log_path)
+        assert [e.seq for e in reader.read()] == [1]
+        late = make_event(3, Message(role="user", content="not next"))
+        with pytest.raises(LogIntegrityError) as caught:
+            reader.skip_appended([late], reader.offset, reader.offset + 100)
+        assert str(caught.value).endswith(": line 2 has seq 3, expected 2")
