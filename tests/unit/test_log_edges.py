@@ -429,19 +429,33 @@ class TestBlankLinesAtTheEnd:
 
 
 class TestLineNumbersInRefusals:
-    def test_a_refusal_counts_the_lines_of_a_log_above_one_mebibyte(self, log_path: Path) -> None:
-        """The lines are counted 1 MiB at a time; every chunk counts, the first byte too."""
+    @pytest.mark.parametrize("tail", [b"not a log", b"not a log\n\n\n"])
+    def test_a_refusal_counts_the_lines_of_a_log_above_one_mebibyte(
+        self, log_path: Path, tail: bytes
+    ) -> None:
+        """The lines are counted 1 MiB at a time, up to the bad line.
+
+        Every chunk counts, the first byte too, and no byte from the bad line's start on.
+        """
         lines = [b"\n"] + [
             dump_event(make_event(i, Message(role="user", content="x" * 300))).encode() + b"\n"
             for i in range(1, 8001)
         ]
-        before = b"".join(lines) + b"not a log"
+        before = b"".join(lines) + tail
         assert len(before) > 2 * (1 << 20)
         log_path.write_bytes(before)
         with pytest.raises(LogFormatError) as caught, SessionLog(log_path) as log:
             log.append(Message(role="user", content="after"))
         assert caught.value.line == 8002
         assert log_path.read_bytes() == before
+
+    @pytest.mark.parametrize("content", [b"junk\n", b"junk\n\n  \n"])
+    def test_a_bad_first_line_is_line_1(self, log_path: Path, content: bytes) -> None:
+        log_path.write_bytes(content)
+        with pytest.raises(LogFormatError) as caught, SessionLog(log_path) as log:
+            log.append(Message(role="user", content="after"))
+        assert caught.value.line == 1
+        assert log_path.read_bytes() == content
 
     def test_the_refusal_of_a_torn_looking_tail_gives_the_reason(self, log_path: Path) -> None:
         before = b"junk\n" + b'{"v":1,"se'
