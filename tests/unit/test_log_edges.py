@@ -397,8 +397,9 @@ class TestBlankLinesAtTheEnd:
         """One byte is enough to be read: a new handle never takes a file for known."""
         log_path.write_bytes(blank)
         with SessionLog(log_path) as log:
-            assert log.append(Message(role="user", content="first")).seq == 1
-        assert log_path.read_bytes().startswith(blank)
+            event = log.append(Message(role="user", content="first"))
+        newline = b"" if blank.endswith(b"\n") else b"\n"
+        assert log_path.read_bytes() == blank + newline + dump_event(event).encode() + b"\n"
         assert [e.seq for e in read_events(log_path)] == [1]
 
     def test_a_one_byte_file_that_is_not_a_log_is_refused(self, log_path: Path) -> None:
