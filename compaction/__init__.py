@@ -3,8 +3,6 @@
 Everything a model or a user sees is a pure function of the append-only session log.
 """
 
-from compaction.arguments import MAX_ARGUMENT_BYTES
-from compaction.board import TASK_MARKS, TaskBoard, TasksProjection, panel_line
 from compaction.checkpoint import (
     CODE_OWNED_SECTIONS,
     NARRATIVE_SECTIONS,
@@ -19,7 +17,6 @@ from compaction.clipping import clip_note, clip_tool_output, shown_message
 from compaction.compactor import (
     CompactionPlan,
     CompactionResult,
-    checkpoint_message_for,
     compact,
     maybe_compact,
 )
@@ -79,40 +76,27 @@ from compaction.events import (
     parse_event,
 )
 from compaction.invariants import RULES, LogChecker, check_log, check_next_seq
-from compaction.log import (
-    MAX_EVENT_BYTES,
-    BadLine,
-    LogReader,
-    ReadReport,
-    SessionLog,
-    SyncPolicy,
-    TailRepair,
-    read_events,
-)
-from compaction.mode_policy import (
-    DEFAULT_POLICY,
-    ModePolicy,
-    PolicyChecker,
-    PolicyTable,
-    PolicyWarning,
-    builtin_policies,
-    dump_policies,
-    load_policies,
-    policy_for,
-)
 from compaction.policy import DEFAULT_WINDOW, CompactionPolicy
 from compaction.provider_messages import from_anthropic, from_openai, to_messages
 from compaction.secrets import REDACTED, redact
 from compaction.session import Session
 from compaction.stores import (
+    MAX_EVENT_BYTES,
+    BadLine,
     EventStore,
     JsonlStore,
+    LogReader,
     PostgresStore,
+    ReadReport,
     SessionInfo,
+    SessionLog,
     SqliteStore,
+    SyncPolicy,
+    TailRepair,
     copy_session,
     is_store_url,
     open_store,
+    read_events,
     write_new_session,
 )
 from compaction.summarizers import (
@@ -120,22 +104,6 @@ from compaction.summarizers import (
     Summarizer,
     SummaryInput,
     check_output,
-)
-from compaction.tasks import (
-    TASK_TOOL_NAMES,
-    TASK_WRITE_TOOLS,
-    parse_task_create,
-    plan_update,
-    read_update,
-    task_parameters_schema,
-)
-from compaction.todos import (
-    TOOL_NAME,
-    TodoWriteArgs,
-    is_blank,
-    parameters_schema,
-    parse_todo_write,
-    summary_line,
 )
 from compaction.tokens import (
     TOKENIZER_NAMES,
@@ -147,21 +115,52 @@ from compaction.tokens import (
     install_bundled_encodings,
     message_text,
 )
-from compaction.tool_result import ToolResult
-from compaction.tools import BUILTIN_TOOLS, ToolHandler, call_tool
+from compaction.tools import (
+    BUILTIN_TOOLS,
+    DEFAULT_POLICY,
+    MAX_ARGUMENT_BYTES,
+    TASK_TOOL_NAMES,
+    TASK_WRITE_TOOLS,
+    TOOL_NAME,
+    ModePolicy,
+    PolicyChecker,
+    PolicyTable,
+    PolicyWarning,
+    TodoWriteArgs,
+    ToolHandler,
+    ToolResult,
+    builtin_policies,
+    call_tool,
+    dump_policies,
+    is_blank,
+    load_policies,
+    parameters_schema,
+    parse_task_create,
+    parse_todo_write,
+    plan_update,
+    policy_for,
+    read_update,
+    summary_line,
+    task_parameters_schema,
+)
 from compaction.views import (
     STATUS_MARKS,
+    TASK_MARKS,
     ContextProjection,
     ContextWindow,
     LatestTodosProjection,
     Projection,
     ProviderTotals,
+    TaskBoard,
+    TasksProjection,
     TodoPanel,
     TodosProjection,
     Usage,
     UsageProjection,
+    checkpoint_message_for,
     checkpoint_preamble,
     fold,
+    panel_line,
 )
 
 __all__ = [

@@ -65,13 +65,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from compaction.board import TaskBoard
 from compaction.checkpoint import Checkpoint, Section, parse_checkpoint, render_checkpoint
 from compaction.cuts import cut_points, tail_tokens
 from compaction.cuts import select_cut as select_cut
 from compaction.cuts import unsafe_cuts as unsafe_cuts
 from compaction.errors import CompactionError, SeqConflictError
-from compaction.events import CheckpointData, CheckpointRecorded, Message, TaskRef, TodoItem
+from compaction.events import CheckpointData, CheckpointRecorded, TaskRef, TodoItem
 from compaction.policy import DEFAULT_WINDOW as DEFAULT_WINDOW
 from compaction.policy import CompactionPolicy as CompactionPolicy
 from compaction.secrets import redact
@@ -79,7 +78,8 @@ from compaction.session import Session
 from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInput, check_output
 from compaction.summarizers.recorded import recorded_checkpoint
 from compaction.tokens import count_message
-from compaction.views import ContextWindow, checkpoint_message
+from compaction.views import ContextWindow, checkpoint_message, checkpoint_message_for
+from compaction.views.board import TaskBoard
 
 
 @dataclass(frozen=True)
@@ -483,15 +483,6 @@ def _start(hook: CompactStart | None, plan: CompactionPlan) -> str | None:
     if isinstance(answer, str) and answer.strip():
         return "\n".join(filter(None, [instructions, answer.strip()]))
     return instructions or None
-
-
-def checkpoint_message_for(text: str) -> Message:
-    """Return the user message that would carry a Checkpoint of this text into the context."""
-    return checkpoint_message(
-        CheckpointData(
-            text=text, first_seq=1, last_seq=1, tokens_before=0, tokens_after=0, summarizer=""
-        )
-    )
 
 
 def maybe_compact(

@@ -183,7 +183,7 @@ class TodoWriteData(_Frozen):
     """The whole todo list after a `todo_write` call.
 
     Recorded history may break today's validation rules (an imported list with two items in
-    progress); the strict rules apply to new calls, in `compaction.todos`.
+    progress); the strict rules apply to new calls, in `compaction.tools.todos`.
     """
 
     todos: tuple[TodoItem, ...]

@@ -2,7 +2,7 @@
 
 An invariant guards the shape of history, not today's policy: a log that was valid when written
 must still replay after a setting tightens. So "at most one in_progress" is not here (it lives in
-`compaction.todos`), and neither are the todo validation rules, which apply to new calls only.
+`compaction.tools.todos`), and neither are the todo validation rules, which apply to new calls only.
 
 Invariants:
 - seq_contiguous: seqs run 1..n with no gaps or repeats.

@@ -23,8 +23,6 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from compaction.arguments import Arguments
-from compaction.board import TaskBoard, TasksProjection, TasksState
 from compaction.clipping import clip_tool_output
 from compaction.errors import ConfigError, LogError, SeqConflictError, ToolInputError
 from compaction.events import (
@@ -40,13 +38,16 @@ from compaction.events import (
     TurnStartData,
     TurnStarted,
 )
-from compaction.log import ReadReport, SessionLog, SyncPolicy
-from compaction.mode_policy import ModePolicy, PolicyTable, builtin_policies, policy_for
 from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
 from compaction.provider_messages import to_messages
-from compaction.sources import EventSource, FileSource, StoreSource
 from compaction.stores import EventStore, is_store_url, open_store
-from compaction.tasks import (
+from compaction.stores.log_reader import ReadReport
+from compaction.stores.log_writer import SessionLog, SyncPolicy
+from compaction.stores.sources import EventSource, FileSource, StoreSource
+from compaction.tokens import Tokenizer, get_tokenizer
+from compaction.tools.arguments import Arguments
+from compaction.tools.mode_policy import ModePolicy, PolicyTable, builtin_policies, policy_for
+from compaction.tools.tasks import (
     AGENT_PATTERN,
     TASK_CREATE,
     TASK_LIST,
@@ -60,10 +61,8 @@ from compaction.tasks import (
     unchanged_line,
     updated_line,
 )
-from compaction.todos import TOOL_NAME, parse_todo_write, summary_line
-from compaction.tokens import Tokenizer, get_tokenizer
-from compaction.tool_result import ToolResult
-from compaction.turn_modes import TurnModes, TurnModesProjection
+from compaction.tools.todos import TOOL_NAME, parse_todo_write, summary_line
+from compaction.tools.tool_result import ToolResult
 from compaction.views import (
     ContextProjection,
     ContextState,
@@ -75,6 +74,8 @@ from compaction.views import (
     UsageProjection,
     UsageState,
 )
+from compaction.views.board import TaskBoard, TasksProjection, TasksState
+from compaction.views.turn_modes import TurnModes, TurnModesProjection
 
 TaskEventData = TaskCreateData | TaskUpdateData
 TASK_WRITE_ATTEMPTS = 50
@@ -443,7 +444,7 @@ class Session:
     ) -> ToolResult:
         """Run `task_update` for `agent` (default: the session's): change one task by id.
 
-        Checked under the log's lock against the board on disk (see `compaction.tasks` for the
+        Checked under the log's lock against the board on disk (see `compaction.tools.tasks` for the
         rules); an update to a task that changed since this agent was last shown it is rejected
         with the task's current state.
         """

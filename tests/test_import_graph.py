@@ -112,17 +112,21 @@ class TestImportGraph:
     def test_todos_and_tasks_never_import_the_session(self) -> None:
         """The tool modules own schema and validation only; the session runs them."""
         edges = graph()
-        for module in ("compaction.todos", "compaction.tasks", "compaction.board"):
+        for module in (
+            "compaction.tools.todos",
+            "compaction.tools.tasks",
+            "compaction.views.board",
+        ):
             assert "compaction.session" not in edges[module], module
 
 
 TOOL_MODULES = (
-    "compaction.todos",
-    "compaction.tasks",
-    "compaction.board",
+    "compaction.tools.todos",
+    "compaction.tools.tasks",
+    "compaction.views.board",
     "compaction.session",
     "compaction.tools",
-    "compaction.mode_policy",
+    "compaction.tools.mode_policy",
     "compaction.policy",
     "prompts.refusals",
 )

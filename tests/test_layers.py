@@ -20,10 +20,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 FORBIDDEN: dict[str, frozenset[str]] = {
-    "compaction": frozenset({"prompts", "harness", "benchmarks", "adapters"}),
-    "prompts": frozenset({"harness", "benchmarks", "adapters"}),
-    "harness": frozenset({"benchmarks", "adapters"}),
-    "adapters": frozenset({"harness", "benchmarks"}),
+    "compaction": frozenset({"prompts", "harness", "benchmarks"}),
+    "prompts": frozenset({"harness", "benchmarks"}),
+    "harness": frozenset({"benchmarks"}),
 }
 """Top-level packages each package must never import (harness runs benchmarks from a checkout,
 through `importlib`, only when `harness bench` runs)."""
@@ -183,10 +182,10 @@ class TestLayers:
 
 class TestRootImports:
     def test_cli_and_benchmarks_import_only_root_names(self) -> None:
-        """Harness, benchmarks, adapters and examples import from roots, only names in __all__."""
+        """Harness (integrations too), benchmarks and examples import only root names in __all__."""
         found = {
             name: bad
-            for name, path in modules_of("harness", "benchmarks", "adapters", "examples")
+            for name, path in modules_of("harness", "benchmarks", "examples")
             if (bad := root_violations(name, path.read_text(encoding="utf-8")))
         }
         assert found == {}
@@ -196,9 +195,7 @@ class TestModuleNames:
     def test_module_names_are_distinct(self) -> None:
         """No two modules share a name across folders (but the conventional ones)."""
         seen: dict[str, list[str]] = {}
-        for name, path in modules_of(
-            "compaction", "prompts", "harness", "benchmarks", "adapters", "tests"
-        ):
+        for name, path in modules_of("compaction", "prompts", "harness", "benchmarks", "tests"):
             if path.stem not in CONVENTIONAL_NAMES:
                 seen.setdefault(path.stem, []).append(name)
         assert {stem: names for stem, names in seen.items() if len(names) > 1} == {}

@@ -38,8 +38,8 @@ from compaction.importers.import_report import ImportReport, RuleBreak
 from compaction.importers.openai_messages import load_openai
 from compaction.importers.session_replay import ReplayCompaction, ReplayReport, replay
 from compaction.importers.swe_agent import load_swe_agent
-from compaction.log import SessionLog
 from compaction.stores import EventStore, write_new_session
+from compaction.stores.log_writer import SessionLog
 from compaction.tokens import Tokenizer, get_tokenizer
 
 FormatChoice = Literal["auto", "claude-code", "codex", "gemini", "openai", "swe-agent"]

@@ -21,7 +21,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from compaction.board import TaskBoard, TasksProjection
 from compaction.errors import ToolInputError, TranscriptError
 from compaction.events import (
     CheckpointData,
@@ -43,9 +42,10 @@ from compaction.events import (
     make_event,
 )
 from compaction.importers.import_report import ImportReport, RuleBreak
-from compaction.todos import parse_todo_write
 from compaction.tokens import Tokenizer, count_message
+from compaction.tools.todos import parse_todo_write
 from compaction.views import UsageProjection, checkpoint_message
+from compaction.views.board import TaskBoard, TasksProjection
 
 Content = str | tuple[TextPart | ImagePart, ...]
 """A message's content: text, or text and image parts."""

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from compaction.log import BadLine
+from compaction.stores.log_reader import BadLine
 
 
 @dataclass

@@ -40,8 +40,8 @@ from compaction.importers.records import (
     repair_surrogates,
     too_deep,
 )
-from compaction.todos import TOOL_NAME
 from compaction.tokens import Tokenizer
+from compaction.tools.todos import TOOL_NAME
 
 TODO_TOOLS = frozenset({"todo_write", "TodoWrite", "write_todos", "update_plan"})
 """Tool names recognised as writing the whole todo list."""

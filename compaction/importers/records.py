@@ -29,7 +29,7 @@ from typing import Any, BinaryIO
 
 from compaction.errors import TranscriptError
 from compaction.importers.import_report import ImportReport
-from compaction.log import BadLine
+from compaction.stores.log_reader import BadLine
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 """Longest JSONL line read; a longer one is counted and skipped unread."""

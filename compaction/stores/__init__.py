@@ -1,4 +1,8 @@
-"""Session stores behind one seam: the `EventStore` protocol and its three backends.
+"""Session stores behind one seam: the `EventStore` protocol, its backends, and the JSONL log.
+
+Rule of this room: everything that reads or writes bytes of a session lives here (the log's
+reader and writer, locking, the sources a `Session` reads from, the SQL stores); nothing here
+knows about views, tools or compaction.
 
 Pick one with a URL (`open_store`):
 
@@ -14,11 +18,20 @@ from pathlib import Path
 from typing import Final
 
 from compaction.errors import ConfigError
-from compaction.log import SyncPolicy
 from compaction.stores.copy import copy_session, write_new_session
 from compaction.stores.jsonl import JsonlStore
+from compaction.stores.locking import lock_exclusive, unlock
+from compaction.stores.log_reader import (
+    MAX_EVENT_BYTES,
+    BadLine,
+    LogReader,
+    ReadReport,
+    read_events,
+)
+from compaction.stores.log_writer import SessionLog, SyncPolicy, TailRepair
 from compaction.stores.postgres import PostgresStore
 from compaction.stores.protocol import EventStore, SessionInfo, check_session_id
+from compaction.stores.sources import EventSource, FileSource, StoreSource
 from compaction.stores.sqlite import SqliteStore
 
 SCHEMES: Final = ("jsonl", "sqlite", "postgresql", "postgres")
@@ -66,15 +79,28 @@ def open_store(url: str, *, sync: SyncPolicy = "always") -> EventStore:
 
 
 __all__ = [
+    "MAX_EVENT_BYTES",
     "SCHEMES",
+    "BadLine",
+    "EventSource",
     "EventStore",
+    "FileSource",
     "JsonlStore",
+    "LogReader",
     "PostgresStore",
+    "ReadReport",
     "SessionInfo",
+    "SessionLog",
     "SqliteStore",
+    "StoreSource",
+    "SyncPolicy",
+    "TailRepair",
     "check_session_id",
     "copy_session",
     "is_store_url",
+    "lock_exclusive",
     "open_store",
+    "read_events",
+    "unlock",
     "write_new_session",
 ]

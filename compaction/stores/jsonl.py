@@ -3,8 +3,8 @@
 The files are exactly the logs `SessionLog` writes (`<folder>/<session>.jsonl`), so a session
 kept here opens with `Session("<folder>/<session>.jsonl")` too, and the reverse.
 
-Invariants: those of `compaction.log` (one flock per file serializes writers on one host); a
-session id names one file inside the folder, never outside it (`check_session_id`).
+Invariants: those of `compaction.stores.log_writer` (one flock per file serializes writers on
+one host); a session id names one file inside the folder, never outside it (`check_session_id`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from compaction.events import Event, EventData
-from compaction.log import LogReader, SessionLog, SyncPolicy
+from compaction.stores.log_reader import LogReader
+from compaction.stores.log_writer import SessionLog, SyncPolicy
 from compaction.stores.protocol import SessionInfo, check_session_id
 
 SUFFIX = ".jsonl"

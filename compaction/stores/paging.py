@@ -15,7 +15,7 @@ from typing import Final
 
 from compaction.errors import LogFormatError
 from compaction.events import Event
-from compaction.log import error_reason, parse_line
+from compaction.stores.log_reader import error_reason, parse_line
 
 PAGE: Final = 1000
 """Rows fetched per query."""

@@ -20,7 +20,7 @@ from typing import Final
 
 from compaction.errors import LogError, SeqConflictError
 from compaction.events import Event, EventData, dump_event, make_event
-from compaction.log import SyncPolicy
+from compaction.stores.log_writer import SyncPolicy
 from compaction.stores.paging import PAGE, paged_events
 from compaction.stores.protocol import SessionInfo, check_session_id
 

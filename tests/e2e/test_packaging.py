@@ -26,7 +26,6 @@ SOURCES = (
     "compaction",
     "prompts",
     "harness",
-    "adapters",
     "benchmarks",
 )
 
@@ -85,10 +84,11 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 class TestWheel:
     def test_ships_no_benchmarks_package(self, wheel: Path) -> None:
-        """The wheel holds compaction, prompts, harness and adapters, and no benchmarks."""
+        """The wheel holds compaction, prompts and harness (integrations inside), nothing else."""
         names = zipfile.ZipFile(wheel).namelist()
         tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
-        assert tops == {"compaction", "prompts", "harness", "adapters"}
+        assert tops == {"compaction", "prompts", "harness"}
+        assert "harness/integrations/langchain_agents.py" in names
         assert not [n for n in names if n.startswith("benchmarks/")]
 
     def test_ships_what_the_demo_reads(self, wheel: Path) -> None:
@@ -101,7 +101,6 @@ class TestWheel:
             "compaction/py.typed",
             "prompts/py.typed",
             "harness/py.typed",
-            "adapters/py.typed",
         ):
             assert needed in names, needed
 

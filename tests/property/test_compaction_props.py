@@ -30,7 +30,8 @@ from compaction import (
     read_events,
     render_checkpoint,
 )
-from compaction.compactor import checkpoint_message_for, unfinished
+from compaction.compactor import unfinished
+from compaction.views import checkpoint_message_for
 
 NARRATIVE = st.text(max_size=200) | st.sampled_from(
     ["## Pending Jobs", "```\n## Current Work", "(none)", "# Checkpoint\n\n## Next Step"]

@@ -13,7 +13,8 @@ from strategies import claude_code_records, codex_records, openai_messages
 from compaction import check_log
 from compaction.events import Event, MessageAdded
 from compaction.importers import FormatChoice, ImportReport, load
-from compaction.log import SessionLog, read_events
+from compaction.stores.log_reader import read_events
+from compaction.stores.log_writer import SessionLog
 
 
 def import_records(records: list[object], fmt: FormatChoice) -> tuple[list[Event], ImportReport]:

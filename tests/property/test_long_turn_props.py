@@ -28,7 +28,8 @@ from compaction import (
     maybe_compact,
     render_checkpoint,
 )
-from compaction.compactor import checkpoint_message_for, unfinished
+from compaction.compactor import unfinished
+from compaction.views import checkpoint_message_for
 from prompts import PromptBuilder, anthropic_request, get_mode, openai_request
 
 Loop = tuple[list[Any], int, int, float, int]

@@ -35,7 +35,7 @@ from compaction import (
     parse_event,
     read_events,
 )
-from compaction.arguments import MAX_ARGUMENT_BYTES
+from compaction.tools.arguments import MAX_ARGUMENT_BYTES
 
 STATUSES = ("pending", "in_progress", "completed")
 Todo = tuple[str, str]

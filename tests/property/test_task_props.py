@@ -1,6 +1,6 @@
 """Properties of the shared task list, checked against a plain-Python reference fold.
 
-The reference below re-implements the rules of `compaction.tasks` the slow, obvious way (dicts
+The reference below re-implements the rules of `compaction.tools.tasks` the slow, obvious way (dicts
 and loops, no code of the package): which calls are accepted, what each task becomes, what each
 agent was last shown. Several agents, each with its own `Session` on one log (as separate
 processes would be), interleave calls; after every call the session's view must equal the

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-import compaction.log as log_module
+import compaction.stores.log_writer as log_module
 from compaction import (
     CheckpointRecorded,
     CompactionError,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from compaction import Session, ToolInputError, parse_todo_write
-from compaction.arguments import MAX_ARGUMENT_BYTES
+from compaction.tools.arguments import MAX_ARGUMENT_BYTES
 from harness.cli import main
 
 HEAD = "todo_write: rejected, nothing was changed. Fix the arguments and call again:\n"

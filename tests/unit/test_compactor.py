@@ -37,11 +37,11 @@ from compaction import (
     render_checkpoint,
     select_cut,
 )
-from compaction.compactor import checkpoint_message_for, previous_checkpoint, unsafe_cuts
+from compaction.compactor import previous_checkpoint, unsafe_cuts
 from compaction.cuts import cut_points
 from compaction.events import make_event
 from compaction.invariants import check_checkpoint_cut
-from compaction.views import checkpoint_message
+from compaction.views import checkpoint_message, checkpoint_message_for
 
 
 def todos(*items: tuple[str, str]) -> str:

@@ -41,7 +41,7 @@ from compaction.importers import (
     load,
     replay,
 )
-from compaction.log import read_events
+from compaction.stores.log_reader import read_events
 from compaction.views import LatestTodosProjection, TodosProjection, fold
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"

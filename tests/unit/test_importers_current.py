@@ -21,7 +21,7 @@ from compaction.events import (
     UsageReported,
 )
 from compaction.importers import ImportReport, detect_format, import_transcript, load
-from compaction.log import read_events
+from compaction.stores.log_reader import read_events
 
 GEMINI = "gemini-cli_entire-cli_ab-2b9748b105.json"
 CLAUDE_21 = "claude-code-2.1_entire-cli_7b-e20d70c73b_injected-text_compaction.jsonl"

@@ -30,7 +30,7 @@ WINDOWS_RUN = textwrap.dedent(
     sys.modules["msvcrt"] = fake
 
     import compaction
-    from compaction import locking as lk
+    from compaction.stores import locking as lk
 
     with compaction.Session(sys.argv[1]) as s:
         s.append(compaction.TurnStartData())

@@ -28,7 +28,7 @@ HELPER = textwrap.dedent(
     r"""
     import os, sys
     from compaction.events import Message
-    from compaction.log import SessionLog
+    from compaction.stores.log_writer import SessionLog
 
     def say(line):
         os.write(1, (line + "\n").encode())

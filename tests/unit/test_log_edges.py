@@ -1,7 +1,7 @@
 """Edges of the log's tail repair and reading that mutation testing found unchecked.
 
-Each test pins one behaviour a surviving mutant of `compaction.log` or `compaction.views` changed
-without any test noticing: the line a refusal names, the path the repair warning names, the
+Each test pins one behaviour a surviving mutant of the log's reader or writer or of the views
+changed without any test noticing: the line a refusal names, the path the repair warning names, the
 torn-tail size limit at exactly its boundary, a tail torn inside a UTF-8 character, the options
 `SessionLog.events` passes on, the provider totals of the usage view, the messages of a failed
 append or save, the limit of a thousand saved copies at one offset, blank lines at the end of a
@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-import compaction.log
+import compaction.stores.log_reader
+import compaction.stores.log_writer
 from compaction import (
     LogError,
     LogFormatError,
@@ -37,7 +38,7 @@ from compaction import (
     read_events,
 )
 from compaction.events import dump_event, make_event
-from compaction.log import error_reason, parse_line
+from compaction.stores.log_reader import error_reason, parse_line
 
 
 def write_log(path: Path, n: int) -> bytes:
@@ -81,7 +82,7 @@ class TestTornTailSizeLimit:
         self, log_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, cut: bool
     ) -> None:
         """Shorter than the limit: a torn append, cut. At the limit or over: refused."""
-        monkeypatch.setattr(compaction.log, "MAX_EVENT_BYTES", 1000)
+        monkeypatch.setattr(compaction.stores.log_writer, "MAX_EVENT_BYTES", 1000)
         start = b'{"v":1,"seq":2,"type":"message","data":{"role":"user","content":"'
         tail = start + b"x" * (size - len(start))
         before = write_log(log_path, 1) + tail
@@ -307,7 +308,7 @@ class TestEventSizeLimit:
         """An event whose line (newline included) is exactly MAX_EVENT_BYTES is written."""
         data = Message(role="user", content="x" * 500)
         size = len(dump_event(make_event(1, data)).encode()) + 1
-        monkeypatch.setattr(compaction.log, "MAX_EVENT_BYTES", size + slack)
+        monkeypatch.setattr(compaction.stores.log_writer, "MAX_EVENT_BYTES", size + slack)
         with SessionLog(log_path) as log:
             if written:
                 assert log.append(data).seq == 1
@@ -526,7 +527,7 @@ class TestReaderState:
             def __iter__(self) -> Iterator[bytes]:
                 return iter(pieces)
 
-        monkeypatch.setattr(compaction.log, "open", Growing, raising=False)
+        monkeypatch.setattr(compaction.stores.log_reader, "open", Growing, raising=False)
         reader = LogReader(log_path)
         assert [e.seq for e in reader.read()] == [1]
         assert (reader.report.torn_line, reader.offset) == (2, len(first))
@@ -570,13 +571,13 @@ class TestAppendedEventsTakenAsRead:
         """Only the first append of a handle (or one after another writer) reads the tail."""
         write_log(log_path, 1)
         reads: list[int] = []
-        real = compaction.log._last_line
+        real = compaction.stores.log_writer._last_line
 
         def counting(fd: int, size: int) -> tuple[int, bytes] | None:
             reads.append(size)
             return real(fd, size)
 
-        monkeypatch.setattr(compaction.log, "_last_line", counting)
+        monkeypatch.setattr(compaction.stores.log_writer, "_last_line", counting)
         with SessionLog(log_path) as log:
             for i in range(3):
                 log.append(Message(role="user", content=f"more {i}"))

@@ -10,7 +10,7 @@ import pytest
 
 from compaction import ORIGINS, Message, MessageAdded, Session, dump_event, parse_event
 from compaction.importers import load
-from compaction.turn_modes import TurnModesProjection
+from compaction.views.turn_modes import TurnModesProjection
 from prompts import BUILTIN_MODES, Environment, PromptBuilder, switch_mode
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"

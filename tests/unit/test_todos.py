@@ -16,8 +16,8 @@ from compaction import (
     parse_todo_write,
     summary_line,
 )
-from compaction.arguments import MAX_ARGUMENT_BYTES
 from compaction.session import Session
+from compaction.tools.arguments import MAX_ARGUMENT_BYTES
 
 HEAD = "todo_write: rejected, nothing was changed. Fix the arguments and call again:\n"
 EXAMPLE = '{"todos": [{"content": "Run the tests", "status": "in_progress"}]}'

@@ -13,14 +13,16 @@ log gives the same result text.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from compaction.arguments import Arguments, load_arguments, show
 from compaction.errors import ToolInputError
-from compaction.session import Session
-from compaction.tasks import TASK_CREATE, TASK_LIST, TASK_UPDATE
-from compaction.todos import TOOL_NAME
-from compaction.tool_result import ToolResult
+from compaction.tools.arguments import Arguments, load_arguments, show
+from compaction.tools.tasks import TASK_CREATE, TASK_LIST, TASK_UPDATE
+from compaction.tools.todos import TOOL_NAME
+from compaction.tools.tool_result import ToolResult
+
+if TYPE_CHECKING:  # the session runs the built-in tools; it imports this room, not the reverse
+    from compaction.session import Session
 
 BUILTIN_TOOLS: Final = (TASK_CREATE, TASK_LIST, TASK_UPDATE, TOOL_NAME)
 """The tools the session runs itself, sorted by name."""

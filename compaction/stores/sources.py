@@ -16,7 +16,8 @@ from typing import Protocol
 
 from compaction.events import Event, EventData
 from compaction.invariants import check_next_seq
-from compaction.log import LogReader, ReadReport, SessionLog, SyncPolicy, read_events
+from compaction.stores.log_reader import LogReader, ReadReport, read_events
+from compaction.stores.log_writer import SessionLog, SyncPolicy
 from compaction.stores.protocol import EventStore, check_session_id
 
 

@@ -43,10 +43,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from compaction.arguments import Arguments, load_arguments, show
-from compaction.board import TaskBoard, quoted
 from compaction.errors import ToolInputError
 from compaction.events import TASK_STATUSES, Task
+from compaction.tools.arguments import Arguments, load_arguments, show
+from compaction.views.board import TaskBoard, quoted
 
 TASK_CREATE: Final = "task_create"
 TASK_UPDATE: Final = "task_update"

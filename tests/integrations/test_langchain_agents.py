@@ -29,7 +29,6 @@ from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
-from adapters.langchain_agents import CHECKPOINT_SOURCE, HarnessMiddleware
 from compaction import (
     CheckpointRecorded,
     CompactionPolicy,
@@ -44,6 +43,7 @@ from compaction import (
     parse_checkpoint,
 )
 from compaction import read_events as stream_events
+from harness.integrations.langchain_agents import CHECKPOINT_SOURCE, HarnessMiddleware
 
 Step = AIMessage | Callable[[list[BaseMessage]], AIMessage]
 

@@ -1,229 +1,28 @@
-"""Views: deterministic folds over the session log.
+"""The usage view: tokens per event, with prefix sums, and what providers reported.
 
-A projection is a pure unit: `init()` gives an empty state, `apply(state, event)` returns the next
-state (the same state when the event is not its concern), `view(state)` shows it. `fold()`
-replays any iterable of events through one projection. Each `apply` is O(1) in the log's length,
-so a live session updates its views as it appends; any view can be rebuilt from the log alone.
-
-The context projection's state is a buffer owned by the fold that created it: `apply` may extend
-it in place, which keeps appends O(1).
-
-Invariants: replaying the same events gives byte-identical views; a `todo/write` event never
-enters the context view; compaction never changes the todos view.
+Invariants: each event is counted once; the context size is known in O(1) from prefix sums.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from importlib import resources
-from typing import ClassVar, Generic, Protocol, TypeVar
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
 from compaction.clipping import shown_message
 from compaction.events import (
-    CheckpointData,
     CheckpointRecorded,
     Event,
-    Message,
     MessageAdded,
     MessagesRetracted,
-    TodoItem,
-    TodoStatus,
     TodoWritten,
-    TurnStarted,
     UsageReported,
 )
-from compaction.todos import count_statuses
 from compaction.tokens import Tokenizer, count_message, get_tokenizer
-
-S = TypeVar("S")
-V_co = TypeVar("V_co", covariant=True)
-
-
-class Projection(Protocol, Generic[S, V_co]):
-    """A view over the log, as a fold."""
-
-    name: ClassVar[str]
-    state_version: ClassVar[int]
-    """Bumped whenever the state's shape or meaning changes, so cached states are rebuilt."""
-
-    def init(self) -> S:
-        """Return the state before any event."""
-        ...
-
-    def apply(self, state: S, event: Event) -> S:
-        """Return the state after `event`; the same state when the event is not this view's."""
-        ...
-
-    def view(self, state: S) -> V_co:
-        """Return what a reader sees of `state`."""
-        ...
-
-
-def fold(projection: Projection[S, V_co], events: Iterable[Event]) -> V_co:
-    """Replay `events` through `projection` and return its view."""
-    state = projection.init()
-    for event in events:
-        state = projection.apply(state, event)
-    return projection.view(state)
-
-
-# --- todos: the task panel ---------------------------------------------------------------------
-
-STATUS_MARKS: dict[TodoStatus, str] = {"completed": "✓", "in_progress": "◉", "pending": "○"}
-"""The status dot shown before each item of the task panel."""
-
-
-class TodoPanel(BaseModel):
-    """The task panel a user sees above the input box."""
-
-    model_config = ConfigDict(frozen=True)
-
-    todos: tuple[TodoItem, ...] = ()
-    """The latest list, in the model's order."""
-    seq: int | None = None
-    """Seq of the `todo/write` event it comes from, if any in this turn."""
-
-    def counts(self) -> dict[TodoStatus, int]:
-        """Count items by status, every status present."""
-        return count_statuses(self.todos)
-
-    def counts_line(self) -> str:
-        """Return e.g. ``2 completed, 1 in progress, 3 pending``."""
-        c = self.counts()
-        return f"{c['completed']} completed, {c['in_progress']} in progress, {c['pending']} pending"
-
-    def render(self) -> str:
-        """Return the panel as plain text: the counts line, then one marked line per item."""
-        lines = [self.counts_line()]
-        lines += [f"{STATUS_MARKS[t.status]} {t.content}" for t in self.todos]
-        return "\n".join(lines)
-
-
-class TodosProjection:
-    """The task panel: follows `todo/write`, empties on `turn/start`, ignores compaction."""
-
-    name: ClassVar[str] = "todos"
-    state_version: ClassVar[int] = 1
-    empties_on_turn_start: ClassVar[bool] = True
-    """A new user request clears the panel, so an old list never lingers under a new question."""
-
-    def init(self) -> TodoPanel:
-        """Return an empty panel."""
-        return TodoPanel()
-
-    def apply(self, state: TodoPanel, event: Event) -> TodoPanel:
-        """Replace the list on `todo/write`; empty it on `turn/start` (when the view does)."""
-        if isinstance(event, TodoWritten):
-            return TodoPanel(todos=event.data.todos, seq=event.seq)
-        if self.empties_on_turn_start and isinstance(event, TurnStarted):
-            return TodoPanel()
-        return state
-
-    def view(self, state: TodoPanel) -> TodoPanel:
-        """Return the panel (it is immutable)."""
-        return state
-
-
-class LatestTodosProjection(TodosProjection):
-    """The latest recorded todo list, across turns: what the compactor copies from."""
-
-    name: ClassVar[str] = "latest_todos"
-    empties_on_turn_start: ClassVar[bool] = False
-
-
-# --- context: what the model sees --------------------------------------------------------------
-
-
-def checkpoint_preamble() -> str:
-    """Return the text placed before a Checkpoint in the model's context."""
-    return (
-        resources.files("compaction")
-        .joinpath("templates", "checkpoint_preamble.md")
-        .read_text(encoding="utf-8")
-    )
-
-
-@dataclass
-class ContextState:
-    """The model's context as a fold state: system messages, the checkpoint, the kept messages."""
-
-    system: list[tuple[int, Message]] = field(default_factory=list)
-    checkpoint: CheckpointRecorded | None = None
-    messages: list[tuple[int, Message]] = field(default_factory=list)
-
-
-class ContextWindow(BaseModel):
-    """What the model sees now: system messages, then the checkpoint, then the kept messages."""
-
-    model_config = ConfigDict(frozen=True)
-
-    system: tuple[Message, ...] = ()
-    checkpoint: CheckpointData | None = None
-    messages: tuple[Message, ...] = ()
-    seqs: tuple[int, ...] = ()
-    """Seq of each kept message, aligned with `messages`."""
-
-    def as_messages(self) -> list[Message]:
-        """Return the chat messages in order, the checkpoint as one user message."""
-        out = list(self.system)
-        if self.checkpoint is not None:
-            out.append(checkpoint_message(self.checkpoint))
-        out += self.messages
-        return out
-
-
-def checkpoint_message(checkpoint: CheckpointData) -> Message:
-    """Return the user message that carries a checkpoint into the context."""
-    return Message(role="user", content=checkpoint_preamble() + checkpoint.text)
-
-
-class ContextProjection:
-    """The model's context: messages only, with each checkpoint folding the span it replaced.
-
-    A clipped tool result shows as its head, a note and its tail (`compaction.clipping`).
-    """
-
-    name: ClassVar[str] = "context"
-    state_version: ClassVar[int] = 2
-
-    def init(self) -> ContextState:
-        """Return an empty context."""
-        return ContextState()
-
-    def apply(self, state: ContextState, event: Event) -> ContextState:
-        """Add messages; on a checkpoint, drop the messages of the span it replaced."""
-        if isinstance(event, MessageAdded):
-            shown = shown_message(event.data, event.seq)
-            if shown.role == "system":
-                state.system.append((event.seq, shown))
-            else:
-                state.messages.append((event.seq, shown))
-        elif isinstance(event, CheckpointRecorded):
-            last = event.data.last_seq
-            state.messages = [(s, m) for s, m in state.messages if s > last]
-            state.checkpoint = event
-        elif isinstance(event, MessagesRetracted):
-            gone = set(event.data.seqs)
-            state.messages = [(s, m) for s, m in state.messages if s not in gone]
-            state.system = [(s, m) for s, m in state.system if s not in gone]
-        return state
-
-    def view(self, state: ContextState) -> ContextWindow:
-        """Return an immutable snapshot of the context."""
-        return ContextWindow(
-            system=tuple(m for _, m in state.system),
-            checkpoint=state.checkpoint.data if state.checkpoint else None,
-            messages=tuple(m for _, m in state.messages),
-            seqs=tuple(s for s, _ in state.messages),
-        )
-
-
-# --- usage: tokens per event -------------------------------------------------------------------
+from compaction.views.context import checkpoint_message
 
 
 @dataclass

@@ -14,7 +14,7 @@ Model experience (these strings are a contract; tests pin them):
   ``- 2 items are in_progress (todos[0], todos[2]); keep exactly one in_progress``,
   ``- arguments repeat the key "todos"; send each key once``,
   ``- arguments are larger than 1000000 bytes; send a short list`` (UTF-8 bytes, not characters).
-- refused by mode: the mode's refusal (`compaction.mode_policy`), appended nothing.
+- refused by mode: the mode's refusal (`compaction.tools.mode_policy`), appended nothing.
 
 Hosts run the tool through `Session.todo_write` (or `compaction.call_tool`); this module owns
 its schema and its validation, and never touches a session.
@@ -33,9 +33,10 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
-from compaction.arguments import Arguments, load_arguments, show
 from compaction.errors import ToolInputError
 from compaction.events import TODO_STATUSES, TodoItem, TodoStatus
+from compaction.tools.arguments import Arguments, load_arguments, show
+from compaction.views import count_statuses
 
 TOOL_NAME = "todo_write"
 _MAX_REPORTED = 20
@@ -204,14 +205,6 @@ def summary_line(todos: Sequence[TodoItem]) -> str:
         f"Todo list updated: {counts['pending']} pending, {counts['in_progress']} in progress, "
         f"{counts['completed']} completed."
     )
-
-
-def count_statuses(todos: Sequence[TodoItem]) -> dict[TodoStatus, int]:
-    """Count items by status, every status present."""
-    counts: dict[TodoStatus, int] = dict.fromkeys(TODO_STATUSES, 0)
-    for t in todos:
-        counts[t.status] += 1
-    return counts
 
 
 def parameters_schema() -> dict[str, Any]:

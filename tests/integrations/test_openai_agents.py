@@ -29,7 +29,6 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from adapters.openai_agents import LogSession
 from compaction import (
     CompactionPolicy,
     MessagesRetracted,
@@ -38,6 +37,7 @@ from compaction import (
     parse_checkpoint,
     read_events,
 )
+from harness.integrations.openai_agents import LogSession
 
 set_tracing_disabled(True)  # offline: no trace export
 

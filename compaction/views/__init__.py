@@ -1,0 +1,78 @@
+"""Views: deterministic folds over the session log, one module a projection.
+
+- `projection`: the `Projection` protocol and `fold`;
+- `panel`: the todos view (the task panel) and `count_statuses`;
+- `board`: the shared task list (`task/create`, `task/update`);
+- `turn_modes`: which mode each stretch of the log ran in;
+- `context`: what the model sees (system messages, the newest Checkpoint, the kept messages);
+- `usage_view`: tokens per event and what providers reported.
+
+Rule of this room: a view reads events and nothing else; it imports no tool, store or compactor.
+
+Invariants: replaying the same events gives byte-identical views; a `todo/write` event never
+enters the context view; compaction never changes the todos view.
+"""
+
+from compaction.views.board import (
+    TASK_MARKS,
+    UNFINISHED,
+    TaskBoard,
+    TasksProjection,
+    TasksState,
+    panel_line,
+    quoted,
+)
+from compaction.views.context import (
+    ContextProjection,
+    ContextState,
+    ContextWindow,
+    checkpoint_message,
+    checkpoint_message_for,
+    checkpoint_preamble,
+)
+from compaction.views.panel import (
+    STATUS_MARKS,
+    LatestTodosProjection,
+    TodoPanel,
+    TodosProjection,
+    count_statuses,
+)
+from compaction.views.projection import Projection, fold
+from compaction.views.turn_modes import TurnModes, TurnModesProjection
+from compaction.views.usage_view import (
+    ProviderTotals,
+    Usage,
+    UsageProjection,
+    UsageState,
+    add_provider_usage,
+)
+
+__all__ = [
+    "STATUS_MARKS",
+    "TASK_MARKS",
+    "UNFINISHED",
+    "ContextProjection",
+    "ContextState",
+    "ContextWindow",
+    "LatestTodosProjection",
+    "Projection",
+    "ProviderTotals",
+    "TaskBoard",
+    "TasksProjection",
+    "TasksState",
+    "TodoPanel",
+    "TodosProjection",
+    "TurnModes",
+    "TurnModesProjection",
+    "Usage",
+    "UsageProjection",
+    "UsageState",
+    "add_provider_usage",
+    "checkpoint_message",
+    "checkpoint_message_for",
+    "checkpoint_preamble",
+    "count_statuses",
+    "fold",
+    "panel_line",
+    "quoted",
+]

@@ -1,0 +1,119 @@
+"""The context view: what the model sees, system messages, the newest Checkpoint, the kept messages.
+
+The context projection's state is a buffer owned by the fold that created it: `apply` may extend
+it in place, which keeps appends O(1).
+
+Invariants: replaying the same events gives byte-identical views; a `todo/write` event never
+enters the context view; a checkpoint folds the span it replaced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from compaction.clipping import shown_message
+from compaction.events import (
+    CheckpointData,
+    CheckpointRecorded,
+    Event,
+    Message,
+    MessageAdded,
+    MessagesRetracted,
+)
+
+
+def checkpoint_preamble() -> str:
+    """Return the text placed before a Checkpoint in the model's context."""
+    return (
+        resources.files("compaction")
+        .joinpath("templates", "checkpoint_preamble.md")
+        .read_text(encoding="utf-8")
+    )
+
+
+@dataclass
+class ContextState:
+    """The model's context as a fold state: system messages, the checkpoint, the kept messages."""
+
+    system: list[tuple[int, Message]] = field(default_factory=list)
+    checkpoint: CheckpointRecorded | None = None
+    messages: list[tuple[int, Message]] = field(default_factory=list)
+
+
+class ContextWindow(BaseModel):
+    """What the model sees now: system messages, then the checkpoint, then the kept messages."""
+
+    model_config = ConfigDict(frozen=True)
+
+    system: tuple[Message, ...] = ()
+    checkpoint: CheckpointData | None = None
+    messages: tuple[Message, ...] = ()
+    seqs: tuple[int, ...] = ()
+    """Seq of each kept message, aligned with `messages`."""
+
+    def as_messages(self) -> list[Message]:
+        """Return the chat messages in order, the checkpoint as one user message."""
+        out = list(self.system)
+        if self.checkpoint is not None:
+            out.append(checkpoint_message(self.checkpoint))
+        out += self.messages
+        return out
+
+
+def checkpoint_message(checkpoint: CheckpointData) -> Message:
+    """Return the user message that carries a checkpoint into the context."""
+    return Message(role="user", content=checkpoint_preamble() + checkpoint.text)
+
+
+class ContextProjection:
+    """The model's context: messages only, with each checkpoint folding the span it replaced.
+
+    A clipped tool result shows as its head, a note and its tail (`compaction.clipping`).
+    """
+
+    name: ClassVar[str] = "context"
+    state_version: ClassVar[int] = 2
+
+    def init(self) -> ContextState:
+        """Return an empty context."""
+        return ContextState()
+
+    def apply(self, state: ContextState, event: Event) -> ContextState:
+        """Add messages; on a checkpoint, drop the messages of the span it replaced."""
+        if isinstance(event, MessageAdded):
+            shown = shown_message(event.data, event.seq)
+            if shown.role == "system":
+                state.system.append((event.seq, shown))
+            else:
+                state.messages.append((event.seq, shown))
+        elif isinstance(event, CheckpointRecorded):
+            last = event.data.last_seq
+            state.messages = [(s, m) for s, m in state.messages if s > last]
+            state.checkpoint = event
+        elif isinstance(event, MessagesRetracted):
+            gone = set(event.data.seqs)
+            state.messages = [(s, m) for s, m in state.messages if s not in gone]
+            state.system = [(s, m) for s, m in state.system if s not in gone]
+        return state
+
+    def view(self, state: ContextState) -> ContextWindow:
+        """Return an immutable snapshot of the context."""
+        return ContextWindow(
+            system=tuple(m for _, m in state.system),
+            checkpoint=state.checkpoint.data if state.checkpoint else None,
+            messages=tuple(m for _, m in state.messages),
+            seqs=tuple(s for s, _ in state.messages),
+        )
+
+
+def checkpoint_message_for(text: str) -> Message:
+    """Return the user message that would carry a Checkpoint of this text into the context."""
+    return checkpoint_message(
+        CheckpointData(
+            text=text, first_seq=1, last_seq=1, tokens_before=0, tokens_after=0, summarizer=""
+        )
+    )
