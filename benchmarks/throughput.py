@@ -64,7 +64,18 @@ from harness.simulation import ENVIRONMENT, generate, user_tools
 from prompts import PromptBuilder, ToolCatalog, get_mode, openai_request
 
 ROOT = Path(__file__).resolve().parents[1]
-TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
+TRANSCRIPTS = next(
+    (
+        d
+        for d in (
+            ROOT.parent / "shared" / "transcripts",
+            ROOT.parents[1] / "shared" / "transcripts",
+        )
+        if d.is_dir()
+    ),
+    ROOT.parent / "shared" / "transcripts",
+)
+"""``../shared/transcripts`` of the checkout (or of the folder above, for a worktree)."""
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "throughput.json"
 FULL_SIZES: tuple[int, ...] = (1_000, 10_000, 100_000, 1_000_000)
 QUICK_SIZES: tuple[int, ...] = (1_000, 2_000)
@@ -132,10 +143,12 @@ def _unique(payload: EventData, copy: int) -> EventData:
 
 @cache
 def _corpus(seed: int, transcripts: Path | None) -> tuple[EventData, ...]:
-    """One cycle: the transcripts' messages (sorted by file name), then a generated session."""
+    """One cycle: the transcripts' messages (by file name), then a generated session."""
     real: list[EventData] = []
     if transcripts is not None and transcripts.is_dir():
-        for path in sorted(transcripts.glob("*.jsonl")):
+        for path in sorted(transcripts.iterdir()):
+            if path.suffix not in (".jsonl", ".json", ".traj"):
+                continue
             real += [e.data for e in load(path) if isinstance(e.data, Message)]
     return (*real, *generate(40, seed))
 
@@ -227,7 +240,12 @@ def _raw(tok: Tokenizer, texts: Sequence[str]) -> int:
 
 
 def measure(
-    n: int, *, store: str = "jsonl", tokenizer: Tokenizer | None = None, trace: bool = True
+    n: int,
+    *,
+    store: str = "jsonl",
+    tokenizer: Tokenizer | None = None,
+    trace: bool = True,
+    transcripts: Path | None = TRANSCRIPTS,
 ) -> ScalePoint:
     """Measure every cost at one size in one store (see the module docstring).
 
@@ -235,7 +253,7 @@ def measure(
     size or store); the compaction then counts with the session's own, as a live session does.
     """
     tok = tokenizer or fresh_tokenizer()
-    events = events_of(n)
+    events = events_of(n, transcripts=transcripts)
     texts = [message_text(e) for e in events if isinstance(e, Message)]
     load_before = _load()
     with (
@@ -301,6 +319,7 @@ def run(
     stores: Sequence[str] = ("jsonl",),
     trace_up_to: int = 100_000,
     progress: Callable[[str], None] | None = None,
+    transcripts: Path | None = TRANSCRIPTS,
 ) -> list[dict[str, Any]]:
     """Measure every size (increasing) in every store; return one plain dict per point.
 
@@ -310,12 +329,14 @@ def run(
         trace_up_to: largest size whose peak memory is traced (the traced pass doubles the
             time of a size).
         progress: called with a line after each point.
+        transcripts: the folder of real transcripts whose messages come first (None: the
+            generated session alone).
     """
     measure(200, store="jsonl", trace=False)  # warm up: imports, encodings, first-call paths
     out = []
     for n in sorted(sizes):
         for store in stores:
-            point = measure(n, store=store, trace=n <= trace_up_to)
+            point = measure(n, store=store, trace=n <= trace_up_to, transcripts=transcripts)
             out.append(asdict(point))
             if progress:
                 progress(
@@ -349,10 +370,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="10^3 and 2x10^3, JSONL: a smoke")
     parser.add_argument("--trace-up-to", type=int, default=100_000)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--transcripts", type=Path, default=TRANSCRIPTS)
     args = parser.parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
     stores = ["jsonl"] if args.quick else args.stores
-    points = run(sizes, stores=stores, trace_up_to=args.trace_up_to, progress=print)
+    points = run(
+        sizes,
+        stores=stores,
+        trace_up_to=args.trace_up_to,
+        progress=print,
+        transcripts=args.transcripts,
+    )
     results = {"machine": machine(), "goals": GOALS, "points": points}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
