@@ -18,7 +18,7 @@ import gc
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from compaction.events import Event, EventData
 from compaction.invariants import check_next_seq
@@ -26,12 +26,14 @@ from compaction.stores.log_reader import LogReader, ReadReport, read_events
 from compaction.stores.log_writer import SessionLog, SyncPolicy
 from compaction.stores.protocol import EventStore, check_session_id
 
+T = TypeVar("T")
 
-def collector_paused(events: Iterator[Event]) -> Iterator[Event]:
+
+def collector_paused(events: Iterator[T]) -> Iterator[T]:
     """Yield `events` with the cyclic garbage collector paused until they end or are dropped.
 
-    Events and views hold no reference cycles, so reference counting frees what a fold drops;
-    the collector is left as it was when it was already disabled.
+    Reference counting still frees what a fold drops (events hold no reference cycles); the
+    collector is left as it was when it was already disabled.
     """
     if not gc.isenabled():
         yield from events
