@@ -3,12 +3,14 @@
 The events at every size are unique text: the messages of the shared real transcripts
 (``../shared/transcripts``, when present) followed by a generated 40-turn session (user requests,
 tool calls with large outputs, todo writes), cycled until there are N of them, every message of
-the k-th copy (k >= 1) prefixed with ``[k]`` so that no two texts repeat and no token count is a
-memo hit of an earlier copy. Each figure is this process's CPU time (`time.process_time`), and
-each cost is a ratio to a raw tiktoken pass (`encode_ordinary`) over the same text, measured
-beside it (the phases interleave: tiktoken, append, tiktoken, reopen, compaction, tiktoken over
-its span), so the machine's load moves both sides of a ratio alike. The load average before and
-after each size is recorded with it.
+the k-th copy (k >= 1) prefixed with ``[k]``. No text of one copy repeats in another, so no token
+count is a memo hit of an earlier copy (a text repeated within one session, "Done.", stays
+repeated: that is the real mix).
+
+Each figure is this process's CPU time (`time.process_time`), and each cost is a ratio to a raw
+tiktoken pass (`encode_ordinary`) over the same text, measured beside it: the phases interleave
+(tiktoken, append, tiktoken, reopen, compaction, tiktoken over its span), so the machine's load
+moves both sides of a ratio alike. The load average before and after each size is kept with it.
 
 - **append + views**: appending the N events to a fresh `compaction.Session` in batches of
   1,000 (``sync="batch"``), then reading `context_tokens` (the usage view tokenizes each message);
@@ -27,8 +29,8 @@ Run: ``python -m benchmarks.throughput`` (writes ``benchmarks/results/throughput
 ``throughput.png``); ``--quick`` for a smoke run; ``--sizes`` and ``--stores`` choose.
 
 Invariants: measurements never change what they measure (each runs on its own fresh log in a
-temporary folder, removed afterwards); sizes run in increasing order; no two messages of one run
-share a text.
+temporary folder, removed afterwards); sizes run in increasing order; no message text of one
+copy of the corpus is the text of a message in another copy.
 """
 
 from __future__ import annotations
@@ -320,6 +322,7 @@ def run(
     trace_up_to: int = 100_000,
     progress: Callable[[str], None] | None = None,
     transcripts: Path | None = TRANSCRIPTS,
+    warm_up: bool = True,
 ) -> list[dict[str, Any]]:
     """Measure every size (increasing) in every store; return one plain dict per point.
 
@@ -331,8 +334,10 @@ def run(
         progress: called with a line after each point.
         transcripts: the folder of real transcripts whose messages come first (None: the
             generated session alone).
+        warm_up: measure 200 events first and drop the figures.
     """
-    measure(200, store="jsonl", trace=False)  # warm up: imports, encodings, first-call paths
+    if warm_up:  # imports, encodings, first-call paths: not a cost of the first size
+        measure(200, store="jsonl", trace=False, transcripts=transcripts)
     out = []
     for n in sorted(sizes):
         for store in stores:
@@ -371,6 +376,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--trace-up-to", type=int, default=100_000)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--transcripts", type=Path, default=TRANSCRIPTS)
+    parser.add_argument("--generated-only", action="store_true", help="leave the transcripts out")
+    parser.add_argument("--no-warm-up", action="store_true", help="skip the dropped first run")
+    parser.add_argument("--no-chart", action="store_true", help="write the JSON only")
     args = parser.parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
     stores = ["jsonl"] if args.quick else args.stores
@@ -379,11 +387,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         stores=stores,
         trace_up_to=args.trace_up_to,
         progress=print,
-        transcripts=args.transcripts,
+        transcripts=None if args.generated_only else args.transcripts,
+        warm_up=not args.no_warm_up,
     )
     results = {"machine": machine(), "goals": GOALS, "points": points}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if args.no_chart:
+        return 0
     try:
         from benchmarks.throughput_report import draw_chart
 

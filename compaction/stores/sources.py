@@ -15,7 +15,7 @@ collector is enabled again when a read ends, however it ends (unless it was off 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -29,7 +29,7 @@ from compaction.stores.protocol import EventStore, check_session_id
 T = TypeVar("T")
 
 
-def collector_paused(events: Iterator[T]) -> Iterator[T]:
+def collector_paused(events: Iterator[T]) -> Generator[T, None, None]:
     """Yield `events` with the cyclic garbage collector paused until they end or are dropped.
 
     Reference counting still frees what a fold drops (events hold no reference cycles); the

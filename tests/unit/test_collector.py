@@ -71,11 +71,11 @@ class TestCollectorPaused:
 
         def todos_spy(self: TodosProjection, state: object, event: object) -> object:
             states["todos"].append(gc.isenabled())
-            return todos_apply(self, state, event)
+            return todos_apply(self, state, event)  # type: ignore[arg-type]
 
         def usage_spy(self: UsageProjection, state: object, event: object) -> object:
             states["usage"].append(gc.isenabled())
-            return usage_apply(self, state, event)
+            return usage_apply(self, state, event)  # type: ignore[arg-type]
 
         monkeypatch.setattr(TodosProjection, "apply", todos_spy)
         monkeypatch.setattr(UsageProjection, "apply", usage_spy)
