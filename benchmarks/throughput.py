@@ -367,6 +367,14 @@ def goals_met(point: dict[str, Any]) -> dict[str, bool]:
     return {key: point[key] <= limit for key, limit in GOALS.items()}
 
 
+def merge(old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return `old`'s points that `new` does not measure again, then `new`'s, by size and store."""
+    fresh = {(p["events"], p["store"]) for p in new}
+    kept = [p for p in old if (p["events"], p["store"]) not in fresh]
+    order = {store: i for i, store in enumerate(STORES)}
+    return sorted([*kept, *new], key=lambda p: (p["events"], order.get(p["store"], len(order))))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark from the command line; write the results and the chart."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.throughput")
@@ -379,6 +387,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--generated-only", action="store_true", help="leave the transcripts out")
     parser.add_argument("--no-warm-up", action="store_true", help="skip the dropped first run")
     parser.add_argument("--no-chart", action="store_true", help="write the JSON only")
+    parser.add_argument(
+        "--merge", action="store_true", help="keep the other sizes and stores of the out file"
+    )
     args = parser.parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
     stores = ["jsonl"] if args.quick else args.stores
@@ -390,6 +401,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         transcripts=None if args.generated_only else args.transcripts,
         warm_up=not args.no_warm_up,
     )
+    if args.merge and args.out.exists():
+        points = merge(json.loads(args.out.read_text(encoding="utf-8"))["points"], points)
     results = {"machine": machine(), "goals": GOALS, "points": points}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")

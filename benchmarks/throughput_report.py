@@ -2,16 +2,21 @@
 
 `docs/performance.md` holds `performance_table` of the committed
 ``benchmarks/results/throughput.json`` (a test keeps the two equal); `draw_chart` draws
-``throughput.png`` beside it.
+``throughput.png`` beside it. Run ``python -m benchmarks.throughput_report [RESULTS]`` to print
+the table and redraw the chart.
 
 Invariants: the table and the chart are pure functions of the results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+DEFAULT_RESULTS = Path(__file__).resolve().parent / "results" / "throughput.json"
 
 PHASES: dict[str, str] = {
     "append_ratio": "append + views",
@@ -70,3 +75,20 @@ def draw_chart(results: Mapping[str, Any], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the table of a results file (default: the committed one) and redraw its chart."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    path = Path(args[0]) if args else DEFAULT_RESULTS
+    results = json.loads(path.read_text(encoding="utf-8"))
+    print(performance_table(results), end="")
+    try:
+        draw_chart(results, path.with_suffix(".png"))
+    except ImportError:
+        print("matplotlib is not installed: no chart drawn", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

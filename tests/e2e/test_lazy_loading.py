@@ -92,23 +92,6 @@ def chat_log(tmp_path: Path) -> Path:
 
 
 class TestNoTokenizerUnlessNeeded:
-    def test_todo_write_loads_no_tokenizer(self, chat_log: Path) -> None:
-        """todo-write validates and appends without loading tiktoken."""
-        out = run_cli(chat_log, "todo-write", stdin=WRITE)
-        assert out == {"status": 0, "tiktoken": False, "tokenizers": False}
-        with Session(chat_log) as s:
-            assert s.todos.counts()["in_progress"] == 1
-
-    @pytest.mark.parametrize("extra", [(), ("--json",)])
-    def test_todos_loads_no_tokenizer(self, chat_log: Path, extra: tuple[str, ...]) -> None:
-        """The task panel is read without loading tiktoken."""
-        run_cli(chat_log, "todo-write", stdin=WRITE)
-        assert run_cli(chat_log, "todos", *extra) == {
-            "status": 0,
-            "tiktoken": False,
-            "tokenizers": False,
-        }
-
     def test_log_does_load_it(self, chat_log: Path) -> None:
         """Control: `harness log` counts tokens, so the same probe sees tiktoken loaded."""
         assert run_cli(chat_log, "log")["tiktoken"] is True
@@ -178,6 +161,7 @@ class TestCommandImports:
         self, chat_log: Path, extra: tuple[str, ...]
     ) -> None:
         """`todos LOG` loads no jinja2, no tokenizer, no summarizer and no other command."""
+        probe("todo-write", str(chat_log), stdin=WRITE)
         status, modules = probe("todos", str(chat_log), *extra)
         assert status == 0
         assert heavy_in(modules) <= {"pydantic", "rich", "sqlite3"}
@@ -189,6 +173,8 @@ class TestCommandImports:
         """`todo-write` loads no tokenizer, no summarizer, no importer and no other command."""
         status, modules = probe("todo-write", str(chat_log), stdin=WRITE)
         assert status == 0
+        with Session(chat_log) as s:
+            assert s.todos.counts()["in_progress"] == 1
         assert {"tiktoken", "tokenizers", "httpx"} & heavy_in(modules) == set()
         assert commands_in(modules) == {COMMANDS["todo-write"]}
         assert not {

@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.throughput import GOALS, append_all, events_of, goals_met, main, measure, run
+from benchmarks.throughput import (
+    GOALS,
+    append_all,
+    events_of,
+    goals_met,
+    main,
+    measure,
+    merge,
+    run,
+)
 from benchmarks.throughput_report import performance_table
 from compaction import Message, get_tokenizer, message_text
 from compaction.views import UsageProjection
@@ -161,3 +170,19 @@ class TestResults:
         results = json.loads((ROOT / "benchmarks" / "results" / "throughput.json").read_text())
         doc = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
         assert performance_table(results) in doc
+
+    def test_merge_replaces_what_is_measured_again_and_keeps_the_rest(self) -> None:
+        """A merged run keeps the old sizes and stores it did not measure, sorted by size."""
+        old = [
+            {"events": 1000, "store": "jsonl", "v": 1},
+            {"events": 1000, "store": "sqlite", "v": 1},
+        ]
+        new = [
+            {"events": 100, "store": "postgres", "v": 2},
+            {"events": 1000, "store": "jsonl", "v": 2},
+        ]
+        assert merge(old, new) == [
+            {"events": 100, "store": "postgres", "v": 2},
+            {"events": 1000, "store": "jsonl", "v": 2},
+            {"events": 1000, "store": "sqlite", "v": 1},
+        ]
