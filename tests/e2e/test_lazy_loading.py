@@ -6,6 +6,7 @@ figures (``harness --version`` against ``python -c pass``) are in ``docs/perform
 
 from __future__ import annotations
 
+import argparse
 import ast
 import importlib
 import json
@@ -21,7 +22,7 @@ import pytest
 import compaction
 import prompts
 from compaction import Session
-from harness.cli import version
+from harness.cli import build_parser, version
 from harness.commands import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -181,12 +182,24 @@ class TestCommandImports:
             m for m in modules if m.startswith(("compaction.summarizers", "compaction.importers"))
         }
 
-    @pytest.mark.parametrize("name", sorted(COMMANDS))
+    @pytest.mark.parametrize("name", ["bench", "compact", "import", "todos"])
     def test_each_command_imports_only_its_own_module(self, name: str) -> None:
-        """`harness NAME --help` imports NAME's module (and those it imports), no other command."""
+        """`harness NAME --help` imports NAME's module (and those it imports), no other command.
+
+        One dispatch serves every name, so four stand for all: the heaviest (bench), one that
+        imports a sibling (compact), one with sub-choices (import) and the lightest (todos).
+        """
         status, modules = probe(name, "--help")
         assert status == 0
         assert commands_in(modules) == {COMMANDS[name], *command_imports(COMMANDS[name])}
+
+    @pytest.mark.parametrize("name", sorted(COMMANDS))
+    def test_each_module_registers_the_name_it_is_listed_under(self, name: str) -> None:
+        """The parser built for one command holds that command alone, under its own name."""
+        (action,) = [
+            a for a in build_parser(name)._actions if isinstance(a, argparse._SubParsersAction)
+        ]
+        assert list(action.choices) == [name]
 
     def test_top_level_help_lists_every_command(self) -> None:
         """`harness --help` (no command named) registers them all, so it can list them."""
