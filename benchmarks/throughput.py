@@ -1,35 +1,52 @@
-"""Throughput and scaling: the toolkit's cost per event from 10^3 to 10^6 events.
+"""Throughput and scaling: the toolkit's CPU cost per event from 10^3 to 10^6 events.
 
-For each size N, the events are the payloads of a generated 40-turn session, cycled until there
-are N of them (the same mix of user requests, tool calls with large outputs and todo writes at
-every size). Measured, each on its own:
+The events at every size are unique text: the messages of the shared real transcripts
+(``../shared/transcripts``, when present) followed by a generated 40-turn session (user requests,
+tool calls with large outputs, todo writes), cycled until there are N of them, every message of
+the k-th copy (k >= 1) prefixed with ``[k]``. No text of one copy repeats in another, so no token
+count is a memo hit of an earlier copy (a text repeated within one session, "Done.", stays
+repeated: that is the real mix).
 
-- **append + views**: appending the N events to a fresh `compaction.Session` (``sync="batch"``,
-  one lock and one fsync per 1,000 events), which also updates the todos, context and usage
-  views (the usage view tokenizes each message once): time per event;
-- **reopen**: reading the log back into a new `Session` (parse, check, fold every view);
-- **raw tiktoken**: `encode_ordinary` over the text of the same messages, the floor any token
-  accounting must pay; every time above is also given as a ratio to it;
-- **token count**: `Session.context_tokens` at the end (O(1): mean over 1,000 reads);
-- **compaction**: one forced `compaction.compact` over the whole context (default policy), with
-  its time as a ratio to raw tiktoken over the same messages;
-- **request assembly**: `prompts.openai_request` over the compacted context (mean of 20);
-- **peak memory** (`tracemalloc`) of append + views and of reopen, in a second, traced pass
-  (tracing slows Python down, so times come from the untraced pass).
+Each figure is this process's CPU time (`time.process_time`), and each cost is a ratio to a raw
+tiktoken pass (`encode_ordinary`) over the same text, measured beside it: the phases interleave
+(tiktoken, append, tiktoken, reopen, compaction, tiktoken over its span), so the machine's load
+moves both sides of a ratio alike. The load average before and after each size is kept with it.
+
+- **append + views**: appending the N events to a fresh `compaction.Session` in batches of
+  1,000 (``sync="batch"``), then reading `context_tokens` (the usage view tokenizes each message);
+- **reopen**: reading the log back into a new `Session` and folding every view, token counts
+  included;
+- **compaction**: one forced `compaction.compact` of the whole context, as a ratio to raw
+  tiktoken over the messages it replaced (its span);
+- **peak memory** of reopen per event (`tracemalloc`, in a separate traced pass up to
+  `trace_up_to` events: tracing slows Python down, so times come from the untraced pass).
+
+Stores: the JSONL file always; SQLite and PostgreSQL (a throwaway local server,
+`benchmarks.pgserver`, fsync on) on request. PostgreSQL's server runs in its own process, so its
+CPU is not in this process's figures; the wall time is given beside.
+
+Run: ``python -m benchmarks.throughput`` (writes ``benchmarks/results/throughput.json`` and
+``throughput.png``); ``--quick`` for a smoke run; ``--sizes`` and ``--stores`` choose.
 
 Invariants: measurements never change what they measure (each runs on its own fresh log in a
-temporary folder, removed afterwards); sizes run in increasing order.
+temporary folder, removed afterwards); sizes run in increasing order; no message text of one
+copy of the corpus is the text of a message in another copy.
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
-import statistics
+import json
+import os
+import platform
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -38,16 +55,35 @@ from compaction import (
     EventData,
     Message,
     Session,
+    TiktokenTokenizer,
     Tokenizer,
     compact,
-    get_tokenizer,
     message_text,
+    open_store,
 )
+from compaction.importers import load
 from harness.simulation import ENVIRONMENT, generate, user_tools
 from prompts import PromptBuilder, ToolCatalog, get_mode, openai_request
 
+ROOT = Path(__file__).resolve().parents[1]
+TRANSCRIPTS = next(
+    (
+        d
+        for d in (
+            ROOT.parent / "shared" / "transcripts",
+            ROOT.parents[1] / "shared" / "transcripts",
+        )
+        if d.is_dir()
+    ),
+    ROOT.parent / "shared" / "transcripts",
+)
+"""``../shared/transcripts`` of the checkout (or of the folder above, for a worktree)."""
+DEFAULT_OUT = ROOT / "benchmarks" / "results" / "throughput.json"
 FULL_SIZES: tuple[int, ...] = (1_000, 10_000, 100_000, 1_000_000)
 QUICK_SIZES: tuple[int, ...] = (1_000, 2_000)
+STORES: tuple[str, ...] = ("jsonl", "sqlite", "postgres")
+GOALS: dict[str, float] = {"append_ratio": 1.3, "reopen_ratio": 1.3, "compaction_ratio": 0.8}
+"""The goals of issue 28, as ratios to a raw tiktoken pass over the same text."""
 BATCH = 1_000
 """Events appended per locked write (and per fsync)."""
 _READS = 1_000
@@ -57,47 +93,80 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class ScalePoint:
-    """The measurements at one log size."""
+    """The measurements at one log size, in one store."""
 
     events: int
+    store: str
     log_bytes: int
     message_tokens: int
     """Tokens of every message appended (the context had nothing been compacted)."""
     append_us: float
-    """Append + views, microseconds per event."""
+    """Append + views, CPU microseconds per event."""
     reopen_us: float
-    """Reading the log back into a Session, microseconds per event."""
+    """Reading the log back into a Session, CPU microseconds per event."""
     tiktoken_us: float
-    """Raw tiktoken over the same messages' text, microseconds per event."""
+    """Raw tiktoken over the same messages' text, CPU microseconds per event (mean of two)."""
     append_ratio: float
-    """Append + views time over raw tiktoken time."""
+    """Append + views CPU time over raw tiktoken CPU time."""
     reopen_ratio: float
-    """Reopen time over raw tiktoken time."""
+    """Reopen CPU time over raw tiktoken CPU time."""
     context_tokens_ns: float
     """One read of `Session.context_tokens`, nanoseconds."""
     compaction_s: float
-    """One forced compaction of the whole context, seconds."""
+    """One forced compaction of the whole context, CPU seconds."""
     compaction_ratio: float
-    """Compaction time over raw tiktoken time on the same messages."""
+    """Compaction CPU time over raw tiktoken CPU time on the messages it replaced."""
     compaction_reduction: float
     """Share of the context the compaction removed."""
     assembly_ms: float
-    """One `openai_request` over the compacted context, milliseconds."""
+    """One `openai_request` over the compacted context, CPU milliseconds (mean of 20)."""
+    append_wall_s: float
+    """Wall time of append + views, seconds (includes a database server's work)."""
+    reopen_wall_s: float
+    """Wall time of reopen, seconds."""
     append_peak_mb: float | None
     """Peak traced memory of append + views, MiB (None when not traced)."""
     reopen_peak_mb: float | None
     """Peak traced memory of reopen, MiB (None when not traced)."""
+    reopen_peak_bytes_per_event: float | None
+    """Peak traced memory of reopen over the number of events, bytes."""
+    load_before: float
+    """The machine's 1-minute load average when this size started."""
+    load_after: float
+    """The same, when it ended."""
 
 
-def events_of(n: int, seed: int = 0) -> list[EventData]:
-    """Return `n` event payloads: a generated 40-turn session, cycled."""
-    return list(itertools.islice(itertools.cycle(generate(40, seed)), n))
+def _unique(payload: EventData, copy: int) -> EventData:
+    """Return the payload of the `copy`-th cycle: a message's text gets a ``[copy]`` prefix."""
+    if copy == 0 or not isinstance(payload, Message):
+        return payload
+    return payload.model_copy(update={"content": f"[{copy}] {payload.text()}"})
 
 
-def _timed(fn: Callable[[], T]) -> tuple[T, float]:
-    start = time.perf_counter()
+@cache
+def _corpus(seed: int, transcripts: Path | None) -> tuple[EventData, ...]:
+    """One cycle: the transcripts' messages (by file name), then a generated session."""
+    real: list[EventData] = []
+    if transcripts is not None and transcripts.is_dir():
+        for path in sorted(transcripts.iterdir()):
+            if path.suffix not in (".jsonl", ".json", ".traj"):
+                continue
+            real += [e.data for e in load(path) if isinstance(e.data, Message)]
+    return (*real, *generate(40, seed))
+
+
+def events_of(n: int, seed: int = 0, transcripts: Path | None = TRANSCRIPTS) -> list[EventData]:
+    """Return `n` event payloads, every message text unique (see the module docstring)."""
+    corpus = _corpus(seed, transcripts)
+    cycled = itertools.islice(itertools.cycle(enumerate(corpus)), n)
+    return [_unique(p, i // len(corpus)) for i, (_, p) in enumerate(cycled)]
+
+
+def _cpu(fn: Callable[[], T]) -> tuple[T, float, float]:
+    """Run `fn`; return its result, its CPU seconds and its wall seconds."""
+    wall, start = time.perf_counter(), time.process_time()
     out = fn()
-    return out, time.perf_counter() - start
+    return out, time.process_time() - start, time.perf_counter() - wall
 
 
 def _peak(fn: Callable[[], object]) -> float:
@@ -109,13 +178,43 @@ def _peak(fn: Callable[[], object]) -> float:
         tracemalloc.stop()
 
 
-def append_all(path: Path, events: Sequence[EventData], tokenizer: Tokenizer) -> Session:
-    """Append `events` to a new log at `path` in batches; return the open session.
+def _load() -> float:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+
+
+Opener = Callable[[str, Tokenizer], Session]
+"""Open (or create) the named session in the store under test, counting with the tokenizer."""
+
+
+@contextmanager
+def opener(store: str, folder: Path) -> Iterator[Opener]:
+    """Yield a function that opens a named session in `store`, kept in `folder`."""
+    with ExitStack() as stack:
+        if store == "jsonl":
+            yield lambda name, tok: Session(folder / f"{name}.jsonl", tokenizer=tok, sync="batch")
+            return
+        if store == "sqlite":
+            url = f"sqlite:///{folder / 'sessions.db'}"
+        else:
+            from benchmarks import pgserver
+
+            url = stack.enter_context(pgserver.running(durable=True)).url
+        db = open_store(url, sync="batch")
+        stack.callback(db.close)
+        yield lambda name, tok: Session(store=db, session=name, tokenizer=tok)
+
+
+def append_all(
+    path: Path, events: Sequence[EventData], tokenizer: Tokenizer, open_: Opener | None = None
+) -> Session:
+    """Append `events` to a new session (at `path`, or `open_(path.stem)`) in batches.
 
     The usage view is folded before returning (a `Session` counts tokens on first use), so the
     time includes tokenizing each message once and a later `context_tokens` read is O(1).
     """
-    session = Session(path, tokenizer=tokenizer, sync="batch")
+    session = (
+        open_(path.stem, tokenizer) if open_ else Session(path, tokenizer=tokenizer, sync="batch")
+    )
     for i in range(0, len(events), BATCH):
         with session.batch():
             session.append_many(events[i : i + BATCH])
@@ -123,77 +222,200 @@ def append_all(path: Path, events: Sequence[EventData], tokenizer: Tokenizer) ->
     return session
 
 
-def _reopen(path: Path, tokenizer: Tokenizer) -> int:
-    """Read the log back into a new session and fold every view, token counts included."""
-    with Session(path, tokenizer=tokenizer, sync="batch") as again:
+def fresh_tokenizer() -> Tokenizer:
+    """Return the default tokenizer with an empty count memo (as a new process has)."""
+    return TiktokenTokenizer()
+
+
+def _reopen(open_: Opener, name: str) -> int:
+    """Read the session back into a new `Session` and fold every view, token counts included.
+
+    The new session counts with a fresh tokenizer: a reopen in a new process remembers no count.
+    """
+    with open_(name, fresh_tokenizer()) as again:
         return again.context_tokens
 
 
-def measure(n: int, *, tokenizer: Tokenizer | None = None, trace: bool = True) -> ScalePoint:
-    """Measure every cost at one size (see the module docstring)."""
-    tok = tokenizer or get_tokenizer()
-    events = events_of(n)
+def _raw(tok: Tokenizer, texts: Sequence[str]) -> int:
+    """Tokenize every text once with the raw encoder (no memo): the floor of token accounting."""
+    return sum(len(tok.encode(t)) for t in texts)
+
+
+def measure(
+    n: int,
+    *,
+    store: str = "jsonl",
+    tokenizer: Tokenizer | None = None,
+    trace: bool = True,
+    transcripts: Path | None = TRANSCRIPTS,
+) -> ScalePoint:
+    """Measure every cost at one size in one store (see the module docstring).
+
+    The append counts with `tokenizer` (default: a fresh one, remembering no count of an earlier
+    size or store); the compaction then counts with the session's own, as a live session does.
+    """
+    tok = tokenizer or fresh_tokenizer()
+    events = events_of(n, transcripts=transcripts)
     texts = [message_text(e) for e in events if isinstance(e, Message)]
-    with tempfile.TemporaryDirectory(prefix="harness-scale-") as tmp:
-        log = Path(tmp) / "timed.jsonl"
-        session, append_s = _timed(lambda: append_all(log, events, tok))
+    load_before = _load()
+    with (
+        tempfile.TemporaryDirectory(prefix="harness-scale-") as tmp,
+        opener(store, Path(tmp)) as open_,
+    ):
+        tokens, raw1, _ = _cpu(lambda: _raw(tok, texts))
+        session, append_s, append_wall = _cpu(
+            lambda: append_all(Path(tmp) / "timed.jsonl", events, tok, open_)
+        )
+        _, raw2, _ = _cpu(lambda: _raw(tok, texts))
+        raw_s = (raw1 + raw2) / 2
         with session:
-            _, reopen_s = _timed(lambda: _reopen(log, tok))
-            tokens, tiktoken_s = _timed(lambda: sum(len(tok.encode(t)) for t in texts))
-            read_s = _timed(lambda: [session.context_tokens for _ in range(_READS)])[1]
-            result, compaction_s = _timed(lambda: compact(session, CompactionPolicy(), force=True))
+            _, reopen_s, reopen_wall = _cpu(lambda: _reopen(open_, "timed"))
+            read_s = _cpu(lambda: [session.context_tokens for _ in range(_READS)])[2]
+            before = [m for m in session.context.messages if m.role != "system"]
+            result, compaction_s, _ = _cpu(lambda: compact(session, CompactionPolicy(), force=True))
+            span = [message_text(m) for m in before[: result.replaced_messages]]
+            span_s = _cpu(lambda: _raw(tok, span))[1]
             builder = PromptBuilder(ToolCatalog(user_tools()), environment=ENVIRONMENT)
             mode = get_mode("agent")
-            assembly = [
-                _timed(lambda: openai_request(builder, mode, session))[1] for _ in range(20)
+            assembly_s = _cpu(lambda: [openai_request(builder, mode, session) for _ in range(20)])[
+                1
             ]
-            log_bytes = log.stat().st_size
+        log = Path(tmp) / "timed.jsonl"
+        log_bytes = log.stat().st_size if log.exists() else sum(len(t) for t in texts)
         append_peak = reopen_peak = None
         if trace:
             traced = Path(tmp) / "traced.jsonl"
-            append_peak = _peak(lambda: append_all(traced, events, tok).close())
-            reopen_peak = _peak(lambda: _reopen(traced, tok))
+            append_peak = _peak(
+                lambda: append_all(traced, events, fresh_tokenizer(), open_).close()
+            )
+            reopen_peak = _peak(lambda: _reopen(open_, "traced"))
     per = 1e6 / n
     return ScalePoint(
         events=n,
+        store=store,
         log_bytes=log_bytes,
         message_tokens=tokens,
         append_us=append_s * per,
         reopen_us=reopen_s * per,
-        tiktoken_us=tiktoken_s * per,
-        append_ratio=append_s / tiktoken_s,
-        reopen_ratio=reopen_s / tiktoken_s,
+        tiktoken_us=raw_s * per,
+        append_ratio=append_s / raw_s,
+        reopen_ratio=reopen_s / raw_s,
         context_tokens_ns=read_s / _READS * 1e9,
         compaction_s=compaction_s,
-        compaction_ratio=compaction_s / tiktoken_s,
+        compaction_ratio=compaction_s / span_s if span_s else 0.0,
         compaction_reduction=result.reduction,
-        assembly_ms=statistics.mean(assembly) * 1e3,
+        assembly_ms=assembly_s / 20 * 1e3,
+        append_wall_s=append_wall,
+        reopen_wall_s=reopen_wall,
         append_peak_mb=append_peak,
         reopen_peak_mb=reopen_peak,
+        reopen_peak_bytes_per_event=reopen_peak * 2**20 / n if reopen_peak else None,
+        load_before=load_before,
+        load_after=_load(),
     )
 
 
 def run(
     sizes: Sequence[int] = FULL_SIZES,
     *,
-    trace_up_to: int = 1_000_000,
+    stores: Sequence[str] = ("jsonl",),
+    trace_up_to: int = 100_000,
     progress: Callable[[str], None] | None = None,
+    transcripts: Path | None = TRANSCRIPTS,
+    warm_up: bool = True,
 ) -> list[dict[str, Any]]:
-    """Measure every size in increasing order; return one plain dict per size.
+    """Measure every size (increasing) in every store; return one plain dict per point.
 
     Args:
         sizes: numbers of events.
+        stores: names from `STORES`.
         trace_up_to: largest size whose peak memory is traced (the traced pass doubles the
             time of a size).
-        progress: called with a line after each size.
+        progress: called with a line after each point.
+        transcripts: the folder of real transcripts whose messages come first (None: the
+            generated session alone).
+        warm_up: measure 200 events first and drop the figures.
     """
+    if warm_up:  # imports, encodings, first-call paths: not a cost of the first size
+        measure(200, store="jsonl", trace=False, transcripts=transcripts)
     out = []
     for n in sorted(sizes):
-        point = measure(n, trace=n <= trace_up_to)
-        out.append(asdict(point))
-        if progress:
-            progress(
-                f"{n:>9,} events: append+views {point.append_us:.0f} µs/event "
-                f"({point.append_ratio:.1f}x tiktoken), reopen {point.reopen_us:.0f} µs/event"
-            )
+        for store in stores:
+            point = measure(n, store=store, trace=n <= trace_up_to, transcripts=transcripts)
+            out.append(asdict(point))
+            if progress:
+                progress(
+                    f"{n:>9,} events, {store}: append+views {point.append_ratio:.2f}x tiktoken, "
+                    f"reopen {point.reopen_ratio:.2f}x, compaction {point.compaction_ratio:.2f}x "
+                    f"(load {point.load_before:.1f}-{point.load_after:.1f})"
+                )
     return out
+
+
+def machine() -> dict[str, Any]:
+    """Describe where the figures were taken."""
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "clock": "time.process_time (this process's CPU time)",
+    }
+
+
+def goals_met(point: dict[str, Any]) -> dict[str, bool]:
+    """Tell, for each goal of `GOALS`, whether a point meets it."""
+    return {key: point[key] <= limit for key, limit in GOALS.items()}
+
+
+def merge(old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return `old`'s points that `new` does not measure again, then `new`'s, by size and store."""
+    fresh = {(p["events"], p["store"]) for p in new}
+    kept = [p for p in old if (p["events"], p["store"]) not in fresh]
+    order = {store: i for i, store in enumerate(STORES)}
+    return sorted([*kept, *new], key=lambda p: (p["events"], order.get(p["store"], len(order))))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark from the command line; write the results and the chart."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.throughput")
+    parser.add_argument("--sizes", type=int, nargs="+", default=None)
+    parser.add_argument("--stores", nargs="+", choices=STORES, default=["jsonl"])
+    parser.add_argument("--quick", action="store_true", help="10^3 and 2x10^3, JSONL: a smoke")
+    parser.add_argument("--trace-up-to", type=int, default=100_000)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--transcripts", type=Path, default=TRANSCRIPTS)
+    parser.add_argument("--generated-only", action="store_true", help="leave the transcripts out")
+    parser.add_argument("--no-warm-up", action="store_true", help="skip the dropped first run")
+    parser.add_argument("--no-chart", action="store_true", help="write the JSON only")
+    parser.add_argument(
+        "--merge", action="store_true", help="keep the other sizes and stores of the out file"
+    )
+    args = parser.parse_args(argv)
+    sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
+    stores = ["jsonl"] if args.quick else args.stores
+    points = run(
+        sizes,
+        stores=stores,
+        trace_up_to=args.trace_up_to,
+        progress=print,
+        transcripts=None if args.generated_only else args.transcripts,
+        warm_up=not args.no_warm_up,
+    )
+    if args.merge and args.out.exists():
+        points = merge(json.loads(args.out.read_text(encoding="utf-8"))["points"], points)
+    results = {"machine": machine(), "goals": GOALS, "points": points}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if args.no_chart:
+        return 0
+    try:
+        from benchmarks.throughput_report import draw_chart
+
+        draw_chart(results, args.out.with_suffix(".png"))
+    except ImportError:
+        print("matplotlib is not installed: no chart drawn")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -13,6 +13,8 @@ later reader uses. A clipped result is shown as text (image blocks are left out 
 
 Invariants: the shown text is a pure function of the event (text, clip, seq); the head and
 tail take at most the cap's tokens besides the note; a result at or under the cap is untouched.
+A tiktoken token is at least one UTF-8 byte, so a text of at most `cap` bytes is under the cap
+without being tokenized (the usage view then counts it once, as it must anyway).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from importlib import resources
 from typing import Final
 
 from compaction.events import ClipData, Message
-from compaction.tokens import Tokenizer
+from compaction.tokens import TiktokenTokenizer, Tokenizer
 
 HEAD_SHARE: Final = 2 / 3
 """Share of the kept tokens given to the head (the start of a log says what ran; the end, how
@@ -58,6 +60,8 @@ def clip_tool_output(message: Message, tokenizer: Tokenizer, cap: int) -> Messag
     if message.role != "tool" or message.clip is not None:
         return message
     text = message.text()
+    if fits_unread(text, tokenizer, cap):
+        return message
     total = tokenizer.count(text)
     if total <= cap:
         return message
@@ -73,6 +77,20 @@ def clip_tool_output(message: Message, tokenizer: Tokenizer, cap: int) -> Messag
         omitted_tokens=max(0, total - _count(tokenizer, text, head, tail)),
     )
     return message.model_copy(update={"clip": clip})
+
+
+def fits_unread(text: str, tokenizer: Tokenizer, cap: int) -> bool:
+    """Tell, without tokenizing, that `text` takes at most `cap` tokens of `tokenizer`.
+
+    True when the tokenizer is byte-level BPE without special tokens (tiktoken's
+    ``encode_ordinary``: each token stands for at least one byte) and the text's UTF-8 length is
+    at most `cap`; False means only that it has to be counted.
+    """
+    if not isinstance(tokenizer, TiktokenTokenizer):
+        return False
+    if len(text) * 4 <= cap:  # UTF-8 takes at most 4 bytes a character: no need to encode
+        return True
+    return len(text) <= cap and len(text.encode("utf-8", "surrogatepass")) <= cap
 
 
 def _count(tokenizer: Tokenizer, text: str, head: int, tail: int) -> int:

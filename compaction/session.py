@@ -43,7 +43,7 @@ from compaction.provider_messages import to_messages
 from compaction.stores import EventStore, is_store_url, open_store
 from compaction.stores.log_reader import ReadReport
 from compaction.stores.log_writer import SessionLog, SyncPolicy
-from compaction.stores.sources import EventSource, FileSource, StoreSource
+from compaction.stores.sources import EventSource, FileSource, StoreSource, collector_paused
 from compaction.tokens import Tokenizer, get_tokenizer
 from compaction.tools.arguments import Arguments
 from compaction.tools.mode_policy import ModePolicy, PolicyTable, builtin_policies, policy_for
@@ -285,7 +285,7 @@ class Session:
         if self._usage_p is None:
             self._usage_p = UsageProjection(self.tokenizer)
             self._usage = self._usage_p.init()
-            for event in self._uncounted:
+            for event in collector_paused(iter(self._uncounted)):
                 self._usage = self._usage_p.apply(self._usage, event)
             self._uncounted = []
         return self._usage_p, self._usage

@@ -6,6 +6,10 @@ status (`EXIT_CODES`): 0 success; 1 a rejected tool call (nothing appended); 2 a
 error (bad options, config, templates, a malformed log: `HarnessError`); 3 an I/O error (a file
 that cannot be read or written, stdin or stdout closed, a broken pipe); 4 an unexpected error
 (set ``HARNESS_DEBUG=1`` for its traceback); 130 interrupted.
+
+Invariants: ``harness --version`` is answered before anything heavy is imported, and a command
+line that names a command imports that command's module only (``harness.commands.COMMANDS``);
+the toolkit's packages load their parts on first use, so each command pays for what it touches.
 """
 
 from __future__ import annotations
@@ -14,19 +18,57 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 
-from compaction import HarnessError, LogError
-from harness.commands import COMMANDS
-from harness.output import HelpFormatter, cli_text, examples, notes_on_stderr
+from harness.commands import COMMANDS, register_of
+
+DISTRIBUTION = "context-harness"
 
 
 def version() -> str:
-    """Return the installed distribution's version (``context-harness``)."""
+    """Return the installed distribution's version (``context-harness``).
+
+    The version is read from the first ``context_harness-*.dist-info/METADATA`` on `sys.path`
+    (the one `importlib.metadata` finds, without importing it: that import alone costs half a
+    bare interpreter start); `importlib.metadata` answers when there is none.
+    """
+    found = _metadata_version()
+    if found is not None:
+        return found
+    from importlib import metadata
+
     try:
-        return metadata.version("context-harness")
+        return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return "unknown (not installed)"
+
+
+def _metadata_version() -> str | None:
+    """Return the Version field of the distribution's first dist-info on `sys.path`, or None."""
+    prefix = DISTRIBUTION.replace("-", "_") + "-"
+    for entry in sys.path:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(prefix) and name.endswith(".dist-info"):
+                return _version_field(os.path.join(entry or ".", name, "METADATA"))
+    return None
+
+
+def _version_field(path: str) -> str | None:
+    """Return the ``Version:`` header of a METADATA file (read at most 64 KiB), or None."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            head = fh.read(1 << 16)
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in head.splitlines():
+        if not line:
+            break
+        if line.startswith("Version:"):
+            return line.removeprefix("Version:").strip()
+    return None
 
 
 EXIT_CODES: dict[int, str] = {
@@ -40,8 +82,38 @@ EXIT_CODES: dict[int, str] = {
 """What each exit status of `harness` means."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser with every command registered."""
+class _VersionAction(argparse.Action):
+    """``--version`` that looks the version up only when asked (argparse's reads it up front)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
+        super().__init__(
+            option_strings,
+            dest,
+            default=argparse.SUPPRESS,
+            nargs=0,
+            help="show program's version number and exit",
+        )
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        print(f"harness {version()}")
+        parser.exit()
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Return the argument parser with every command registered, or only `command`.
+
+    Args:
+        command: the name of the one command to register (its module alone is imported); None
+            registers them all, for ``harness --help`` and for a name that is no command.
+    """
+    from harness.output import HelpFormatter, examples
+
     parser = argparse.ArgumentParser(
         prog="harness",
         description="Context Harness: todo_write, session logs, per-mode prompts and compaction.",
@@ -52,11 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
             "harness COMMAND --help",
         ),
     )
-    parser.add_argument("--version", action="version", version=f"harness {version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for register in COMMANDS:
-        register(sub)
+    for name in [command] if command else COMMANDS:
+        register_of(name)(sub)
     return parser
 
 
@@ -65,8 +137,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sys.stdout is None:
         _say("harness: stdout is closed; nothing could be printed")
         return 3
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words == ["--version"]:
+        print(f"harness {version()}")
+        return 0
+    command = words[0] if words and words[0] in COMMANDS else None
+    args = build_parser(command).parse_args(words)
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the parsed command; turn every failure into one stderr line and an exit status."""
+    from compaction import HarnessError, LogError
+    from harness.output import cli_text, notes_on_stderr
+
     name = f"harness {args.command}"
     try:
         with notes_on_stderr(args.command):

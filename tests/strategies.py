@@ -871,3 +871,17 @@ def long_turn_loops(draw: st.DrawFn) -> tuple[list[Any], int, int, float, int]:
     retain = draw(st.sampled_from([0.0, 0.05, 0.16, 0.3]))
     reserve = draw(st.sampled_from([0, 256]))
     return payloads, window, fixed, retain, reserve
+
+
+_MARK_PIECES = st.sampled_from(
+    [
+        *("error: ", "Error[E0308]: ", "rror:", "xception: ", "Exception:", "fatal: ", "-fatal: "),
+        *("xfatal: ", "panic: ", "_panic: ", "FAILED", "FAIL", "--- FAIL: T", "3 failed", "failed"),
+        *("1 failedx", "x.go:3:5: ", "a.go:1", ".go:", "E   bad", "E  ", "E ", "Exit code 2"),
+        *("Exit code 0", "Exit code ", "rro", "FAI", "\n", "\n\n", "\r\n", " ", "\t", "é", "9"),
+    ]
+)
+error_scan_texts = st.lists(
+    st.one_of(_MARK_PIECES, st.text(alphabet="aE rF\n:.-_9", max_size=6)), max_size=80
+).map("".join)
+"""Tool outputs dense in error marks, their pieces and near misses (a mark cut by a newline)."""

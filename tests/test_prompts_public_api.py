@@ -21,10 +21,15 @@ def test_all_is_sorted_and_unique() -> None:
 
 
 def test_public_names_are_exported() -> None:
-    """Every public name the package imports (other than submodules) is listed in __all__."""
+    """Every public name the package imports (other than submodules) is listed in __all__.
+
+    The root loads its names on first use, so each is touched first; then nothing else is there.
+    """
+    for name in prompts.__all__:
+        getattr(prompts, name)
     public = {n for n in vars(prompts) if not n.startswith("_")}
     modules = {n for n in public if type(getattr(prompts, n)).__name__ == "module"}
-    assert public - modules == set(prompts.__all__)
+    assert public - modules - {"annotations"} == set(prompts.__all__)
 
 
 def test_core_names_present() -> None:

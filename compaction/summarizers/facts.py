@@ -63,6 +63,20 @@ ERROR_MARK: Final = re.compile(
     re.MULTILINE,
 )
 """Marks of an error line: compiler errors (``x.go:3:5: undefined``), test failures, panics."""
+_MARK_LITERALS: Final = (
+    "rror",
+    "xception",
+    "fatal",
+    "panic",
+    "FAIL",
+    "failed",
+    ".go:",
+    "E  ",
+    "Exit code ",
+)
+"""Every match of `ERROR_MARK` contains one of these (``FAIL`` covers ``FAILED`` and ``--- FAIL``):
+a line without any of them holds no mark, so only lines that hold one are matched (the regex has
+no literal prefix of its own, and run over a whole output it costs more than tokenizing it)."""
 _FAILURE_HEADER = re.compile(r"^(?:--- FAIL\b|FAIL\b|_{3,} .* _{3,}$|Exit code [1-9])")
 _CODE_LINE = re.compile(
     r"^(?:\d+\s+)?(?:except|raise|class|def|catch|throw|import|from|#|//)\b|^[+-][\t ]|^@@"
@@ -154,15 +168,7 @@ def error_lines(text: str) -> list[str]:
     the next non-blank line that is not itself a header, where the failure's message is.
     Source lines that merely mention an error (``raise KeyError(...)``) are not errors.
     """
-    # One pass over the whole text finds the marked lines: no mark spans a line break, so a
-    # line holds a mark exactly when a match starts in it.
-    marked: list[int] = []
-    row = pos = 0
-    for found in ERROR_MARK.finditer(text):
-        row += text.count("\n", pos, found.start())
-        pos = found.start()
-        if not marked or marked[-1] != row:
-            marked.append(row)
+    marked = _marked_rows(text)
     if not marked:
         return []
     lines = text.split("\n")
@@ -177,6 +183,33 @@ def error_lines(text: str) -> list[str]:
                 line = f"{line} {message}"
         out.append(line[:LINE_CHARS])
     return out
+
+
+def _marked_rows(text: str) -> list[int]:
+    """Return the indices of the lines of `text` that hold an `ERROR_MARK`, in order.
+
+    The same lines as matching each line on its own (no mark spans a line break), found by
+    `str.find` of each literal, then the regex over the candidate lines alone.
+    """
+    starts: set[int] = set()
+    for literal in _MARK_LITERALS:
+        at = text.find(literal)
+        while at != -1:
+            start = text.rfind("\n", 0, at) + 1
+            starts.add(start)
+            end = text.find("\n", at)
+            if end == -1:
+                break
+            at = text.find(literal, end + 1)
+    rows: list[int] = []
+    row = pos = 0
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        if ERROR_MARK.search(text, start, len(text) if end == -1 else end):
+            row += text.count("\n", pos, start)
+            pos = start
+            rows.append(row)
+    return rows
 
 
 @dataclass

@@ -1,16 +1,49 @@
-"""Nothing heavy at CLI start: todo-write and todos never load a tokenizer they do not need."""
+"""Nothing heavy at CLI start: each command imports what it uses, and no more.
+
+What a command imports is read from `sys.modules` in a fresh interpreter, never timed: the CPU
+figures (``harness --version`` against ``python -c pass``) are in ``docs/performance.md``.
+"""
 
 from __future__ import annotations
 
+import argparse
+import ast
+import importlib
 import json
 import subprocess
 import sys
 import textwrap
+from importlib import metadata
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
+import compaction
+import prompts
 from compaction import Session
+from harness.cli import build_parser, version
+from harness.commands import COMMANDS
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("pydantic", "jinja2", "rich", "tiktoken", "tokenizers", "sqlite3", "httpx")
+"""Third-party (and standard) packages that cost a visible share of a start."""
+COMMAND_HELPERS = {"harness.commands.stores", "harness.commands.llm_options"}
+"""Modules of harness.commands that are shared helpers, not commands."""
+
+PROBE = textwrap.dedent(
+    """
+    import io, json, sys
+    from harness.cli import main
+
+    sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))
+    try:
+        status = main(sys.argv[2:])
+    except SystemExit as exc:
+        status = exc.code
+    print(json.dumps({"status": status, "modules": sorted(sys.modules)}))
+    """
+)
 
 RUN = textwrap.dedent(
     """
@@ -60,23 +93,6 @@ def chat_log(tmp_path: Path) -> Path:
 
 
 class TestNoTokenizerUnlessNeeded:
-    def test_todo_write_loads_no_tokenizer(self, chat_log: Path) -> None:
-        """todo-write validates and appends without loading tiktoken."""
-        out = run_cli(chat_log, "todo-write", stdin=WRITE)
-        assert out == {"status": 0, "tiktoken": False, "tokenizers": False}
-        with Session(chat_log) as s:
-            assert s.todos.counts()["in_progress"] == 1
-
-    @pytest.mark.parametrize("extra", [(), ("--json",)])
-    def test_todos_loads_no_tokenizer(self, chat_log: Path, extra: tuple[str, ...]) -> None:
-        """The task panel is read without loading tiktoken."""
-        run_cli(chat_log, "todo-write", stdin=WRITE)
-        assert run_cli(chat_log, "todos", *extra) == {
-            "status": 0,
-            "tiktoken": False,
-            "tokenizers": False,
-        }
-
     def test_log_does_load_it(self, chat_log: Path) -> None:
         """Control: `harness log` counts tokens, so the same probe sees tiktoken loaded."""
         assert run_cli(chat_log, "log")["tiktoken"] is True
@@ -92,3 +108,192 @@ class TestSessionUsageIsLazy:
             late_usage = late.usage
         assert late_usage == eager.usage
         assert late_usage.events == 4
+
+
+def probe(*argv: str, stdin: str = "") -> tuple[object, set[str]]:
+    """Run ``harness ARGV`` in a fresh interpreter; return its status and its `sys.modules`."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, stdin, *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    return out["status"], set(out["modules"])
+
+
+def heavy_in(modules: set[str]) -> set[str]:
+    """Return the HEAVY packages among `modules`."""
+    return {m.split(".")[0] for m in modules} & set(HEAVY)
+
+
+def commands_in(modules: set[str]) -> set[str]:
+    """Return the command modules (not the shared helpers) among `modules`."""
+    return {m for m in modules if m.startswith("harness.commands.")} - COMMAND_HELPERS
+
+
+def command_imports(module: str) -> set[str]:
+    """Return the command modules that `module`'s source imports (a shared helper, say)."""
+    source = ROOT.joinpath(*module.split(".")).with_suffix(".py").read_text(encoding="utf-8")
+    return commands_in(
+        {
+            node.module
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.ImportFrom) and node.module
+        }
+    )
+
+
+class TestCommandImports:
+    def test_version_imports_nothing_heavy(self) -> None:
+        """`--version` answers before any command, pydantic, rich or importlib.metadata loads."""
+        status, modules = probe("--version")
+        assert status == 0
+        assert heavy_in(modules) == set()
+        assert commands_in(modules) == set()
+        assert "importlib.metadata" not in modules
+        assert {m for m in modules if m.startswith(("compaction.", "prompts."))} == set()
+
+    @pytest.mark.parametrize("extra", [(), ("--json",)])
+    def test_todos_imports_no_templates_and_no_tokenizer(
+        self, chat_log: Path, extra: tuple[str, ...]
+    ) -> None:
+        """`todos LOG` loads no jinja2, no tokenizer, no summarizer and no other command."""
+        probe("todo-write", str(chat_log), stdin=WRITE)
+        status, modules = probe("todos", str(chat_log), *extra)
+        assert status == 0
+        assert heavy_in(modules) <= {"pydantic", "rich", "sqlite3"}
+        assert {"jinja2", "tiktoken", "tokenizers"} & heavy_in(modules) == set()
+        assert commands_in(modules) == {COMMANDS["todos"]}
+        assert not {m for m in modules if m.startswith(("compaction.summarizers", "prompts"))}
+
+    def test_todo_write_imports_no_tokenizer(self, chat_log: Path) -> None:
+        """`todo-write` loads no tokenizer, no summarizer, no importer and no other command."""
+        status, modules = probe("todo-write", str(chat_log), stdin=WRITE)
+        assert status == 0
+        with Session(chat_log) as s:
+            assert s.todos.counts()["in_progress"] == 1
+        assert {"tiktoken", "tokenizers", "httpx"} & heavy_in(modules) == set()
+        assert commands_in(modules) == {COMMANDS["todo-write"]}
+        assert not {
+            m for m in modules if m.startswith(("compaction.summarizers", "compaction.importers"))
+        }
+
+    @pytest.mark.parametrize("name", ["bench", "compact", "import", "todos"])
+    def test_each_command_imports_only_its_own_module(self, name: str) -> None:
+        """`harness NAME --help` imports NAME's module (and those it imports), no other command.
+
+        One dispatch serves every name, so four stand for all: the heaviest (bench), one that
+        imports a sibling (compact), one with sub-choices (import) and the lightest (todos).
+        """
+        status, modules = probe(name, "--help")
+        assert status == 0
+        assert commands_in(modules) == {COMMANDS[name], *command_imports(COMMANDS[name])}
+
+    @pytest.mark.parametrize("name", sorted(COMMANDS))
+    def test_each_module_registers_the_name_it_is_listed_under(self, name: str) -> None:
+        """The parser built for one command holds that command alone, under its own name."""
+        (action,) = [
+            a for a in build_parser(name)._actions if isinstance(a, argparse._SubParsersAction)
+        ]
+        assert list(action.choices) == [name]
+
+    def test_top_level_help_lists_every_command(self) -> None:
+        """`harness --help` (no command named) registers them all, so it can list them."""
+        status, modules = probe("--help")
+        assert status == 0
+        assert commands_in(modules) == set(COMMANDS.values())
+
+    def test_unknown_command_still_lists_the_choices(self) -> None:
+        """A name that is no command gets argparse's usage error, with every command listed."""
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", "no-such-command"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 2
+        assert all(f"'{name}'" in done.stderr for name in COMMANDS)
+
+
+class TestVersion:
+    def test_version_equals_the_installed_metadata(self) -> None:
+        """The dist-info lookup gives the same version `importlib.metadata` gives."""
+        assert version() == metadata.version("context-harness")
+
+    def test_version_reads_the_first_dist_info_on_the_path(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The Version header of the first context_harness dist-info on sys.path is the answer."""
+        info = tmp_path / "context_harness-9.8.7.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: context-harness\nVersion: 9.8.7\n\nVersion: 0\n"
+        )
+        monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+        assert version() == "9.8.7"
+
+    def test_version_without_metadata_says_unknown(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """With no dist-info anywhere on sys.path, the version is 'unknown (not installed)'."""
+        monkeypatch.setattr(sys, "path", [str(tmp_path)])
+        assert version() == "unknown (not installed)"
+
+
+def type_checking_imports(package: ModuleType) -> dict[str, str]:
+    """Return name -> module of the imports under ``if TYPE_CHECKING:`` of a package root."""
+    assert package.__file__ is not None
+    tree = ast.parse(Path(package.__file__).read_text(encoding="utf-8"))
+    (block,) = [node for node in tree.body if isinstance(node, ast.If)]
+    return {
+        alias.name: node.module or ""
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+@pytest.mark.parametrize("package", [compaction, prompts], ids=lambda p: p.__name__)
+class TestLazyRoots:
+    def test_import_loads_no_part(self, package: ModuleType) -> None:
+        """A bare ``import PACKAGE`` imports none of its modules and nothing heavy."""
+        code = f"import json, sys, {package.__name__}\nprint(json.dumps(sorted(sys.modules)))"
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+            check=True,
+        )
+        modules = set(json.loads(done.stdout))
+        assert heavy_in(modules) == set()
+        assert {m for m in modules if m.startswith(f"{package.__name__}.")} == set()
+
+    def test_table_is_the_public_names(self, package: ModuleType) -> None:
+        """The name -> module table holds exactly __all__, and the type-only imports agree."""
+        table = package._EXPORTS
+        assert set(table) == set(package.__all__)
+        assert type_checking_imports(package) == table
+
+    def test_every_name_resolves_to_its_module(self, package: ModuleType) -> None:
+        """Each public name is the object its module defines (same identity)."""
+        for name, module in package._EXPORTS.items():
+            assert getattr(package, name) is getattr(importlib.import_module(module), name)
+
+    def test_dir_lists_every_public_name(self, package: ModuleType) -> None:
+        """dir(PACKAGE) lists every public name, loaded or not."""
+        assert set(package.__all__) <= set(dir(package))
+
+    @pytest.mark.parametrize("name", ["no_such_name", "__wrapped__", "_EXPORT"])
+    def test_unknown_name_raises_attribute_error(self, package: ModuleType, name: str) -> None:
+        """A name that is not public raises AttributeError naming it (hasattr stays False)."""
+        with pytest.raises(AttributeError, match=name):
+            getattr(package, name)
+        assert not hasattr(package, name)

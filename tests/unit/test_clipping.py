@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
+from strategies import clip_texts
 
 from compaction import (
     ClipData,
@@ -17,6 +20,7 @@ from compaction import (
     Message,
     MessageAdded,
     Session,
+    TiktokenTokenizer,
     ToolCall,
     clip_tool_output,
     compact,
@@ -24,8 +28,33 @@ from compaction import (
     read_events,
     shown_message,
 )
+from compaction.clipping import fits_unread
 
 TOK = get_tokenizer()
+
+
+class CountingTokenizer(TiktokenTokenizer):
+    """The default tokenizer, recording each text it is asked to count."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counted: list[str] = []
+
+    def count(self, text: str) -> int:
+        self.counted.append(text)
+        return super().count(text)
+
+
+class PlainTokenizer:
+    """A tokenizer of no known kind: one token per character, plus one (never byte-bounded)."""
+
+    name = "plain"
+
+    def encode(self, text: str) -> list[int]:
+        return [0, *map(ord, text)]
+
+    def count(self, text: str) -> int:
+        return len(text) + 1
 
 
 def call(call_id: str = "c1") -> Message:
@@ -101,6 +130,44 @@ class TestClip:
         extra = {"tool_call_id": "c1"} if role == "tool" else {}
         with pytest.raises(ValidationError, match=match):
             Message(role=role, content="short", clip=clip, **extra)
+
+
+class TestCountedOnce:
+    @pytest.mark.parametrize(
+        ("text", "cap"),
+        [
+            ("x" * 100, 100),  # exactly cap bytes
+            ("é" * 50, 100),  # 2 bytes a character: exactly cap bytes
+            ("x" * 25, 100),  # a quarter of the cap in characters: not even encoded
+            ("", 0),
+        ],
+    )
+    def test_at_most_cap_bytes_is_not_tokenized(self, text: str, cap: int) -> None:
+        """A result of at most cap UTF-8 bytes is under the cap: it enters whole, uncounted."""
+        tok = CountingTokenizer()
+        assert clip_tool_output(result(text), tok, cap).clip is None
+        assert tok.counted == []
+
+    @pytest.mark.parametrize(("text", "cap"), [("x" * 101, 100), ("é" * 51, 101)])
+    def test_one_byte_over_is_counted(self, text: str, cap: int) -> None:
+        """One byte over the cap, the text is counted (once) to decide."""
+        tok = CountingTokenizer()
+        assert clip_tool_output(result(text), tok, cap).clip is None  # few tokens: fits
+        assert tok.counted == [text]
+
+    def test_an_unknown_tokenizer_is_always_asked(self) -> None:
+        """A tokenizer that may give more tokens than bytes is counted, and its count decides."""
+        assert not fits_unread("x" * 10, PlainTokenizer(), 1000)
+        assert clip_tool_output(result("x" * 10), PlainTokenizer(), 10).clip is not None
+        assert clip_tool_output(result("x" * 10), PlainTokenizer(), 11).clip is None
+
+    @given(clip_texts, st.integers(0, 30_000))
+    @settings(max_examples=40, deadline=None)
+    def test_what_fits_unread_fits(self, text: str, cap: int) -> None:
+        """Whatever the shortcut lets through takes at most cap tokens, counted the slow way."""
+        if fits_unread(text, TOK, cap):
+            assert len(TOK.encode(text)) <= cap
+        assert fits_unread(text, TOK, cap) == (len(text.encode("utf-8", "surrogatepass")) <= cap)
 
 
 class TestSession:

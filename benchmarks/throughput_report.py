@@ -1,0 +1,94 @@
+"""The throughput results as a Markdown table and a chart of CPU cost per event against N.
+
+`docs/performance.md` holds `performance_table` of the committed
+``benchmarks/results/throughput.json`` (a test keeps the two equal); `draw_chart` draws
+``throughput.png`` beside it. Run ``python -m benchmarks.throughput_report [RESULTS]`` to print
+the table and redraw the chart.
+
+Invariants: the table and the chart are pure functions of the results.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+DEFAULT_RESULTS = Path(__file__).resolve().parent / "results" / "throughput.json"
+
+PHASES: dict[str, str] = {
+    "append_ratio": "append + views",
+    "reopen_ratio": "reopen",
+    "compaction_ratio": "one compaction",
+}
+"""The ratio of each phase to raw tiktoken, and its label."""
+
+
+def performance_table(results: Mapping[str, Any]) -> str:
+    """Return the Markdown table of the results: one row per size and store."""
+    goals = results["goals"]
+    head = (
+        "| events | store | append + views | reopen | one compaction | raw tiktoken | "
+        "reopen peak memory | load (1 min) |\n"
+        "|---:|---|---:|---:|---:|---:|---:|---|\n"
+    )
+    rows = []
+    for p in results["points"]:
+        cells = [f"{p['events']:,}", p["store"]]
+        for key in PHASES:
+            mark = "" if p[key] <= goals[key] else " (goal missed)"
+            cells.append(f"{p[key]:.2f}x{mark}")
+        cells.append(f"{p['tiktoken_us']:.0f} µs/event")
+        peak = p["reopen_peak_bytes_per_event"]
+        cells.append(f"{peak / 1024:.1f} KiB/event" if peak else "not traced")
+        cells.append(f"{p['load_before']:.1f}-{p['load_after']:.1f}")
+        rows.append("| " + " | ".join(cells) + " |")
+    goal_line = ", ".join(f"{label} <= {goals[key]}x" for key, label in PHASES.items())
+    return head + "\n".join(rows) + f"\n\nGoals (CPU time over a raw tiktoken pass): {goal_line}.\n"
+
+
+def draw_chart(results: Mapping[str, Any], path: Path) -> None:
+    """Draw each phase's ratio to raw tiktoken against N (log scale), one line per store.
+
+    Raises:
+        ImportError: matplotlib is not installed (the ``charts`` extra).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    fig, axes = plt.subplots(1, len(PHASES), figsize=(13, 4), sharey=False)
+    stores = sorted({p["store"] for p in results["points"]})
+    for ax, (key, label) in zip(axes, PHASES.items(), strict=True):
+        for store in stores:
+            points = [p for p in results["points"] if p["store"] == store]
+            ax.plot([p["events"] for p in points], [p[key] for p in points], "o-", label=store)
+        ax.axhline(results["goals"][key], color="grey", linestyle="--", label="goal")
+        ax.set_xscale("log")
+        ax.set_title(f"{label} / raw tiktoken (CPU)")
+        ax.set_xlabel("events in the log")
+        ax.set_ylim(bottom=0)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the table of a results file (default: the committed one) and redraw its chart."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    path = Path(args[0]) if args else DEFAULT_RESULTS
+    results = json.loads(path.read_text(encoding="utf-8"))
+    print(performance_table(results), end="")
+    try:
+        draw_chart(results, path.with_suffix(".png"))
+    except ImportError:
+        print("matplotlib is not installed: no chart drawn", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""Reads and the lazy usage fold pause the cyclic garbage collector, and always resume it."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from compaction import Session, TodosProjection, UsageProjection
+from compaction.stores.sources import collector_paused
+
+
+def numbers(n: int) -> Iterator[int]:
+    """Yield 0..n-1, recording nothing: a stand-in for a stream of events."""
+    yield from range(n)
+
+
+def fail_on_first(items: Iterator[int]) -> None:
+    """Consume `items`, raising on the first one (a fold that meets a bad event)."""
+    for _ in items:
+        raise ZeroDivisionError
+
+
+@pytest.fixture
+def collector_on() -> Iterator[None]:
+    """Start with the collector on, and leave it as the test found it."""
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    if not was:
+        gc.disable()
+
+
+@pytest.mark.usefixtures("collector_on")
+class TestCollectorPaused:
+    def test_off_while_yielding_on_after(self) -> None:
+        """The collector is off while the events are consumed, and on again at the end."""
+        seen = [gc.isenabled() for _ in collector_paused(numbers(3))]
+        assert seen == [False, False, False]
+        assert gc.isenabled()
+
+    def test_on_again_when_the_reader_stops_early(self) -> None:
+        """A consumer that breaks off (or raises) leaves the collector on once it drops the read."""
+        reading = collector_paused(numbers(10))
+        next(reading)
+        assert not gc.isenabled()
+        reading.close()
+        assert gc.isenabled()
+        with pytest.raises(ZeroDivisionError):
+            fail_on_first(collector_paused(numbers(10)))
+        assert gc.isenabled()
+
+    def test_left_off_when_it_was_off(self) -> None:
+        """A collector someone else turned off stays off after the read."""
+        gc.disable()
+        assert list(collector_paused(numbers(2))) == [0, 1]
+        assert not gc.isenabled()
+
+    def test_session_folds_with_the_collector_paused(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Opening a log folds every view, the usage view too, with the collector off; then on."""
+        path = tmp_path / "s.jsonl"
+        with Session(path) as s:
+            s.start_turn("Fix the bug")
+            s.add_message({"role": "assistant", "content": "On it."})
+        states: dict[str, list[bool]] = {"todos": [], "usage": []}
+        todos_apply, usage_apply = TodosProjection.apply, UsageProjection.apply
+
+        def todos_spy(self: TodosProjection, state: object, event: object) -> object:
+            states["todos"].append(gc.isenabled())
+            return todos_apply(self, state, event)  # type: ignore[arg-type]
+
+        def usage_spy(self: UsageProjection, state: object, event: object) -> object:
+            states["usage"].append(gc.isenabled())
+            return usage_apply(self, state, event)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(TodosProjection, "apply", todos_spy)
+        monkeypatch.setattr(UsageProjection, "apply", usage_spy)
+        with Session(path) as again:
+            assert again.context_tokens > 0
+            assert gc.isenabled()
+            events = len(list(again.events()))
+        assert len(states["usage"]) == events
+        assert len(states["todos"]) >= events
+        assert not any(states["todos"] + states["usage"])
