@@ -23,7 +23,6 @@ Invariants:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
@@ -38,8 +37,13 @@ from compaction.importers.import_report import ImportReport, RuleBreak
 from compaction.importers.openai_messages import load_openai
 from compaction.importers.session_replay import ReplayCompaction, ReplayReport, replay
 from compaction.importers.swe_agent import load_swe_agent
-from compaction.stores import EventStore, write_new_session
-from compaction.stores.log_writer import SessionLog
+from compaction.stores import (
+    EventStore,
+    open_session_store,
+    session_file,
+    where_of,
+    write_new_session,
+)
 from compaction.tokens import Tokenizer, get_tokenizer
 
 FormatChoice = Literal["auto", "claude-code", "codex", "gemini", "openai", "swe-agent"]
@@ -95,56 +99,35 @@ def import_transcript(
     out: Path | str,
     format: FormatChoice = "auto",
     *,
+    session: str | None = None,
     strict: bool = False,
     overwrite: bool = False,
     tokenizer: Tokenizer | None = None,
     on_progress: Callable[[ImportReport], None] | None = None,
 ) -> ImportReport:
-    """Import the transcript at `path` into a new session log at `out`; return the report.
+    """Import the transcript at `path` into a new session at `out`; return the report.
 
-    `on_progress`, when given, is called with the report after each batch of events written
-    (``report.lines`` tells how far the file has been read).
-
-    The log is written beside `out` under a temporary name and renamed into place only once the
-    import succeeded, so a failed (say, strict) import leaves no half-written log.
+    `out` is a JSONL log path, or a store URL with `session` (see
+    `compaction.stores.open_store`); the import is written by `import_to_store`, atomically.
 
     Raises:
-        TranscriptError: as `load`; `out` already holds a log and `overwrite` is false; or the
-            transcript imports to zero events (no log is written).
+        TranscriptError: as `import_to_store`.
+        ConfigError: a store URL without `session`, or a path with one.
     """
-    out = Path(out)
-    if out.resolve() == Path(path).resolve():
-        raise TranscriptError(out, None, "the output log would replace the transcript itself")
-    if out.exists() and out.stat().st_size > 0 and not overwrite:
-        raise TranscriptError(
-            out, None, "the output log already exists", fix="Choose a new path, or pass --force"
-        )
-    report = ImportReport(path=str(path))
-    partial = out.with_name(f".{out.name}.importing")
-    partial.unlink(missing_ok=True)
+    store, name = open_session_store(out, session, sync="batch")
     try:
-        with SessionLog(partial, sync="batch") as log, log.batch():
-            batch: list[Event] = []
-            for event in load(path, format, strict=strict, report=report, tokenizer=tokenizer):
-                batch.append(event)
-                if len(batch) >= _BATCH:
-                    log.append_many([e.data for e in batch])
-                    batch.clear()
-                    if on_progress is not None:
-                        on_progress(report)
-            if batch:
-                log.append_many([e.data for e in batch])
-        if report.events == 0:
-            raise TranscriptError(
-                path,
-                None,
-                f"the transcript holds no session events when read as {report.format}",
-                fix="Check the file, or name its format (harness import FORMAT FILE)",
-            )
-        os.replace(partial, out)
+        return import_to_store(
+            path,
+            store,
+            name,
+            format,
+            strict=strict,
+            overwrite=overwrite,
+            tokenizer=tokenizer,
+            on_progress=on_progress,
+        )
     finally:
-        partial.unlink(missing_ok=True)
-    return report
+        store.close()
 
 
 def import_to_store(
@@ -156,29 +139,70 @@ def import_to_store(
     strict: bool = False,
     overwrite: bool = False,
     tokenizer: Tokenizer | None = None,
+    on_progress: Callable[[ImportReport], None] | None = None,
 ) -> ImportReport:
     """Import the transcript at `path` into a new session of `store`; return the report.
 
-    Streams the events in chunks; a failed (say, strict) import deletes what it wrote, so no
-    half-imported session is left.
+    The one import writer, atomic on every backend (`write_new_session`): a JSONL log is
+    written beside its file under a temporary name and renamed into place once complete; a SQL
+    session is written in one transaction. A failed (say, strict) import leaves no
+    half-written session, and a replaced one (`overwrite`) as it was.
+
+    `on_progress`, when given, is called with the report after each batch of events read
+    (``report.lines`` tells how far the file has been read).
 
     Raises:
-        TranscriptError: as `load`, or the session already holds events and `overwrite` is
-            false.
+        TranscriptError: as `load`; the output would replace the transcript; the session
+            already holds events (or its file bytes) and `overwrite` is false; or the
+            transcript imports to zero events (nothing is written).
     """
-    if store.last_seq(session):
-        if not overwrite:
-            raise TranscriptError(
-                f"{store.url}#{session}",
-                None,
-                "the output session already exists",
-                fix="Choose a new --session, or pass --force",
-            )
-        store.delete(session)
+    where = where_of(store, session)
+    file = session_file(store, session)
+    if file is not None and file.resolve() == Path(path).resolve():
+        raise TranscriptError(where, None, "the output log would replace the transcript itself")
+    held = (
+        file.exists() and file.stat().st_size > 0 if file is not None else store.last_seq(session)
+    )
+    if held and not overwrite:
+        what = "log" if file is not None else "session"
+        fix = (
+            "Choose a new path, or pass --force"
+            if file is not None
+            else "Choose a new --session, or pass --force"
+        )
+        raise TranscriptError(where, None, f"the output {what} already exists", fix=fix)
     report = ImportReport(path=str(path))
     events = load(path, format, strict=strict, report=report, tokenizer=tokenizer)
-    write_new_session(store, session, events)
+
+    def nonempty(written: int) -> None:
+        if written == 0:
+            raise TranscriptError(
+                path,
+                None,
+                f"the transcript holds no session events when read as {report.format}",
+                fix="Check the file, or name its format (harness import FORMAT FILE)",
+            )
+
+    write_new_session(
+        store,
+        session,
+        _progress(events, report, on_progress),
+        replace=overwrite,
+        before_commit=nonempty,
+    )
     return report
+
+
+def _progress(
+    events: Iterator[Event],
+    report: ImportReport,
+    on_progress: Callable[[ImportReport], None] | None,
+) -> Iterator[Event]:
+    """Pass `events` on, calling `on_progress` after every `_BATCH` of them."""
+    for n, event in enumerate(events, start=1):
+        yield event
+        if on_progress is not None and n % _BATCH == 0:
+            on_progress(report)
 
 
 __all__ = [
