@@ -58,8 +58,10 @@ from prompts.requests import (
 )
 from prompts.sandbox import LIMITS, RenderLimits, check_plain
 from prompts.stability import (
+    TOKEN_BYTES,
     PrefixOrder,
     catalog_text,
+    common_prefix,
     common_prefix_length,
     linearize,
     shared_prefix_tokens,
@@ -72,6 +74,7 @@ __all__ = [
     "LIMITS",
     "MAX_CACHE_BREAKPOINTS",
     "SWITCH_STRATEGIES",
+    "TOKEN_BYTES",
     "TOOL_STRATEGIES",
     "BreakpointSection",
     "CacheBreakpoint",
@@ -98,6 +101,7 @@ __all__ = [
     "cache_breakpoints",
     "catalog_text",
     "check_plain",
+    "common_prefix",
     "common_prefix_length",
     "dumps",
     "fixed_tokens",

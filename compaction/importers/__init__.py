@@ -5,7 +5,8 @@ to be written to a new log; the `ImportReport` passed in (or kept on the returne
 what was read, written and skipped. `import_transcript` writes them to a new log file.
 
 One module per format (`claude_code`, `codex`, `gemini`, `openai_messages`, `swe_agent`) drives
-the shared `EventBuilder` of `base`; `detect` tells the format; `records` reads messy JSON lines;
+the shared `EventBuilder` of `base`; `formats` is the table of them (a new format is one entry
+there); `detect` tells the format; `records` reads messy JSON lines;
 `session_replay` appends an import to a live session, compacting whenever the context is due;
 `import_report` counts what an import met.
 
@@ -25,18 +26,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Literal
 
 from compaction.errors import ConfigError, TranscriptError
 from compaction.events import Event
-from compaction.importers.claude_code import load_claude_code
-from compaction.importers.codex import load_codex
-from compaction.importers.detect import FORMATS, Format, detect_format
-from compaction.importers.gemini import load_gemini
+from compaction.importers.detect import detect_format
+from compaction.importers.formats import (
+    FORMAT_CHOICES,
+    FORMATS,
+    IMPORTERS,
+    LABELS,
+    Format,
+    FormatChoice,
+    Importer,
+    importer,
+)
 from compaction.importers.import_report import ImportReport, RuleBreak
-from compaction.importers.openai_messages import load_openai
 from compaction.importers.session_replay import ReplayCompaction, ReplayReport, replay
-from compaction.importers.swe_agent import load_swe_agent
 from compaction.stores import (
     EventStore,
     open_session_store,
@@ -45,18 +50,6 @@ from compaction.stores import (
     write_new_session,
 )
 from compaction.tokens import Tokenizer, get_tokenizer
-
-FormatChoice = Literal["auto", "claude-code", "codex", "gemini", "openai", "swe-agent"]
-FORMAT_CHOICES: tuple[FormatChoice, ...] = ("auto", *FORMATS)
-
-
-_LOADERS = {
-    "claude-code": load_claude_code,
-    "codex": load_codex,
-    "gemini": load_gemini,
-    "openai": load_openai,
-    "swe-agent": load_swe_agent,
-}
 
 _BATCH = 512
 """Events written per locked append while importing."""
@@ -91,7 +84,7 @@ def load(
         raise TranscriptError(path, None, "no such file")
     rep = report if report is not None else ImportReport(path=str(path))
     rep.format = detect_format(path) if format == "auto" else format
-    return _LOADERS[rep.format](path, rep, tokenizer or get_tokenizer(), strict=strict)
+    return importer(rep.format).load(path, rep, tokenizer or get_tokenizer(), strict=strict)
 
 
 def import_transcript(
@@ -208,15 +201,19 @@ def _progress(
 __all__ = [
     "FORMATS",
     "FORMAT_CHOICES",
+    "IMPORTERS",
+    "LABELS",
     "Format",
     "FormatChoice",
     "ImportReport",
+    "Importer",
     "ReplayCompaction",
     "ReplayReport",
     "RuleBreak",
     "detect_format",
     "import_to_store",
     "import_transcript",
+    "importer",
     "load",
     "replay",
 ]

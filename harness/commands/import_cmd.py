@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from compaction import TOKENIZER_NAMES, get_tokenizer
-from compaction.importers import FORMAT_CHOICES, ImportReport, import_to_store
+from compaction.importers import FORMAT_CHOICES, LABELS, ImportReport, import_to_store
 from compaction.stores import where_of
 from harness.commands.stores import add_session_option, opened
 from harness.files import check_file
@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "harness import auto ~/.claude/projects/-my-repo/SESSION.jsonl -o s.jsonl",
             "harness import gemini ~/.gemini/tmp/HASH/chats/session-1.json -o s.jsonl --strict",
         ),
-        help="import an agent transcript (Claude Code, Codex, Gemini CLI, OpenAI, SWE-agent)",
+        help=f"import an agent transcript ({LABELS})",
         description=(
             "Read an agent's transcript and write its session log: turns, messages, tool calls "
             "paired with their results, todo lists, and the agent's own compactions. Prints what "
