@@ -149,21 +149,7 @@ def import_to_store(
             already holds events (or its file bytes) and `overwrite` is false; or the
             transcript imports to zero events (nothing is written).
     """
-    where = where_of(store, session)
-    file = session_file(store, session)
-    if file is not None and file.resolve() == Path(path).resolve():
-        raise TranscriptError(where, None, "the output log would replace the transcript itself")
-    held = (
-        file.exists() and file.stat().st_size > 0 if file is not None else store.last_seq(session)
-    )
-    if held and not overwrite:
-        what = "log" if file is not None else "session"
-        fix = (
-            "Choose a new path, or pass --force"
-            if file is not None
-            else "Choose a new --session, or pass --force"
-        )
-        raise TranscriptError(where, None, f"the output {what} already exists", fix=fix)
+    _refuse_existing(path, store, session, overwrite)
     report = ImportReport(path=str(path))
     events = load(path, format, strict=strict, report=report, tokenizer=tokenizer)
 
@@ -184,6 +170,30 @@ def import_to_store(
         before_commit=nonempty,
     )
     return report
+
+
+def _refuse_existing(path: Path | str, store: EventStore, session: str, overwrite: bool) -> None:
+    """Refuse to write over the transcript, or (unless `overwrite`) over a session with events.
+
+    A file-backed session counts as existing when its file holds any byte, log or not.
+    """
+    where = where_of(store, session)
+    file = session_file(store, session)
+    if file is not None and file.resolve() == Path(path).resolve():
+        raise TranscriptError(where, None, "the output log would replace the transcript itself")
+    if overwrite:
+        return
+    if file is not None and file.exists() and file.stat().st_size > 0:
+        raise TranscriptError(
+            where, None, "the output log already exists", fix="Choose a new path, or pass --force"
+        )
+    if file is None and store.last_seq(session):
+        raise TranscriptError(
+            where,
+            None,
+            "the output session already exists",
+            fix="Choose a new --session, or pass --force",
+        )
 
 
 def _progress(
