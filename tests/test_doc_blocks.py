@@ -1,4 +1,4 @@
-"""Every ```python and ```console block of README.md, CONTRIBUTING.md and docs/*.md runs.
+r"""Every ```python and ```console block of README.md, CONTRIBUTING.md and docs/*.md runs.
 
 A document's blocks run in order, in one fresh temporary folder (so a block may use the files
 an earlier one wrote), offline:
@@ -6,7 +6,8 @@ an earlier one wrote), offline:
 - a ```python block is executed; the blocks of one document share one namespace, like a
   reader pasting them into one interpreter;
 - a ```console block holds ``$ harness ...`` lines, each run as ``python -m harness ...``
-  (split like a shell would, no shell features), each followed by the output it must print.
+  (split like a shell would, no shell features; a line ending in ``\\`` goes on on the next),
+  each followed by the output it must print.
   The output is compared line by line (trailing spaces ignored): a line ``...`` stands for any
   number of lines. A command must exit 0, unless the block's output ends with ``[exit N]``. A
   block that shows no output only has to succeed. Any other command (``pip``, ``cd``) fails the
@@ -97,7 +98,9 @@ def commands_of(block: str) -> list[tuple[str, list[str]]]:
     """
     out: list[tuple[str, list[str]]] = []
     for raw in block.splitlines():
-        if raw.startswith("$ "):
+        if out and out[-1][0].endswith("\\") and not out[-1][1]:
+            out[-1] = (out[-1][0][:-1] + " " + raw.strip(), [])
+        elif raw.startswith("$ "):
             out.append((raw[2:].strip(), []))
         elif not out:
             raise ValueError(f"a console block opens with {raw!r}, not a '$ ' command")
@@ -120,7 +123,11 @@ def run_console(block: Block, folder: Path) -> list[str]:
     """Run a console block's commands in `folder`; return one line per mismatch."""
     problems = []
     for command, expected in commands_of(block.text):
-        argv = shlex.split(command)
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            problems.append(f"{command!r}: {exc}")
+            continue
         if not argv or argv[0] != "harness":
             problems.append(f"{command!r}: only '$ harness ...' lines run; mark the block not-run")
             continue
@@ -170,10 +177,11 @@ def run_document(path: Path, folder: Path) -> list[str]:
     """Run every runnable block of a document in order in `folder`; return the failures."""
     failures = []
     namespace: dict[str, object] = {"__name__": "__doc_block__"}
+    blocks = blocks_of(path.read_text(encoding="utf-8"))
     cwd = Path.cwd()
     os.chdir(folder)
     try:
-        for block in blocks_of(path.read_text(encoding="utf-8")):
+        for block in blocks:
             if block.skip is not None:
                 continue
             if block.lang == "python":
@@ -224,6 +232,14 @@ class TestRunner:
         """An unclosed fence or a console block without a command is an error, not a pass."""
         with pytest.raises(ValueError, match=match):
             _ = [commands_of(block.text) for block in blocks_of(doc)]
+
+    def test_a_command_goes_on_after_a_backslash(self) -> None:
+        """A $ line ending in a backslash continues on the next line; output follows."""
+        block = "$ harness compact s.jsonl \\\n    --force\nreplaced\n$ harness log s.jsonl"
+        assert commands_of(block) == [
+            ("harness compact s.jsonl  --force", ["replaced"]),
+            ("harness log s.jsonl", []),
+        ]
 
     @pytest.mark.parametrize(
         ("expected", "actual", "ok"),
