@@ -6,7 +6,7 @@ an earlier one wrote), offline:
 - a ```python block is executed; the blocks of one document share one namespace, like a
   reader pasting them into one interpreter;
 - a ```console block holds ``$ harness ...`` lines, each run as ``python -m harness ...``
-  (split like a shell would, no shell features; a line ending in ``\\`` goes on on the next),
+  (split like a shell would, no shell features; a line ending in ``\`` goes on on the next),
   each followed by the output it must print.
   The output is compared line by line (trailing spaces ignored): a line ``...`` stands for any
   number of lines. A command must exit 0, unless the block's output ends with ``[exit N]``. A
