@@ -309,7 +309,8 @@ def transcripts(folder: Path) -> list[Path]:
 
 
 def _openai_maker(stub: StubModel) -> SummarizerMaker:
-    from compaction.llm import ChatClient, ChatConfig, OpenAISummarizer
+    from compaction.llm import ChatClient, ChatConfig
+    from compaction.summarizers import OpenAISummarizer
     from prompts import openai_message
 
     client = ChatClient(ChatConfig(base_url=stub.base_url, model="stand-in", max_retries=0))

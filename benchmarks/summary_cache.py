@@ -26,7 +26,8 @@ from typing import Any
 
 from benchmarks.stub_model import Reply, Script, StubModel
 from compaction import CompactionPolicy, SummaryInput, Tokenizer, get_tokenizer
-from compaction.llm import ChatClient, ChatConfig, OpenAISummarizer
+from compaction.llm import ChatClient, ChatConfig
+from compaction.summarizers import OpenAISummarizer
 from harness.simulation import (
     STRATEGIES,
     CacheModel,

@@ -33,26 +33,40 @@ from compaction.errors import CompactionError
 from compaction.events import Message
 
 
+def separating_ends(call: int, result: int) -> range:
+    """The cut rule, in its one home: the span ends that separate a tool call from its result.
+
+    A span that ends at `end` (its last replaced position, or seq) separates a call at `call`
+    from its result at `result` exactly when ``call <= end < result``. `unsafe_cuts` (planning a
+    cut, over positions) and `compaction.invariants.LogChecker` (checking a log, over seqs) both
+    ask this function.
+    """
+    return range(call, result)
+
+
 def unsafe_cuts(messages: Sequence[Message]) -> list[bool]:
     """Return, for each cut position 0..n, whether it would split a tool call from its result.
 
-    Position k means ``messages[:k]`` are replaced and ``messages[k:]`` kept.
+    Position k means ``messages[:k]`` are replaced and ``messages[k:]`` kept: the span ends at
+    position k - 1 (`separating_ends`).
     """
     n = len(messages)
     calls: dict[str, int] = {}
     delta = [0] * (n + 2)
+
+    def forbid(ends: range) -> None:
+        delta[ends.start + 1] += 1
+        delta[ends.stop + 1] -= 1
+
     for i, message in enumerate(messages):
         if message.role == "tool" and message.tool_call_id in calls:
-            start = calls.pop(message.tool_call_id)
-            delta[start + 1] += 1
-            delta[i + 1] -= 1
+            forbid(separating_ends(calls.pop(message.tool_call_id), i))
         for call in message.tool_calls or ():
             calls[call.id] = i
     last_assistant = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
     for start in calls.values():
         if start == last_assistant:
-            delta[start + 1] += 1  # still waiting for its result: no cut after it
-            delta[n + 1] -= 1
+            forbid(separating_ends(start, n))  # still waiting for its result: no cut after it
     unsafe, depth = [], 0
     for k in range(n + 1):
         depth += delta[k]

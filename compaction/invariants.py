@@ -9,7 +9,8 @@ Invariants:
 - tool_result_paired: every `tool` message answers a tool call made earlier in the log.
 - checkpoint_span: a checkpoint replaces a span that lies before it and after the previous one.
 - checkpoint_cut: a checkpoint's span never separates a tool call from its result (a call inside
-  the span answered after it, or a call before the span answered inside it).
+  the span answered after it, or a call before the span answered inside it). The rule itself
+  lives in `compaction.cuts.separating_ends`; compaction plans with it, this checker checks it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import bisect
 from collections.abc import Iterable
 from typing import Final
 
+from compaction.cuts import separating_ends
 from compaction.errors import LogIntegrityError
 from compaction.events import CheckpointRecorded, Event, MessageAdded
 
@@ -118,8 +120,9 @@ class LogChecker:
         last_seqs = sorted(last for last, _ in self._ends)
         where = dict(self._ends)
         for call, result, call_id in self._pairs:
-            i = bisect.bisect_left(last_seqs, call)
-            if i < len(last_seqs) and last_seqs[i] < result:
+            ends = separating_ends(call, result)
+            i = bisect.bisect_left(last_seqs, ends.start)
+            if i < len(last_seqs) and last_seqs[i] in ends:
                 raise LogIntegrityError(
                     "checkpoint_cut",
                     f"the span ending at seq {last_seqs[i]} separates tool call {call_id!r} "

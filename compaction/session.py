@@ -40,10 +40,11 @@ from compaction.events import (
 )
 from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
 from compaction.provider_messages import to_messages
-from compaction.stores import EventStore, is_store_url, open_store
-from compaction.stores.log_reader import ReadReport
+from compaction.stores.file import FileStore
 from compaction.stores.log_writer import SessionLog, SyncPolicy
-from compaction.stores.sources import EventSource, FileSource, StoreSource, collector_paused
+from compaction.stores.opening import open_session_store, session_of
+from compaction.stores.protocol import EventStore
+from compaction.stores.sources import SessionSource, collector_paused
 from compaction.tokens import Tokenizer, get_tokenizer
 from compaction.tools.arguments import Arguments
 from compaction.tools.mode_policy import ModePolicy, PolicyTable, builtin_policies, policy_for
@@ -145,7 +146,7 @@ class Session:
         self._tokenizer = tokenizer
         self.skip_bad_lines = skip_bad_lines
         self._source = self._open_source(path, store, session, sync)
-        self.report = self._report
+        self.report = self._source.report
         self._todos_p = TodosProjection()
         self._latest_p = LatestTodosProjection()
         self._context_p = ContextProjection()
@@ -172,21 +173,15 @@ class Session:
         store: EventStore | None,
         session: str | None,
         sync: SyncPolicy,
-    ) -> EventSource:
-        owns = store is None and path is not None and is_store_url(path)
-        if owns and session is None:
-            raise ConfigError(f"{path}: name the session (session=..., CLI --session)")
-        if owns:
-            store = open_store(str(path), sync=sync)
-        where = str(path) if store is None else f"{store.url}#{session}"
-        self._report = ReadReport(path=where)
+    ) -> SessionSource:
         if store is not None:
-            if session is None:
-                raise ConfigError(f"{store.url}: name the session (session=..., CLI --session)")
-            return StoreSource(store, session, report=self._report, owns_store=owns)
+            return SessionSource(store, session_of(store, session), owns_store=False)
         if path is None:
             raise ConfigError("Session needs a log path, a store URL or a store")
-        return FileSource(path, sync=sync, skip_bad_lines=self.skip_bad_lines, report=self._report)
+        opened, sid = open_session_store(
+            path, session, sync=sync, skip_bad_lines=self.skip_bad_lines
+        )
+        return SessionSource(opened, sid, owns_store=True)
 
     @classmethod
     def open(
@@ -205,11 +200,6 @@ class Session:
         ``Session.open("sqlite:///sessions.db", session="abc")``; the store is closed with the
         session.
         """
-        if session is not None and not is_store_url(url):
-            raise ConfigError(
-                f"{url}: --session needs a store URL (jsonl:///folder, sqlite:///file.db, "
-                "postgresql://...); a JSONL path is one session already"
-            )
         return cls(
             url,
             session=session,
@@ -232,9 +222,14 @@ class Session:
         Raises:
             ConfigError: the session lives in a store.
         """
-        if not isinstance(self._source, FileSource):
+        if not isinstance(self.store, FileStore):
             raise ConfigError(f"{self.where}: a store session has no JSONL log")
-        return self._source.log
+        return self.store.log
+
+    @property
+    def store(self) -> EventStore:
+        """The store the session lives in (a JSONL file is a `FileStore` of one session)."""
+        return self._source.store
 
     @property
     def tokenizer(self) -> Tokenizer:

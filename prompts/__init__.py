@@ -64,8 +64,10 @@ if _typing.TYPE_CHECKING:
     )
     from prompts.sandbox import LIMITS, RenderLimits, check_plain
     from prompts.stability import (
+        TOKEN_BYTES,
         PrefixOrder,
         catalog_text,
+        common_prefix,
         common_prefix_length,
         linearize,
         shared_prefix_tokens,
@@ -78,6 +80,7 @@ _EXPORTS: dict[str, str] = {
     "LIMITS": "prompts.sandbox",
     "MAX_CACHE_BREAKPOINTS": "prompts.requests",
     "SWITCH_STRATEGIES": "prompts.builder",
+    "TOKEN_BYTES": "prompts.stability",
     "TOOL_STRATEGIES": "prompts.modes",
     "BreakpointSection": "prompts.requests",
     "CacheBreakpoint": "prompts.requests",
@@ -104,6 +107,7 @@ _EXPORTS: dict[str, str] = {
     "cache_breakpoints": "prompts.requests",
     "catalog_text": "prompts.stability",
     "check_plain": "prompts.sandbox",
+    "common_prefix": "prompts.stability",
     "common_prefix_length": "prompts.stability",
     "dumps": "prompts.requests",
     "fixed_tokens": "prompts.budget",
@@ -140,6 +144,7 @@ __all__ = [
     "LIMITS",
     "MAX_CACHE_BREAKPOINTS",
     "SWITCH_STRATEGIES",
+    "TOKEN_BYTES",
     "TOOL_STRATEGIES",
     "BreakpointSection",
     "CacheBreakpoint",
@@ -166,6 +171,7 @@ __all__ = [
     "cache_breakpoints",
     "catalog_text",
     "check_plain",
+    "common_prefix",
     "common_prefix_length",
     "dumps",
     "fixed_tokens",

@@ -137,3 +137,38 @@ TOOL_MODULES = (
 def test_module_imports_alone(name: str) -> None:
     """Each tool module imports first in a fresh interpreter (no order-dependent cycle)."""
     subprocess.run([sys.executable, "-c", f"import {name}"], check=True, cwd=ROOT, timeout=120)
+
+
+def reach(edges: dict[str, set[str]], start: str) -> set[str]:
+    """Return every module `start` loads, directly or through others (itself excluded)."""
+    seen: set[str] = set()
+    todo = list(edges.get(start, ()))
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo += edges.get(node, ())
+    return seen - {start}
+
+
+class TestRoomsReach:
+    @pytest.mark.parametrize(
+        ("room", "never"),
+        [
+            ("compaction.stores", ("compaction.views", "compaction.tools", "compaction.compactor")),
+            ("compaction.views", ("compaction.tools", "compaction.stores", "compaction.compactor")),
+            ("compaction.tools", ("compaction.compactor", "compaction.summarizers")),
+            ("compaction.llm", ("compaction.summarizers", "compaction.session")),
+        ],
+    )
+    def test_a_room_never_reaches_a_room_above(self, room: str, never: tuple[str, ...]) -> None:
+        """Following imports transitively, no module of a room loads a room above it."""
+        edges = graph()
+        for module in (m for m in edges if m == room or m.startswith(room + ".")):
+            above = {m for m in reach(edges, module) if m.startswith(never)}
+            assert above == set(), module
+
+    def test_reach_follows_chains(self) -> None:
+        """Following is transitive, so a wall climbed two steps away is still seen."""
+        edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}}
+        assert reach(edges, "a") == {"b", "c"}

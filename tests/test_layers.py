@@ -27,7 +27,37 @@ FORBIDDEN: dict[str, frozenset[str]] = {
 """Top-level packages each package must never import (harness runs benchmarks from a checkout,
 through `importlib`, only when `harness bench` runs)."""
 
-ROOTS = ("compaction", "compaction.importers", "compaction.llm", "prompts", "harness.simulation")
+_ABOVE_VIEWS = frozenset(
+    {
+        "compaction.compactor",
+        "compaction.session",
+        "compaction.summarizers",
+        "compaction.importers",
+        "compaction.llm",
+    }
+)
+
+INNER_WALLS: dict[str, frozenset[str]] = {
+    "compaction.stores": _ABOVE_VIEWS
+    | {"compaction.views", "compaction.tools", "compaction.checkpoint", "compaction.policy"},
+    "compaction.views": _ABOVE_VIEWS | {"compaction.tools", "compaction.stores"},
+    "compaction.tools": (_ABOVE_VIEWS - {"compaction.session"}) | {"compaction.stores"},
+    "compaction.llm": _ABOVE_VIEWS
+    | {"compaction.views", "compaction.tools", "compaction.stores", "compaction.checkpoint"},
+}
+"""Rooms of `compaction` and the rooms above them they must never import: stores hold bytes
+and know no view, tool or compaction; views are pure folds over events; tools use views but
+no store or compactor (the session runs them); the LLM client sits below its summarizer."""
+
+ROOTS = (
+    "compaction",
+    "compaction.importers",
+    "compaction.llm",
+    "compaction.stores",
+    "compaction.summarizers",
+    "prompts",
+    "harness.simulation",
+)
 """Package roots: the CLI and the benchmarks import these packages' `__all__`, nothing deeper."""
 
 CONVENTIONAL_NAMES = frozenset({"__init__", "__main__", "conftest", "base", "_common"})
@@ -51,6 +81,16 @@ def layer_violations(package: str, source: str) -> list[str]:
         f"line {line}: imports {module}"
         for module, _, line in imported_modules(source)
         if module.split(".")[0] in banned
+    ]
+
+
+def wall_violations(package: str, source: str) -> list[str]:
+    """Return the imports in a module of the `compaction` room `package` that climb a wall."""
+    banned = INNER_WALLS.get(package, frozenset()) - {package}
+    return [
+        f"line {line}: imports {module}"
+        for module, _, line in imported_modules(source)
+        if any(module == b or module.startswith(b + ".") for b in banned)
     ]
 
 
@@ -119,6 +159,27 @@ class TestCheckersFindViolations:
         """An import pointing up a layer is reported."""
         assert layer_violations(package, source)
 
+    @pytest.mark.parametrize(
+        ("package", "source"),
+        [
+            ("compaction.views", "from compaction.tools.todos import TOOL_NAME\n"),
+            ("compaction.views", "from compaction.stores import open_store\n"),
+            ("compaction.views", "def f():\n    import compaction.compactor\n"),
+            ("compaction.stores", "from compaction.views.panel import TodoPanel\n"),
+            ("compaction.stores", "from compaction.tools import call_tool\n"),
+            ("compaction.tools", "from compaction.compactor import compact\n"),
+            ("compaction.llm", "from compaction.summarizers.llm import OpenAISummarizer\n"),
+        ],
+    )
+    def test_wall_checker_flags(self, package: str, source: str) -> None:
+        """An import across an inner wall of compaction is reported."""
+        assert wall_violations(package, source)
+
+    def test_wall_checker_passes_downward_imports(self) -> None:
+        """A room may import the core below it, and a name that merely starts alike."""
+        source = "from compaction.events import Event\nimport compaction.viewsx\n"
+        assert not wall_violations("compaction.stores", source)
+
     def test_layer_checker_passes_downward_imports(self) -> None:
         """Imports pointing down, or at a name merely containing a package name, pass."""
         assert not layer_violations("prompts", "from compaction import Session\nimport harnessx\n")
@@ -178,6 +239,24 @@ class TestLayers:
         assert "harness.commands.bench_cmd" in loaded
         heavy = {"benchmarks", "harness.simulation", "tiktoken", "tokenizers", "matplotlib"}
         assert {m for m in loaded if m in heavy or m.split(".")[0] in heavy} == set()
+
+
+class TestInnerWalls:
+    @pytest.mark.parametrize("package", sorted(INNER_WALLS))
+    def test_rooms_import_no_room_above(self, package: str) -> None:
+        """stores, views, tools and llm import no room above them (see INNER_WALLS)."""
+        folder = package.replace(".", "/")
+        found = {
+            name: bad
+            for name, path in modules_of(folder)
+            if (bad := wall_violations(package, path.read_text(encoding="utf-8")))
+        }
+        assert found == {}
+
+    def test_every_room_has_modules(self) -> None:
+        """Each walled room exists and holds modules, so the wall test checks something."""
+        for package in INNER_WALLS:
+            assert len(list(modules_of(package.replace(".", "/")))) >= 2, package
 
 
 class TestRootImports:

@@ -5,7 +5,8 @@ to be written to a new log; the `ImportReport` passed in (or kept on the returne
 what was read, written and skipped. `import_transcript` writes them to a new log file.
 
 One module per format (`claude_code`, `codex`, `gemini`, `openai_messages`, `swe_agent`) drives
-the shared `EventBuilder` of `base`; `detect` tells the format; `records` reads messy JSON lines;
+the shared `EventBuilder` of `base`; `formats` is the table of them (a new format is one entry
+there); `detect` tells the format; `records` reads messy JSON lines;
 `session_replay` appends an import to a live session, compacting whenever the context is due;
 `import_report` counts what an import met.
 
@@ -23,36 +24,32 @@ Invariants:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Literal
 
 from compaction.errors import ConfigError, TranscriptError
 from compaction.events import Event
-from compaction.importers.claude_code import load_claude_code
-from compaction.importers.codex import load_codex
-from compaction.importers.detect import FORMATS, Format, detect_format
-from compaction.importers.gemini import load_gemini
+from compaction.importers.detect import detect_format
+from compaction.importers.formats import (
+    FORMAT_CHOICES,
+    FORMATS,
+    IMPORTERS,
+    LABELS,
+    Format,
+    FormatChoice,
+    Importer,
+    importer,
+)
 from compaction.importers.import_report import ImportReport, RuleBreak
-from compaction.importers.openai_messages import load_openai
 from compaction.importers.session_replay import ReplayCompaction, ReplayReport, replay
-from compaction.importers.swe_agent import load_swe_agent
-from compaction.stores import EventStore, write_new_session
-from compaction.stores.log_writer import SessionLog
+from compaction.stores import (
+    EventStore,
+    open_session_store,
+    session_file,
+    where_of,
+    write_new_session,
+)
 from compaction.tokens import Tokenizer, get_tokenizer
-
-FormatChoice = Literal["auto", "claude-code", "codex", "gemini", "openai", "swe-agent"]
-FORMAT_CHOICES: tuple[FormatChoice, ...] = ("auto", *FORMATS)
-
-
-_LOADERS = {
-    "claude-code": load_claude_code,
-    "codex": load_codex,
-    "gemini": load_gemini,
-    "openai": load_openai,
-    "swe-agent": load_swe_agent,
-}
 
 _BATCH = 512
 """Events written per locked append while importing."""
@@ -87,7 +84,7 @@ def load(
         raise TranscriptError(path, None, "no such file")
     rep = report if report is not None else ImportReport(path=str(path))
     rep.format = detect_format(path) if format == "auto" else format
-    return _LOADERS[rep.format](path, rep, tokenizer or get_tokenizer(), strict=strict)
+    return importer(rep.format).load(path, rep, tokenizer or get_tokenizer(), strict=strict)
 
 
 def import_transcript(
@@ -95,56 +92,35 @@ def import_transcript(
     out: Path | str,
     format: FormatChoice = "auto",
     *,
+    session: str | None = None,
     strict: bool = False,
     overwrite: bool = False,
     tokenizer: Tokenizer | None = None,
     on_progress: Callable[[ImportReport], None] | None = None,
 ) -> ImportReport:
-    """Import the transcript at `path` into a new session log at `out`; return the report.
+    """Import the transcript at `path` into a new session at `out`; return the report.
 
-    `on_progress`, when given, is called with the report after each batch of events written
-    (``report.lines`` tells how far the file has been read).
-
-    The log is written beside `out` under a temporary name and renamed into place only once the
-    import succeeded, so a failed (say, strict) import leaves no half-written log.
+    `out` is a JSONL log path, or a store URL with `session` (see
+    `compaction.stores.open_store`); the import is written by `import_to_store`, atomically.
 
     Raises:
-        TranscriptError: as `load`; `out` already holds a log and `overwrite` is false; or the
-            transcript imports to zero events (no log is written).
+        TranscriptError: as `import_to_store`.
+        ConfigError: a store URL without `session`, or a path with one.
     """
-    out = Path(out)
-    if out.resolve() == Path(path).resolve():
-        raise TranscriptError(out, None, "the output log would replace the transcript itself")
-    if out.exists() and out.stat().st_size > 0 and not overwrite:
-        raise TranscriptError(
-            out, None, "the output log already exists", fix="Choose a new path, or pass --force"
-        )
-    report = ImportReport(path=str(path))
-    partial = out.with_name(f".{out.name}.importing")
-    partial.unlink(missing_ok=True)
+    store, name = open_session_store(out, session, sync="batch")
     try:
-        with SessionLog(partial, sync="batch") as log, log.batch():
-            batch: list[Event] = []
-            for event in load(path, format, strict=strict, report=report, tokenizer=tokenizer):
-                batch.append(event)
-                if len(batch) >= _BATCH:
-                    log.append_many([e.data for e in batch])
-                    batch.clear()
-                    if on_progress is not None:
-                        on_progress(report)
-            if batch:
-                log.append_many([e.data for e in batch])
-        if report.events == 0:
-            raise TranscriptError(
-                path,
-                None,
-                f"the transcript holds no session events when read as {report.format}",
-                fix="Check the file, or name its format (harness import FORMAT FILE)",
-            )
-        os.replace(partial, out)
+        return import_to_store(
+            path,
+            store,
+            name,
+            format,
+            strict=strict,
+            overwrite=overwrite,
+            tokenizer=tokenizer,
+            on_progress=on_progress,
+        )
     finally:
-        partial.unlink(missing_ok=True)
-    return report
+        store.close()
 
 
 def import_to_store(
@@ -156,43 +132,98 @@ def import_to_store(
     strict: bool = False,
     overwrite: bool = False,
     tokenizer: Tokenizer | None = None,
+    on_progress: Callable[[ImportReport], None] | None = None,
 ) -> ImportReport:
     """Import the transcript at `path` into a new session of `store`; return the report.
 
-    Streams the events in chunks; a failed (say, strict) import deletes what it wrote, so no
-    half-imported session is left.
+    The one import writer, atomic on every backend (`write_new_session`): a JSONL log is
+    written beside its file under a temporary name and renamed into place once complete; a SQL
+    session is written in one transaction. A failed (say, strict) import leaves no
+    half-written session, and a replaced one (`overwrite`) as it was.
+
+    `on_progress`, when given, is called with the report after each batch of events read
+    (``report.lines`` tells how far the file has been read).
 
     Raises:
-        TranscriptError: as `load`, or the session already holds events and `overwrite` is
-            false.
+        TranscriptError: as `load`; the output would replace the transcript; the session
+            already holds events (or its file bytes) and `overwrite` is false; or the
+            transcript imports to zero events (nothing is written).
     """
-    if store.last_seq(session):
-        if not overwrite:
-            raise TranscriptError(
-                f"{store.url}#{session}",
-                None,
-                "the output session already exists",
-                fix="Choose a new --session, or pass --force",
-            )
-        store.delete(session)
+    _refuse_existing(path, store, session, overwrite)
     report = ImportReport(path=str(path))
     events = load(path, format, strict=strict, report=report, tokenizer=tokenizer)
-    write_new_session(store, session, events)
+
+    def nonempty(written: int) -> None:
+        if written == 0:
+            raise TranscriptError(
+                path,
+                None,
+                f"the transcript holds no session events when read as {report.format}",
+                fix="Check the file, or name its format (harness import FORMAT FILE)",
+            )
+
+    write_new_session(
+        store,
+        session,
+        _progress(events, report, on_progress),
+        replace=overwrite,
+        before_commit=nonempty,
+    )
     return report
+
+
+def _refuse_existing(path: Path | str, store: EventStore, session: str, overwrite: bool) -> None:
+    """Refuse to write over the transcript, or (unless `overwrite`) over a session with events.
+
+    A file-backed session counts as existing when its file holds any byte, log or not.
+    """
+    where = where_of(store, session)
+    file = session_file(store, session)
+    if file is not None and file.resolve() == Path(path).resolve():
+        raise TranscriptError(where, None, "the output log would replace the transcript itself")
+    if overwrite:
+        return
+    if file is not None and file.exists() and file.stat().st_size > 0:
+        raise TranscriptError(
+            where, None, "the output log already exists", fix="Choose a new path, or pass --force"
+        )
+    if file is None and store.last_seq(session):
+        raise TranscriptError(
+            where,
+            None,
+            "the output session already exists",
+            fix="Choose a new --session, or pass --force",
+        )
+
+
+def _progress(
+    events: Iterator[Event],
+    report: ImportReport,
+    on_progress: Callable[[ImportReport], None] | None,
+) -> Iterator[Event]:
+    """Pass `events` on, calling `on_progress` after every `_BATCH` of them."""
+    for n, event in enumerate(events, start=1):
+        yield event
+        if on_progress is not None and n % _BATCH == 0:
+            on_progress(report)
 
 
 __all__ = [
     "FORMATS",
     "FORMAT_CHOICES",
+    "IMPORTERS",
+    "LABELS",
     "Format",
     "FormatChoice",
     "ImportReport",
+    "Importer",
     "ReplayCompaction",
     "ReplayReport",
     "RuleBreak",
     "detect_format",
     "import_to_store",
     "import_transcript",
+    "importer",
     "load",
     "replay",
 ]

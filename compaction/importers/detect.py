@@ -18,14 +18,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from compaction.errors import TranscriptError
+from compaction.importers.formats import FORMATS, Format
 from compaction.importers.records import read_document_bytes
-
-Format = Literal["claude-code", "codex", "gemini", "openai", "swe-agent"]
-FORMATS: tuple[Format, ...] = ("claude-code", "codex", "gemini", "openai", "swe-agent")
-"""The formats an importer exists for."""
 
 _HEAD_BYTES = 65536
 _PROBE_RECORDS = 20

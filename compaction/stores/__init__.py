@@ -4,9 +4,10 @@ Rule of this room: everything that reads or writes bytes of a session lives here
 reader and writer, locking, the sources a `Session` reads from, the SQL stores); nothing here
 knows about views, tools or compaction.
 
-Pick one with a URL (`open_store`):
+Pick one with a URL or a path (`open_store`):
 
-- ``jsonl:///path/to/folder`` (or a plain path): one JSONL file per session, the default;
+- a plain path ``s.jsonl``: one JSONL file, a store of one session (`FileStore`), the default;
+- ``jsonl:///path/to/folder``: one JSONL file per session in a folder;
 - ``sqlite:///sessions.db`` (relative) or ``sqlite:////abs/sessions.db``: many sessions in one
   SQLite file;
 - ``postgresql://user@host:5432/db``: a PostgreSQL server (the ``postgres`` extra).
@@ -14,11 +15,8 @@ Pick one with a URL (`open_store`):
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Final
-
-from compaction.errors import ConfigError
 from compaction.stores.copy import copy_session, write_new_session
+from compaction.stores.file import FileStore
 from compaction.stores.jsonl import JsonlStore
 from compaction.stores.locking import lock_exclusive, unlock
 from compaction.stores.log_reader import (
@@ -29,78 +27,46 @@ from compaction.stores.log_reader import (
     read_events,
 )
 from compaction.stores.log_writer import SessionLog, SyncPolicy, TailRepair
+from compaction.stores.opening import (
+    SCHEMES,
+    is_store_url,
+    open_session_store,
+    open_store,
+    session_file,
+    session_of,
+    where_of,
+)
 from compaction.stores.postgres import PostgresStore
 from compaction.stores.protocol import EventStore, SessionInfo, check_session_id
-from compaction.stores.sources import EventSource, FileSource, StoreSource
+from compaction.stores.sources import SessionSource
 from compaction.stores.sqlite import SqliteStore
-
-SCHEMES: Final = ("jsonl", "sqlite", "postgresql", "postgres")
-"""URL schemes `open_store` understands."""
-
-
-def is_store_url(target: str | Path) -> bool:
-    """Tell whether `target` is a store URL (``scheme://...`` with a known scheme)."""
-    if not isinstance(target, str):
-        return False
-    scheme, sep, _ = target.partition("://")
-    return bool(sep) and scheme in SCHEMES
-
-
-def _path_of(url: str) -> Path:
-    """``x:///rel`` is relative, ``x:////abs`` absolute (SQLAlchemy's rule)."""
-    rest = url.partition("://")[2]
-    if not rest.startswith("/") or rest == "/":
-        raise ConfigError(f"{url}: write a path after three slashes, e.g. sqlite:///sessions.db")
-    return Path(rest[1:])
-
-
-def open_store(url: str, *, sync: SyncPolicy = "always") -> EventStore:
-    """Open the store a URL names.
-
-    Args:
-        url: ``jsonl:///folder``, ``sqlite:///file.db`` or ``postgresql://...``.
-        sync: the JSONL and SQLite durability policy (see each store).
-
-    Raises:
-        ConfigError: an unknown scheme or a URL without a path.
-        LogError: the store cannot be opened.
-    """
-    scheme = url.partition("://")[0]
-    if not is_store_url(url):
-        raise ConfigError(
-            f"{url!r} is not a store URL: use jsonl:///folder, sqlite:///file.db or "
-            "postgresql://user@host/db"
-        )
-    if scheme == "jsonl":
-        return JsonlStore(_path_of(url), sync=sync)
-    if scheme == "sqlite":
-        return SqliteStore(_path_of(url), sync=sync)
-    return PostgresStore(url)
-
 
 __all__ = [
     "MAX_EVENT_BYTES",
     "SCHEMES",
     "BadLine",
-    "EventSource",
     "EventStore",
-    "FileSource",
+    "FileStore",
     "JsonlStore",
     "LogReader",
     "PostgresStore",
     "ReadReport",
     "SessionInfo",
     "SessionLog",
+    "SessionSource",
     "SqliteStore",
-    "StoreSource",
     "SyncPolicy",
     "TailRepair",
     "check_session_id",
     "copy_session",
     "is_store_url",
     "lock_exclusive",
+    "open_session_store",
     "open_store",
     "read_events",
+    "session_file",
+    "session_of",
     "unlock",
+    "where_of",
     "write_new_session",
 ]

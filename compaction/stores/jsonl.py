@@ -94,12 +94,16 @@ class JsonlStore:
                 found.append(SessionInfo(session, last, os.stat(path).st_mtime))
         return found
 
-    def delete(self, session: str) -> bool:
-        """Delete the session's file; return whether it existed."""
+    def release(self, session: str) -> None:
+        """Close the session's file and forget how far it was read (the file was replaced)."""
         log = self._logs.pop(session, None)
         if log is not None:
             log.close()
         self._readers.pop(session, None)
+
+    def delete(self, session: str) -> bool:
+        """Delete the session's file; return whether it existed."""
+        self.release(session)
         path = self.path_of(session)
         existed = path.exists()
         path.unlink(missing_ok=True)

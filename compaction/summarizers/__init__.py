@@ -3,8 +3,10 @@
 - `base`: the `SummaryInput` a summarizer reads, the `Summarizer` protocol and `check_output`,
   the only way a summarizer's output reaches a Checkpoint;
 - `extractive`: `ExtractiveSummarizer`, the default (offline, deterministic, no model);
-- `llm`: `OpenAISummarizer`, a model behind an OpenAI-compatible API (import it from
-  ``compaction.llm``, which needs the ``llm`` extra).
+- `llm`: `OpenAISummarizer`, a model behind an OpenAI-compatible API; it talks through
+  ``compaction.llm.ChatClient`` (the ``llm`` extra: httpx), imported only when it runs.
+
+Arrows point down: this package imports ``compaction.llm`` (the client), never the reverse.
 """
 
 from compaction.summarizers.base import Summarizer, SummaryInput, check_output
@@ -14,13 +16,27 @@ from compaction.summarizers.extractive import (
     looks_like_path,
     split_entries,
 )
+from compaction.summarizers.llm import (
+    SUMMARY_PURPOSE,
+    OpenAISummarizer,
+    instruction,
+    kept_after_span,
+    record_usage,
+    summary_body,
+)
 
 __all__ = [
+    "SUMMARY_PURPOSE",
     "ExtractiveSummarizer",
+    "OpenAISummarizer",
     "Summarizer",
     "SummaryInput",
     "check_output",
     "find_paths",
+    "instruction",
+    "kept_after_span",
     "looks_like_path",
+    "record_usage",
     "split_entries",
+    "summary_body",
 ]

@@ -43,6 +43,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "package: run it from the checkout."
         ),
     )
+    _add_options(p)
+    p.set_defaults(func=run)
+
+
+def _add_options(p: argparse.ArgumentParser) -> None:
+    """Add the `bench` options."""
     p.add_argument("--quick", action="store_true", help="a short run for CI")
     p.add_argument(
         "--out",
@@ -79,7 +85,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="rewrite report.md and the charts from DIR/results.json, re-reading the peers",
     )
-    p.set_defaults(func=run)
 
 
 def find_checkout(start: Path | None = None) -> Path | None:

@@ -76,6 +76,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("log", metavar="LOG", help=LOG_HELP)
     add_session_option(p)
+    _add_budget_options(p)
+    p.add_argument("--force", action="store_true", help="compact even below the threshold")
+    p.add_argument("--dry-run", action="store_true", help="print the checkpoint, append nothing")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_summarizer_options(p)
+    p.set_defaults(func=run)
+
+
+def _add_budget_options(p: argparse.ArgumentParser) -> None:
+    """Add the options that say when to compact and how much to keep."""
     p.add_argument(
         "--window", type=int, default=DEFAULT_WINDOW, help="context window in tokens (%(default)s)"
     )
@@ -91,9 +101,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--reserve", type=int, default=0, help="tokens kept free for the model's reply (0)"
     )
-    p.add_argument("--force", action="store_true", help="compact even below the threshold")
-    p.add_argument("--dry-run", action="store_true", help="print the checkpoint, append nothing")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _add_summarizer_options(p: argparse.ArgumentParser) -> None:
+    """Add the options that choose and steer the summarizer."""
     p.add_argument(
         "--instructions",
         metavar="TEXT",
@@ -108,7 +119,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
     llm_options.add_openai_options(p)
-    p.set_defaults(func=run)
 
 
 def make_summarizer(

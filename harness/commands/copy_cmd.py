@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from compaction import ConfigError, copy_session, is_store_url, open_store
-from harness.commands.stores import store_and_session
+from compaction import ConfigError, copy_session
+from compaction.stores import FileStore, open_store, session_of
+from harness.commands.stores import opened
+from harness.files import check_file
 from harness.output import HelpFormatter, examples, print_json
 
 
@@ -37,34 +39,42 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Copy and print one line per session copied."""
-    if is_store_url(args.src) and args.session is None:
-        src = open_store(args.src)
-        try:
-            names = [i.session for i in src.sessions()]
-        finally:
-            src.close()
-    else:
-        names = [args.session]
+    names = _sessions_to_copy(args)
     if args.target is not None and len(names) != 1:
         raise ConfigError(f"--as names one session, but {args.src} holds {len(names)}")
-    if not is_store_url(args.dst) and len(names) != 1:
-        raise ConfigError(
-            f"{args.dst} is one JSONL file, but {args.src} holds {len(names)} sessions"
-        )
     copied: list[dict[str, object]] = []
-    for name in names:
-        with store_and_session(args.src, name) as (src, session):
-            target = args.target
-            if is_store_url(args.dst):
-                with store_and_session(args.dst, target or session) as (dst, dst_session):
-                    n = copy_session(src, session, dst, dst_session)
-            else:
-                with store_and_session(args.dst, None) as (dst, dst_session):
-                    n = copy_session(src, session, dst, dst_session)
-            copied.append({"from": f"{src.url}#{session}", "to": f"{dst.url}#{dst_session}"})
-            copied[-1]["events"] = n
+    dst = open_store(args.dst)
+    try:
+        one_file = isinstance(dst, FileStore)
+        if isinstance(dst, FileStore):
+            check_file(dst.path, must_exist=False, what="session log")
+        if one_file and len(names) != 1:
+            raise ConfigError(
+                f"{args.dst} is one JSONL file, but {args.src} holds {len(names)} sessions"
+            )
+        for name in names:
+            with opened(args.src, name) as (src, session):
+                dst_session = session_of(dst, None if one_file else args.target or session)
+                n = copy_session(src, session, dst, dst_session)
+                frm, to = f"{src.url}#{session}", f"{dst.url}#{dst_session}"
+            copied.append({"from": frm, "to": to, "events": n})
             if not args.json:
-                print(f"{src.url}#{session} -> {dst.url}#{dst_session}: {n} events")
+                print(f"{frm} -> {to}: {n} events")
+    finally:
+        dst.close()
     if args.json:
         print_json({"copied": copied})
     return 0
+
+
+def _sessions_to_copy(args: argparse.Namespace) -> list[str | None]:
+    """The sessions of SRC to copy: --session's, or every session SRC holds."""
+    if args.session is not None:
+        return [args.session]
+    src = open_store(args.src)
+    try:
+        if isinstance(src, FileStore):
+            return [None]
+        return [i.session for i in src.sessions()]
+    finally:
+        src.close()

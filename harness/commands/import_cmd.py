@@ -6,14 +6,10 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
-from compaction import TOKENIZER_NAMES, ConfigError, get_tokenizer, is_store_url
-from compaction.importers import (
-    FORMAT_CHOICES,
-    ImportReport,
-    import_to_store,
-    import_transcript,
-)
-from harness.commands.stores import add_session_option, store_and_session
+from compaction import TOKENIZER_NAMES, get_tokenizer
+from compaction.importers import FORMAT_CHOICES, LABELS, ImportReport, import_to_store
+from compaction.stores import FileStore
+from harness.commands.stores import add_session_option, opened
 from harness.files import check_file
 from harness.output import (
     HelpFormatter,
@@ -41,7 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "harness import auto ~/.claude/projects/-my-repo/SESSION.jsonl -o s.jsonl",
             "harness import gemini ~/.gemini/tmp/HASH/chats/session-1.json -o s.jsonl --strict",
         ),
-        help="import an agent transcript (Claude Code, Codex, Gemini CLI, OpenAI, SWE-agent)",
+        help=f"import an agent transcript ({LABELS})",
         description=(
             "Read an agent's transcript and write its session log: turns, messages, tool calls "
             "paired with their results, todo lists, and the agent's own compactions. Prints what "
@@ -81,29 +77,15 @@ def run(args: argparse.Namespace) -> int:
     """Import the transcript and print the summary."""
     check_file(args.file, what="transcript")
     tokenizer = get_tokenizer(args.tokenizer)
-    output: str = args.output
-    if is_store_url(output):
-        with store_and_session(output, args.session) as (store, session):
+    with opened(args.output, args.session, must_exist=False, sync="batch") as (store, session):
+        output = args.output if isinstance(store, FileStore) else f"{args.output}#{session}"
+        large = is_large(args.file)
+        total = count_lines(args.file) if large else None
+        with progress(f"importing {args.file.name}", total, show=large) as update:
             report = import_to_store(
                 args.file,
                 store,
                 session,
-                args.format,
-                strict=args.strict,
-                overwrite=args.force,
-                tokenizer=tokenizer,
-            )
-        output = f"{output}#{session}"
-    else:
-        if args.session is not None:
-            raise ConfigError(f"{output}: --session needs a store URL")
-        check_file(output, must_exist=False, what="session log")
-        large = is_large(args.file)
-        total = count_lines(args.file) if large else None
-        with progress(f"importing {args.file.name}", total, show=large) as update:
-            report = import_transcript(
-                args.file,
-                output,
                 args.format,
                 strict=args.strict,
                 overwrite=args.force,

@@ -18,7 +18,7 @@ from harness.commands.prompt_cmd import LOG_MODE_DEFAULT, add_prompt_options, bu
 from prompts import DEFAULT_MODE, available_modes, get_mode, openai_request
 
 if TYPE_CHECKING:
-    from compaction.llm import OpenAISummarizer
+    from compaction.summarizers import OpenAISummarizer
 
 
 def add_openai_options(p: argparse.ArgumentParser) -> None:
@@ -70,7 +70,8 @@ def openai_summarizer(args: argparse.Namespace, session: Session) -> OpenAISumma
             "(e.g. OPENAI_API_KEY), not the key itself"
         )
     try:
-        from compaction.llm import ChatClient, ChatConfig, OpenAISummarizer
+        from compaction.llm import ChatClient, ChatConfig
+        from compaction.summarizers import OpenAISummarizer
     except ImportError as exc:
         raise ConfigError(
             f"--summarizer openai needs httpx ({exc}): pip install 'context-harness[llm]'"
@@ -92,7 +93,7 @@ def finish(summarizer: Summarizer, session: Session, *, dry_run: bool) -> list[d
     """Append the summary calls' usage to the log (not on a dry run); return it as JSON data."""
     if summarizer.name != "openai":
         return []
-    from compaction.llm import OpenAISummarizer, record_usage
+    from compaction.summarizers import OpenAISummarizer, record_usage
 
     assert isinstance(summarizer, OpenAISummarizer)
     # cache_write_tokens only when the provider reported it (Anthropic); cached_tokens always.

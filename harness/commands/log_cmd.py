@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from rich.table import Table
 
@@ -21,6 +22,7 @@ from compaction import (
     MessageAdded,
     PolicyChecker,
     ReadReport,
+    Usage,
     UsageProjection,
     dump_event,
     event_json_schema,
@@ -79,7 +81,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Read, check and summarise the log (or print the schema)."""
+    """Read, check and summarise the log (or print the schema, or one event)."""
     if args.schema:
         print_json(event_json_schema())
         return 0
@@ -88,7 +90,24 @@ def run(args: argparse.Namespace) -> int:
     if args.seq is not None:
         return _show(args)
     report = ReadReport(path=args.log)
-    # One streaming pass: the checks and the usage fold keep counts and ids, never the events.
+    usage, warnings = _check(args, report)
+    if args.json:
+        print_json(_summary(args.log, report, usage, warnings))
+    else:
+        _print_summary(args.log, report, usage, warnings)
+    return 0
+
+
+def _check(args: argparse.Namespace, report: ReadReport) -> tuple[Usage, list[str]]:
+    """Read LOG in one streaming pass: check its rules, fold its usage, collect policy warnings.
+
+    The checks and the usage fold keep counts and ids, never the events.
+
+    Raises:
+        LogError: LOG holds no event at all (its first line is not one, or none of its lines).
+        LogFormatError: a malformed line after the first event, unless --skip-bad.
+        LogIntegrityError: a durable rule is broken.
+    """
     checker = LogChecker(RULES if not args.skip_bad else ())
     policies = PolicyChecker(policy_table(available_modes(args.modes_file)))
     warnings: list[str] = []
@@ -117,9 +136,13 @@ def run(args: argparse.Namespace) -> int:
         raise LogError(
             f"{args.log} is not a session log: none of its {report.lines} lines is an event"
         )
-    usage = projection.view(state)
-    summary = {
-        "path": args.log,
+    return projection.view(state), warnings
+
+
+def _summary(log: str, report: ReadReport, usage: Usage, warnings: list[str]) -> dict[str, Any]:
+    """Return the summary ``--json`` prints."""
+    return {
+        "path": log,
         "lines": report.lines,
         "events": report.events,
         "events_by_type": dict(sorted(report.by_type.items())),
@@ -135,15 +158,16 @@ def run(args: argparse.Namespace) -> int:
         },
         "policy_warnings": warnings,
     }
-    if args.json:
-        print_json(summary)
-        return 0
+
+
+def _print_summary(log: str, report: ReadReport, usage: Usage, warnings: list[str]) -> None:
+    """Print the summary as a table of events and tokens by type, then one line per finding."""
     out = console()
-    table = Table(title=f"{args.log}: {report.events} events", title_justify="left")
+    table = Table(title=f"{log}: {report.events} events", title_justify="left")
     table.add_column("type")
     table.add_column("events", justify="right")
     table.add_column("tokens", justify="right")
-    for kind, n in summary["events_by_type"].items():
+    for kind, n in sorted(report.by_type.items()):
         table.add_row(kind, str(n), str(usage.tokens_by_type.get(kind, 0)))
     out.print(table)
     out.print(
@@ -164,7 +188,6 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"bad line {bad.line}: {bad.reason} (skipped)")
     for warning in warnings:
         out.print(f"warning: {warning}")
-    return 0
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from rich.table import Table
 
 from compaction import EventStore, LatestTodosProjection, fold, open_store
+from compaction.stores import FileStore
+from harness.files import check_file
 from harness.output import HelpFormatter, console, examples, print_json
 
 
@@ -48,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
     """Print the sessions."""
     store = open_store(args.url)
     try:
+        if isinstance(store, FileStore):
+            check_file(store.path, must_exist=False, what="session log")
         rows = [
             {
                 "session": info.session,

@@ -1,4 +1,9 @@
-"""What every command that takes a LOG shares: a JSONL path, or a store URL with ``--session``."""
+"""What every command that takes a LOG shares: a JSONL path, or a store URL with ``--session``.
+
+The one way in is `opened`: it opens any target through `compaction.stores.open_session_store`
+(the seam's one door) and, for a JSONL file, checks the file first (`check_file`), so a
+directory, a FIFO or a dangling symlink fails with one clear line.
+"""
 
 from __future__ import annotations
 
@@ -7,20 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from compaction import (
-    ConfigError,
-    Event,
-    EventStore,
-    JsonlStore,
-    PolicyTable,
-    ReadReport,
-    Session,
-    SyncPolicy,
-    Tokenizer,
-    is_store_url,
-    open_store,
-    read_events,
-)
+from compaction import Event, EventStore, PolicyTable, ReadReport, Session, SyncPolicy, Tokenizer
+from compaction.stores import FileStore, SessionSource, open_session_store
 from harness.files import check_file
 
 LOG_HELP = (
@@ -36,6 +29,34 @@ def add_session_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+@contextmanager
+def opened(
+    target: str | Path,
+    session: str | None,
+    *,
+    must_exist: bool = True,
+    sync: SyncPolicy = "always",
+    skip_bad_lines: bool = False,
+    report: ReadReport | None = None,
+) -> Iterator[tuple[EventStore, str]]:
+    """Open a store and name one session: a URL with `session`, or a JSONL file (one session).
+
+    Raises:
+        ConfigError: a URL without `session`, a file with another session's id, a bad URL.
+        OSError: a JSONL path that is not a usable regular file (`check_file`).
+    """
+    store, name = open_session_store(
+        target, session, sync=sync, skip_bad_lines=skip_bad_lines, report=report
+    )
+    try:
+        if isinstance(store, FileStore):
+            check_file(store.path, must_exist=must_exist, what="session log")
+        yield store, name
+    finally:
+        store.close()
+
+
+@contextmanager
 def open_session(
     args: argparse.Namespace,
     *,
@@ -45,61 +66,27 @@ def open_session(
     must_exist: bool = True,
     agent: str = "main",
     policies: PolicyTable | None = None,
-) -> Session:
-    """Open the session LOG names (`Session.open`).
-
-    A LOG that is a file path is checked first (`check_file`): a directory, a FIFO, a dangling
-    symlink or (with `must_exist`) a missing file fails with one clear line.
-    """
-    if not is_store_url(args.log):
-        if args.session is not None:
-            raise ConfigError(f"{args.log}: --session needs a store URL")
-        check_file(args.log, must_exist=must_exist, what="session log")
-    return Session.open(
-        args.log,
-        session=args.session,
-        tokenizer=tokenizer,
-        sync=sync,
-        skip_bad_lines=skip_bad_lines,
-        agent=agent,
-        policies=policies,
-    )
-
-
-@contextmanager
-def store_and_session(target: str, session: str | None) -> Iterator[tuple[EventStore, str]]:
-    """Open a store and name one session: a URL with `session`, or a ``.jsonl`` file.
-
-    A JSONL file ``dir/name.jsonl`` is session ``name`` of the folder ``dir``.
-    """
-    if is_store_url(target):
-        if session is None:
-            raise ConfigError(f"{target}: name the session with --session")
-        store = open_store(target)
-    else:
-        path = Path(target)
-        if session is not None:
-            raise ConfigError(f"{target}: --session needs a store URL; a JSONL file is one session")
-        if path.suffix != ".jsonl":
-            raise ConfigError(f"{target}: not a store URL, and not a .jsonl file")
-        store, session = JsonlStore(path.parent), path.stem
-    try:
-        yield store, session
-    finally:
-        store.close()
+) -> Iterator[Session]:
+    """Open the session LOG (and ``--session``) names, through `opened`."""
+    with (
+        opened(
+            args.log,
+            args.session,
+            must_exist=must_exist,
+            sync=sync,
+            skip_bad_lines=skip_bad_lines,
+        ) as (store, name),
+        Session(
+            store=store, session=name, tokenizer=tokenizer, agent=agent, policies=policies
+        ) as session,
+    ):
+        yield session
 
 
 def read_log(args: argparse.Namespace, report: ReadReport) -> Iterator[Event]:
     """Stream the events of LOG (a file, read with --skip-bad; or a store session)."""
-    if not is_store_url(args.log):
-        if args.session is not None:
-            raise ConfigError(f"{args.log}: --session needs a store URL")
-        check_file(args.log, what="session log")
-        yield from read_events(args.log, skip_bad_lines=args.skip_bad, report=report)
-        return
-    with store_and_session(args.log, args.session) as (store, session):
-        for event in store.read(session):
-            report.lines += 1
-            report.events += 1
-            report.by_type[event.type] += 1
-            yield event
+    with opened(args.log, args.session, skip_bad_lines=args.skip_bad, report=report) as (
+        store,
+        name,
+    ):
+        yield from SessionSource(store, name, owns_store=False, report=report).read_new()

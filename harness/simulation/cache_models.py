@@ -35,10 +35,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
+from prompts import TOKEN_BYTES
+from prompts import common_prefix as common_prefix
+
 TokenIds = Sequence[int] | bytes
 """Token ids of one request: ints, or bytes made by `pack`."""
 
-_WIDTH = 4
+_WIDTH = TOKEN_BYTES
 _ROOT = b"\0" * 8
 _NEVER = float("-inf")
 
@@ -53,21 +56,6 @@ def pack(tokens: Sequence[int]) -> bytes:
 
 def _packed(tokens: TokenIds) -> bytes:
     return tokens if isinstance(tokens, bytes) else pack(tokens)
-
-
-def common_prefix(a: bytes, b: bytes) -> int:
-    """Return the length, in tokens, of the longest common prefix of two packed requests."""
-    n = min(len(a), len(b)) // _WIDTH
-    if a[: n * _WIDTH] == b[: n * _WIDTH]:
-        return n
-    lo, hi = 0, n  # prefix lo is equal, prefix hi is not
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[: mid * _WIDTH] == b[: mid * _WIDTH]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 def _digest(parent: bytes, chunk: bytes) -> bytes:

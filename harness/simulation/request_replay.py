@@ -524,22 +524,31 @@ def replay(
             summarizer_for=summarizer,
         )
         with session:
-            last: EventData | None = None
-            for p in strategy.transform(payloads):
-                if isinstance(p, TurnStartData):
-                    loop.start_turn(p)
-                    continue
-                if isinstance(p, TodoWriteData):
-                    loop.truth = p.todos  # the log's own record wins over a call's arguments
-                if isinstance(p, Message):
-                    if p.role == "assistant":
-                        loop.call()
-                        if on_request:
-                            on_request(loop.result.records[-1])
-                    loop.observe(p)
-                session.append(p)
-                last = p
-            owes_answer = isinstance(last, Message) and last.role != "assistant"
-            loop.call(record=owes_answer, final=True)
+            _drive(loop, strategy.transform(payloads), on_request)
         loop.result.seconds = time.perf_counter() - started
         return loop.result
+
+
+def _drive(
+    loop: _Loop,
+    payloads: Iterable[EventData],
+    on_request: Callable[[RequestRecord], None] | None,
+) -> None:
+    """Feed the payloads to the loop: a model call before each assistant message, one at the end."""
+    last: EventData | None = None
+    for p in payloads:
+        if isinstance(p, TurnStartData):
+            loop.start_turn(p)
+            continue
+        if isinstance(p, TodoWriteData):
+            loop.truth = p.todos  # the log's own record wins over a call's arguments
+        if isinstance(p, Message):
+            if p.role == "assistant":
+                loop.call()
+                if on_request:
+                    on_request(loop.result.records[-1])
+            loop.observe(p)
+        loop.session.append(p)
+        last = p
+    owes_answer = isinstance(last, Message) and last.role != "assistant"
+    loop.call(record=owes_answer, final=True)

@@ -69,6 +69,17 @@ class StoreContract:
 
     transactional: ClassVar[bool] = True
     """Whether an unfinished transaction leaves nothing (SQL) or what it appended (JSONL)."""
+    one_session: ClassVar[str | None] = None
+    """The id of the only session a one-session store holds (a JSONL file); None for many."""
+
+    def sid(self, name: str) -> str:
+        """Return the session id a test uses: `name`, or a one-session store's own id."""
+        return self.one_session or name
+
+    def needs_many_sessions(self) -> None:
+        """Skip a test about several sessions on a store that holds one (it has its own)."""
+        if self.one_session is not None:
+            pytest.skip("a one-session store: its subclass tests sessions() and delete()")
 
     @pytest.fixture
     def store(self, store_url: str) -> Iterator[EventStore]:
@@ -79,80 +90,84 @@ class StoreContract:
     def test_is_an_event_store(self, store: EventStore) -> None:
         """The backend satisfies the EventStore protocol and reopens from its own URL."""
         assert isinstance(store, EventStore)
-        store.append("a", [msg("x")])
+        store.append(self.sid("a"), [msg("x")])
         again = open_store(store.url)
         try:
-            assert [e.seq for e in again.read("a")] == [1]
+            assert [e.seq for e in again.read(self.sid("a"))] == [1]
         finally:
             again.close()
 
     def test_append_numbers_from_one_and_reads_back_identical(self, store: EventStore) -> None:
         """Appends get seqs 1..n; reading gives back the same events, byte for byte."""
-        first = store.append("s1", [TurnStartData(), msg("hello")])
-        second = store.append("s1", [msg("again")])
+        sid = self.sid("s1")
+        first = store.append(sid, [TurnStartData(), msg("hello")])
+        second = store.append(sid, [msg("again")])
         assert [e.seq for e in first + second] == [1, 2, 3]
-        assert [dump_event(e) for e in store.read("s1")] == [dump_event(e) for e in first + second]
-        assert store.last_seq("s1") == 3
-        assert store.last_seq("never") == 0
-        assert list(store.read("never")) == []
+        assert [dump_event(e) for e in store.read(sid)] == [dump_event(e) for e in first + second]
+        assert store.last_seq(sid) == 3
+        if self.one_session is None:
+            assert store.last_seq("never") == 0
+            assert list(store.read("never")) == []
 
     def test_read_since_a_seq_streams_in_order(self, store: EventStore) -> None:
         """read(after=k) yields seq k+1 onwards, across more rows than one page."""
-        store.append("big", [msg(str(i)) for i in range(2500)])
-        assert [e.seq for e in store.read("big", after=2490)] == list(range(2491, 2501))
-        stream = store.read("big")
+        store.append(self.sid("big"), [msg(str(i)) for i in range(2500)])
+        assert [e.seq for e in store.read(self.sid("big"), after=2490)] == list(range(2491, 2501))
+        stream = store.read(self.sid("big"))
         assert next(iter(stream)).seq == 1
-        assert sum(1 for _ in store.read("big")) == 2500
+        assert sum(1 for _ in store.read(self.sid("big"))) == 2500
 
     def test_stale_expected_seq_is_rejected_not_merged(self, store: EventStore) -> None:
         """An append naming an old last seq stores nothing and reports the current seq."""
-        store.append("s", [msg("a")], expected_seq=0)
+        store.append(self.sid("s"), [msg("a")], expected_seq=0)
         with pytest.raises(SeqConflictError) as info:
-            store.append("s", [msg("b"), msg("c")], expected_seq=0)
+            store.append(self.sid("s"), [msg("b"), msg("c")], expected_seq=0)
         assert (info.value.expected, info.value.current) == (0, 1)
-        assert [e.data.content for e in store.read("s")] == ["a"]  # type: ignore[union-attr]
-        assert store.append("s", [msg("b")], expected_seq=1)[0].seq == 2
+        assert [e.data.content for e in store.read(self.sid("s"))] == ["a"]  # type: ignore[union-attr]
+        assert store.append(self.sid("s"), [msg("b")], expected_seq=1)[0].seq == 2
 
     def test_append_many_is_all_or_nothing(self, store: EventStore) -> None:
         """An append whose later item is not an event payload stores none of its items."""
-        store.append("s", [msg("a")])
+        store.append(self.sid("s"), [msg("a")])
         bad: list[Any] = [msg("b"), object()]
         with pytest.raises(TypeError):
-            store.append("s", bad)
-        assert [e.seq for e in store.read("s")] == [1]
+            store.append(self.sid("s"), bad)
+        assert [e.seq for e in store.read(self.sid("s"))] == [1]
 
     def test_exception_inside_a_transaction(self, store: EventStore) -> None:
         """An error inside transaction() rolls its appends back (SQL) or keeps them (JSONL)."""
-        store.append("r", [msg("kept")])
+        store.append(self.sid("r"), [msg("kept")])
 
         def fail_inside() -> None:
-            with store.transaction("r"):
-                store.append("r", [msg("inside")])
+            with store.transaction(self.sid("r")):
+                store.append(self.sid("r"), [msg("inside")])
                 raise RuntimeError("boom")
 
         with pytest.raises(RuntimeError, match="boom"):
             fail_inside()
-        texts = [e.data.content for e in store.read("r")]  # type: ignore[union-attr]
+        texts = [e.data.content for e in store.read(self.sid("r"))]  # type: ignore[union-attr]
         assert texts == (["kept"] if self.transactional else ["kept", "inside"])
-        assert store.append("r", [msg("after")])[0].seq == len(texts) + 1
+        assert store.append(self.sid("r"), [msg("after")])[0].seq == len(texts) + 1
 
     def test_sessions_are_listed_and_independent(self, store: EventStore) -> None:
         """Each session numbers its own seqs; sessions() lists ids, counts and activity."""
-        store.append("b", [msg("1"), msg("2"), msg("3")])
-        store.append("a", [msg("1"), msg("2")])
+        self.needs_many_sessions()
+        store.append(self.sid("b"), [msg("1"), msg("2"), msg("3")])
+        store.append(self.sid("a"), [msg("1"), msg("2")])
         infos = store.sessions()
         assert [(i.session, i.events) for i in infos] == [("a", 2), ("b", 3)]
         assert all(i.last_activity is not None and i.last_activity > 1e9 for i in infos)
 
     def test_delete_removes_one_session(self, store: EventStore) -> None:
         """delete() drops a session's events only; a new append there starts again at 1."""
-        store.append("a", [msg("1")])
-        store.append("b", [msg("1")])
-        assert store.delete("a") is True
-        assert store.delete("a") is False
+        self.needs_many_sessions()
+        store.append(self.sid("a"), [msg("1")])
+        store.append(self.sid("b"), [msg("1")])
+        assert store.delete(self.sid("a")) is True
+        assert store.delete(self.sid("a")) is False
         assert [i.session for i in store.sessions()] == ["b"]
-        assert list(store.read("a")) == []
-        assert store.append("a", [msg("new")])[0].seq == 1
+        assert list(store.read(self.sid("a"))) == []
+        assert store.append(self.sid("a"), [msg("new")])[0].seq == 1
 
     @pytest.mark.parametrize("bad", ["", "../escape", "a/b", ".hidden", "x" * 201])
     def test_bad_session_ids_are_refused(self, store: EventStore, bad: str) -> None:
@@ -165,18 +180,18 @@ class StoreContract:
         script = """
             import sys
             from compaction import Message, open_store
-            store = open_store(sys.argv[1])
+            store, sid = open_store(sys.argv[1]), sys.argv[2]
             for i in range(25):
-                with store.transaction("t"):
-                    last = store.last_seq("t")
+                with store.transaction(sid):
+                    last = store.last_seq(sid)
                     content = f"after {last}"
-                    store.append("t", [Message(role="user", content=content)], expected_seq=last)
+                    store.append(sid, [Message(role="user", content=content)], expected_seq=last)
             store.close()
         """
-        children(script, *[[store_url]] * 4)
+        children(script, *[[store_url, self.sid("t")]] * 4)
         store = open_store(store_url)
         try:
-            events = list(store.read("t"))
+            events = list(store.read(self.sid("t")))
         finally:
             store.close()
         assert [e.seq for e in events] == list(range(1, 101))
@@ -187,21 +202,21 @@ class StoreContract:
         script = """
             import sys
             from compaction import Message, open_store
-            store = open_store(sys.argv[1])
+            store, sid = open_store(sys.argv[1]), sys.argv[3]
             w = sys.argv[2]
             for i in range(40):
-                store.append("w", [Message(role="user", content=f"{w} {i} {k}") for k in range(3)])
+                store.append(sid, [Message(role="user", content=f"{w} {i} {k}") for k in range(3)])
             store.close()
         """
-        children(script, *[[store_url, str(w)] for w in range(4)])
+        children(script, *[[store_url, str(w), self.sid("w")] for w in range(4)])
         store = open_store(store_url)
         try:
             texts = [
                 e.data.content
-                for e in store.read("w")
+                for e in store.read(self.sid("w"))
                 if isinstance(e.data, Message) and isinstance(e.data.content, str)
             ]
-            assert store.last_seq("w") == 480
+            assert store.last_seq(self.sid("w")) == 480
         finally:
             store.close()
         batches = [texts[i : i + 3] for i in range(0, 480, 3)]
@@ -214,18 +229,18 @@ class StoreContract:
 
     def test_kill_mid_transaction(self, store: EventStore, store_url: str) -> None:
         """A writer SIGKILLed inside a transaction frees the session and leaves a valid log."""
-        store.append("k", [msg("before 1"), msg("before 2")])
+        store.append(self.sid("k"), [msg("before 1"), msg("before 2")])
         script = """
             import sys
             from compaction import Message, open_store
-            store = open_store(sys.argv[1])
-            with store.transaction("k"):
-                store.append("k", [Message(role="user", content=f"doomed {i}") for i in range(3)])
+            store, sid = open_store(sys.argv[1]), sys.argv[2]
+            with store.transaction(sid):
+                store.append(sid, [Message(role="user", content=f"doomed {i}") for i in range(3)])
                 print("inside", flush=True)
                 sys.stdin.read()
         """
         with subprocess.Popen(
-            [sys.executable, "-c", textwrap.dedent(script), store_url],
+            [sys.executable, "-c", textwrap.dedent(script), store_url, self.sid("k")],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -236,9 +251,9 @@ class StoreContract:
             assert proc.wait(timeout=60) == -signal.SIGKILL
         after = open_store(store_url)
         try:
-            (event,) = after.append("k", [msg("after")])
-            texts = [e.data.content for e in after.read("k")]  # type: ignore[union-attr]
-            check_log(after.read("k"))
+            (event,) = after.append(self.sid("k"), [msg("after")])
+            texts = [e.data.content for e in after.read(self.sid("k"))]  # type: ignore[union-attr]
+            check_log(after.read(self.sid("k")))
         finally:
             after.close()
         doomed = [] if self.transactional else [f"doomed {i}" for i in range(3)]
@@ -258,7 +273,8 @@ class StoreContract:
         self, store: EventStore, payloads: list[Any], chunks: list[int]
     ) -> None:
         """The same appends give the same events and the same views on this store and JSONL."""
-        sid = f"p{next(_ids)}"
+        sid = self.sid(f"p{next(_ids)}")
+        store.delete(sid)
         with tempfile.TemporaryDirectory() as tmp:
             ref_path = Path(tmp) / "ref.jsonl"
             with Session(store=store, session=sid) as live, Session(ref_path) as ref:
@@ -280,6 +296,7 @@ class StoreContract:
 
     def test_compaction_carries_the_list_another_writer_appended(self, store: EventStore) -> None:
         """Compaction on a store session recomputes when a writer appends mid-summary."""
+        sid = self.sid("c")
 
         class Interfering:
             name = "interfering"
@@ -288,10 +305,10 @@ class StoreContract:
             def summarize(self, span: SummaryInput) -> Mapping[str, str]:
                 Interfering.calls += 1
                 if Interfering.calls == 1:
-                    store.append("c", [todo("late task")])
+                    store.append(sid, [todo("late task")])
                 return {}
 
-        with Session(store=store, session="c") as s:
+        with Session(store=store, session=sid) as s:
             s.start_turn("do it")
             s.todo_write(json.dumps({"todos": [{"content": "early", "status": "pending"}]}))
             s.add_message({"role": "assistant", "content": "ok"})
@@ -299,7 +316,7 @@ class StoreContract:
             result = compact(s, force=True, summarizer=Interfering())
         assert Interfering.calls == 2
         assert result.data.pending == ("late task",)
-        events = list(store.read("c"))
+        events = list(store.read(sid))
         check_log(events)
         assert isinstance(events[-1], CheckpointRecorded)
         assert isinstance(events[-2], TodoWritten)

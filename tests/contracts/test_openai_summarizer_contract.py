@@ -10,7 +10,8 @@ from contracts.summarizer_contract import SummarizerContract
 
 from benchmarks.stub_model import Reply, StubModel
 from compaction import Session, Summarizer
-from compaction.llm import ChatClient, ChatConfig, OpenAISummarizer
+from compaction.llm import ChatClient, ChatConfig
+from compaction.summarizers import OpenAISummarizer
 
 
 def short_checkpoint(request: Mapping[str, Any]) -> Reply:

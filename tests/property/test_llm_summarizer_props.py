@@ -23,7 +23,8 @@ from compaction import (
     parse_checkpoint,
     read_events,
 )
-from compaction.llm import ChatClient, ChatConfig, OpenAISummarizer, record_usage
+from compaction.llm import ChatClient, ChatConfig
+from compaction.summarizers import OpenAISummarizer, record_usage
 
 Script = tuple[list[Any], list[int], int, float]
 

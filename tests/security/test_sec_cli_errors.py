@@ -26,6 +26,7 @@ COMMANDS: dict[str, list[str]] = {
     "compact": ["compact", "LOG", "--force"],
     "context": ["context", "LOG"],
     "todo-write": ["todo-write", "LOG", "--args", TODOS],
+    "sessions": ["sessions", "LOG"],
 }
 
 

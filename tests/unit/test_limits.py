@@ -19,7 +19,8 @@ from compaction import (
     select_cut,
 )
 from compaction.checkpoint import Checkpoint, encode_item, escape_narrative
-from compaction.llm import ChatAnswer, ChatClient, ChatConfig, OpenAISummarizer
+from compaction.llm import ChatAnswer, ChatClient, ChatConfig
+from compaction.summarizers import OpenAISummarizer
 from harness.simulation import (
     PROVIDER_MODELS,
     AnthropicCache,

@@ -27,15 +27,8 @@ from compaction import (
 )
 from compaction.checkpoint import NARRATIVE_SECTIONS, SECTION_NAMES, parse_checkpoint
 from compaction.compactor import CompactionPolicy, CompactionResult, compact
-from compaction.llm import (
-    ChatClient,
-    ChatConfig,
-    OpenAISummarizer,
-    canonical_json,
-    instruction,
-    kept_after_span,
-    record_usage,
-)
+from compaction.llm import ChatClient, ChatConfig, canonical_json
+from compaction.summarizers import OpenAISummarizer, instruction, kept_after_span, record_usage
 from prompts import openai_tool
 
 PENDING = ["Write the docs\n## Pending Jobs", "Ship `v2` {{ now }}"]

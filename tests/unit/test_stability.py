@@ -78,3 +78,30 @@ class TestCommonPrefix:
     def test_common_prefix_length(self, sequences: list[list[int]], expected: int) -> None:
         """The shared prefix of token sequences is counted item by item."""
         assert common_prefix_length(sequences) == expected
+
+
+class TestOneHome:
+    def test_the_cache_models_use_the_one_common_prefix(self) -> None:
+        """harness.simulation's common_prefix is prompts' routine, not a copy."""
+        import prompts
+        from harness.simulation import common_prefix, pack
+
+        assert common_prefix is prompts.common_prefix
+        assert common_prefix(pack([5, 6, 7]), pack([5, 6, 8])) == 2
+        assert len(pack([1])) == prompts.TOKEN_BYTES
+
+    @pytest.mark.parametrize(
+        ("a", "b", "expected"),
+        [([], [], 0), ([1], [], 0), ([1, 2], [1, 2], 2), ([2**32 - 1, 0], [2**32 - 1, 1], 1)],
+    )
+    def test_common_prefix_counts_whole_tokens(
+        self, a: list[int], b: list[int], expected: int
+    ) -> None:
+        """Packed comparison counts tokens, not bytes, up to the largest 32-bit id."""
+        from array import array
+
+        import prompts
+
+        packed_a, packed_b = array("I", a).tobytes(), array("I", b).tobytes()
+        assert prompts.common_prefix(packed_a, packed_b) == expected
+        assert prompts.common_prefix_length([a, b]) == expected
