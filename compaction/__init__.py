@@ -78,7 +78,7 @@ from compaction.events import (
 from compaction.invariants import RULES, LogChecker, check_log, check_next_seq
 from compaction.policy import DEFAULT_WINDOW, CompactionPolicy
 from compaction.provider_messages import from_anthropic, from_openai, to_messages
-from compaction.secrets import REDACTED, redact
+from compaction.secrets import REDACTED, redact, redact_url
 from compaction.session import Session
 from compaction.stores import (
     MAX_EVENT_BYTES,
@@ -307,6 +307,7 @@ __all__ = [
     "read_events",
     "read_update",
     "redact",
+    "redact_url",
     "render_checkpoint",
     "select_cut",
     "shown_message",

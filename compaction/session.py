@@ -40,6 +40,7 @@ from compaction.events import (
 )
 from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
 from compaction.provider_messages import to_messages
+from compaction.secrets import redact_url
 from compaction.stores import EventStore, is_store_url, open_store
 from compaction.stores.log_reader import ReadReport
 from compaction.stores.log_writer import SessionLog, SyncPolicy
@@ -175,7 +176,9 @@ class Session:
     ) -> EventSource:
         owns = store is None and path is not None and is_store_url(path)
         if owns and session is None:
-            raise ConfigError(f"{path}: name the session (session=..., CLI --session)")
+            raise ConfigError(
+                f"{redact_url(str(path))}: name the session (session=..., CLI --session)"
+            )
         if owns:
             store = open_store(str(path), sync=sync)
         where = str(path) if store is None else f"{store.url}#{session}"
@@ -207,8 +210,8 @@ class Session:
         """
         if session is not None and not is_store_url(url):
             raise ConfigError(
-                f"{url}: --session needs a store URL (jsonl:///folder, sqlite:///file.db, "
-                "postgresql://...); a JSONL path is one session already"
+                f"{redact_url(url)}: --session needs a store URL (jsonl:///folder, "
+                "sqlite:///file.db, postgresql://...); a JSONL path is one session already"
             )
         return cls(
             url,

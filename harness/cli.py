@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 
-from compaction import HarnessError, LogError
+from compaction import HarnessError, LogError, redact_url
 from harness.commands import COMMANDS
 from harness.output import HelpFormatter, cli_text, examples, notes_on_stderr
 
@@ -110,7 +110,7 @@ def _one_line(exc: BaseException) -> str:
 
 def _say(line: str) -> None:
     if sys.stderr is not None:
-        print(line, file=sys.stderr)
+        print(redact_url(line), file=sys.stderr)  # a store URL's password never reaches stderr
 
 
 def _silence_stdout() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from compaction import ConfigError, copy_session, is_store_url, open_store
+from compaction import ConfigError, copy_session, is_store_url, open_store, redact_url
 from harness.commands.stores import store_and_session
 from harness.output import HelpFormatter, examples, print_json
 
@@ -46,10 +46,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         names = [args.session]
     if args.target is not None and len(names) != 1:
-        raise ConfigError(f"--as names one session, but {args.src} holds {len(names)}")
+        raise ConfigError(f"--as names one session, but {redact_url(args.src)} holds {len(names)}")
     if not is_store_url(args.dst) and len(names) != 1:
         raise ConfigError(
-            f"{args.dst} is one JSONL file, but {args.src} holds {len(names)} sessions"
+            f"{redact_url(args.dst)} is one JSONL file, but {redact_url(args.src)} holds "
+            f"{len(names)} sessions"
         )
     copied: list[dict[str, object]] = []
     for name in names:

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
-from compaction import TOKENIZER_NAMES, ConfigError, get_tokenizer, is_store_url
+from compaction import TOKENIZER_NAMES, ConfigError, get_tokenizer, is_store_url, redact_url
 from compaction.importers import (
     FORMAT_CHOICES,
     ImportReport,
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
                 overwrite=args.force,
                 tokenizer=tokenizer,
             )
-        output = f"{output}#{session}"
+        output = f"{redact_url(output)}#{session}"
     else:
         if args.session is not None:
             raise ConfigError(f"{output}: --session needs a store URL")

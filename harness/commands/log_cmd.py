@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from rich.table import Table
 
@@ -25,6 +26,7 @@ from compaction import (
     dump_event,
     event_json_schema,
     get_tokenizer,
+    redact_url,
 )
 from harness.commands.stores import LOG_HELP, add_session_option, read_log
 from harness.output import (
@@ -87,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give a LOG to summarise, or --schema")
     if args.seq is not None:
         return _show(args)
-    report = ReadReport(path=args.log)
+    shown = redact_url(args.log)
+    report = ReadReport(path=shown)
     # One streaming pass: the checks and the usage fold keep counts and ids, never the events.
     checker = LogChecker(RULES if not args.skip_bad else ())
     policies = PolicyChecker(policy_table(available_modes(args.modes_file)))
@@ -97,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     large = is_large(args.log)
     total = count_lines(args.log) if large else None
     try:
-        with progress(f"reading {args.log}", total, show=large) as update:
+        with progress(f"reading {shown}", total, show=large) as update:
             for n, event in enumerate(read_log(args, report), start=1):
                 checker.feed(event)
                 state = projection.apply(state, event)
@@ -109,17 +112,17 @@ def run(args: argparse.Namespace) -> int:
         if report.events:
             raise
         raise LogError(
-            f"{args.log} is not a session log: line {exc.line}: {exc.reason} (a session log "
+            f"{shown} is not a session log: line {exc.line}: {exc.reason} (a session log "
             "holds one JSON event a line; see harness log --schema)"
         ) from None
     checker.finish()
     if report.lines and not report.events:
         raise LogError(
-            f"{args.log} is not a session log: none of its {report.lines} lines is an event"
+            f"{shown} is not a session log: none of its {report.lines} lines is an event"
         )
     usage = projection.view(state)
-    summary = {
-        "path": args.log,
+    summary: dict[str, Any] = {
+        "path": shown,
         "lines": report.lines,
         "events": report.events,
         "events_by_type": dict(sorted(report.by_type.items())),
@@ -139,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(summary)
         return 0
     out = console()
-    table = Table(title=f"{args.log}: {report.events} events", title_justify="left")
+    table = Table(title=f"{shown}: {report.events} events", title_justify="left")
     table.add_column("type")
     table.add_column("events", justify="right")
     table.add_column("tokens", justify="right")
@@ -169,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     """Print one event whole (see the module docstring)."""
-    for event in read_log(args, ReadReport(path=args.log)):
+    for event in read_log(args, ReadReport(path=redact_url(args.log))):
         if event.seq != args.seq:
             continue
         if args.json:
@@ -179,4 +182,4 @@ def _show(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(dump_event(event) + "\n")
         return 0
-    raise LogError(f"{args.log}: no event with seq {args.seq}")
+    raise LogError(f"{redact_url(args.log)}: no event with seq {args.seq}")

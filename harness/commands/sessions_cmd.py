@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from rich.table import Table
 
-from compaction import EventStore, LatestTodosProjection, fold, open_store
+from compaction import EventStore, LatestTodosProjection, fold, open_store, redact_url
 from harness.output import HelpFormatter, console, examples, print_json
 
 
@@ -60,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print_json({"url": args.url, "sessions": rows})
+        print_json({"url": redact_url(args.url), "sessions": rows})
         return 0
-    table = Table(title=f"{args.url}: {len(rows)} sessions", title_justify="left")
+    table = Table(title=f"{redact_url(args.url)}: {len(rows)} sessions", title_justify="left")
     table.add_column("session")
     table.add_column("events", justify="right")
     table.add_column("last activity (UTC)")

@@ -20,6 +20,7 @@ from compaction import (
     is_store_url,
     open_store,
     read_events,
+    redact_url,
 )
 from harness.files import check_file
 
@@ -53,7 +54,7 @@ def open_session(
     """
     if not is_store_url(args.log):
         if args.session is not None:
-            raise ConfigError(f"{args.log}: --session needs a store URL")
+            raise ConfigError(f"{redact_url(args.log)}: --session needs a store URL")
         check_file(args.log, must_exist=must_exist, what="session log")
     return Session.open(
         args.log,
@@ -74,14 +75,16 @@ def store_and_session(target: str, session: str | None) -> Iterator[tuple[EventS
     """
     if is_store_url(target):
         if session is None:
-            raise ConfigError(f"{target}: name the session with --session")
+            raise ConfigError(f"{redact_url(target)}: name the session with --session")
         store = open_store(target)
     else:
         path = Path(target)
         if session is not None:
-            raise ConfigError(f"{target}: --session needs a store URL; a JSONL file is one session")
+            raise ConfigError(
+                f"{redact_url(target)}: --session needs a store URL; a JSONL file is one session"
+            )
         if path.suffix != ".jsonl":
-            raise ConfigError(f"{target}: not a store URL, and not a .jsonl file")
+            raise ConfigError(f"{redact_url(target)}: not a store URL, and not a .jsonl file")
         store, session = JsonlStore(path.parent), path.stem
     try:
         yield store, session
@@ -93,7 +96,7 @@ def read_log(args: argparse.Namespace, report: ReadReport) -> Iterator[Event]:
     """Stream the events of LOG (a file, read with --skip-bad; or a store session)."""
     if not is_store_url(args.log):
         if args.session is not None:
-            raise ConfigError(f"{args.log}: --session needs a store URL")
+            raise ConfigError(f"{redact_url(args.log)}: --session needs a store URL")
         check_file(args.log, what="session log")
         yield from read_events(args.log, skip_bad_lines=args.skip_bad, report=report)
         return
