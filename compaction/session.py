@@ -17,7 +17,6 @@ for an event that did not reach the log; a refused or rejected tool call appends
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -54,6 +53,7 @@ from compaction.tools.tasks import (
     TASK_LIST,
     TASK_UPDATE,
     created_line,
+    is_agent_name,
     list_text,
     parse_task_create,
     parse_task_list,
@@ -135,7 +135,7 @@ class Session:
                 f"tool_output_cap must be a positive integer or None, not {tool_output_cap!r}"
             )
         self.tool_output_cap = tool_output_cap
-        if not re.match(AGENT_PATTERN, agent):
+        if not is_agent_name(agent):
             raise ConfigError(f"agent {agent!r} must match {AGENT_PATTERN}")
         self.agent = agent
         self.policies: PolicyTable = builtin_policies() if policies is None else policies
@@ -423,7 +423,7 @@ class Session:
         The new id is one more than the largest numeric id on the board, read under the log's
         lock, so two agents creating at once get different ids.
         """
-        who = agent or self.agent
+        who = self._who(agent)
         refused = self.refusal(TASK_CREATE, mode=mode)
         if refused is not None:
             return ToolResult(refused, is_error=True)
@@ -451,7 +451,7 @@ class Session:
         rules); an update to a task that changed since this agent was last shown it is rejected
         with the task's current state.
         """
-        who = agent or self.agent
+        who = self._who(agent)
         refused = self.refusal(TASK_UPDATE, mode=mode)
         if refused is not None:
             return ToolResult(refused, is_error=True)
@@ -482,6 +482,12 @@ class Session:
             return ToolResult(unchanged_line(old))
         seen[task_id] = new.version
         return ToolResult(updated_line(old, new))
+
+    def _who(self, agent: str | None) -> str:
+        """Return the calling agent (default: the session's), its name checked whole."""
+        if agent and not is_agent_name(agent):
+            raise ConfigError(f"agent {agent!r} must match {AGENT_PATTERN}")
+        return agent or self.agent
 
     def _write_task(self, plan: Callable[[TaskBoard], TaskEventData | None]) -> bool:
         """Plan a task event on the board as stored and append it, no other writer in between.
@@ -522,7 +528,7 @@ class Session:
         except ToolInputError as exc:
             return ToolResult(str(exc), is_error=True)
         board = self.tasks
-        self._seen[agent or self.agent] = {t.id: t.version for t in board.tasks}
+        self._seen[self._who(agent)] = {t.id: t.version for t in board.tasks}
         return ToolResult(list_text(board))
 
     # --- views ---------------------------------------------------------------------------------
@@ -541,6 +547,11 @@ class Session:
     def latest_todos(self) -> tuple[TodoItem, ...]:
         """The latest recorded list, across turns (what compaction copies from)."""
         return self._latest.todos
+
+    @property
+    def latest_todos_seq(self) -> int | None:
+        """The seq of the `todo/write` that recorded `latest_todos` (None before any)."""
+        return self._latest.seq
 
     @property
     def context(self) -> ContextWindow:

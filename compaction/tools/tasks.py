@@ -45,7 +45,8 @@ from typing import Any, Final
 
 from compaction.errors import ToolInputError
 from compaction.events import TASK_STATUSES, Task
-from compaction.tools.arguments import Arguments, load_arguments, show
+from compaction.tools.arguments import MAX_ITEM_CHARS, Arguments, load_arguments, show, too_long
+from compaction.tools.todos import is_blank
 from compaction.views.board import TaskBoard, quoted
 
 TASK_CREATE: Final = "task_create"
@@ -68,13 +69,18 @@ UPDATE_FIELDS: Final = ("subject", "status", "owner", "blocked_by")
 _SHOWN_IDS: Final = 20
 
 
+def is_agent_name(name: object) -> bool:
+    """Tell whether `name` is a valid agent or owner name, matched whole (no trailing newline)."""
+    return isinstance(name, str) and re.fullmatch(AGENT_PATTERN, name) is not None
+
+
 def _subject(obj: Mapping[str, Any], key: str, problems: list[str]) -> str | None:
     value = obj[key]
     if not isinstance(value, str):
         problems.append(f"{key} must be a string, not {show(value)}")
         return None
     text = value.strip()
-    if not text:
+    if is_blank(text):
         problems.append(f"{key} is blank")
         return None
     if len(text) > MAX_SUBJECT:
@@ -127,6 +133,8 @@ def parse_task_create(arguments: Arguments) -> tuple[str, str | None]:
     elif isinstance(raw, str):
         if not _encodable(raw):
             problems.append("description must be valid Unicode text")
+        elif len(raw.strip()) > MAX_ITEM_CHARS:
+            problems.append(too_long("description", len(raw.strip())))
         description = raw.strip() or None
     if problems or subject is None:
         raise ToolInputError(TASK_CREATE, problems)
@@ -150,7 +158,7 @@ def _task_id(value: object) -> str | None:
         return None
     if isinstance(value, int) and value >= 0:
         return str(value)
-    if isinstance(value, str) and (match := _ID.match(value.strip())):
+    if isinstance(value, str) and (match := _ID.fullmatch(value.strip())):
         return match.group(1)
     return None
 
@@ -176,7 +184,7 @@ def _fields(obj: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
             problems.append(f"status must be one of {statuses}, not {show(status)}")
     if "owner" in obj:
         owner = obj["owner"]
-        if owner is None or (isinstance(owner, str) and re.match(AGENT_PATTERN, owner)):
+        if owner is None or (isinstance(owner, str) and is_agent_name(owner)):
             changes["owner"] = owner
         else:
             problems.append(

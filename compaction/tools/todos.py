@@ -13,7 +13,10 @@ Model experience (these strings are a contract; tests pin them):
   ``- todos[3].content duplicates todos[0]: "Run tests"``,
   ``- 2 items are in_progress (todos[0], todos[2]); keep exactly one in_progress``,
   ``- arguments repeat the key "todos"; send each key once``,
-  ``- arguments are larger than 1000000 bytes; send a short list`` (UTF-8 bytes, not characters).
+  ``- todos[0].content is 2400 characters long; keep it to at most 2000 characters (a short
+  sentence: put long detail in a file and name the file)`` (`MAX_ITEM_CHARS`, after trimming),
+  ``- arguments are larger than 1000000 bytes; send a short list`` (UTF-8 bytes, not characters;
+  a mapping is measured as its JSON).
 - refused by mode: the mode's refusal (`compaction.tools.mode_policy`), appended nothing.
 
 Hosts run the tool through `Session.todo_write` (or `compaction.call_tool`); this module owns
@@ -35,7 +38,7 @@ from pydantic_core import PydanticCustomError
 
 from compaction.errors import ToolInputError
 from compaction.events import TODO_STATUSES, TodoItem, TodoStatus
-from compaction.tools.arguments import Arguments, load_arguments, show
+from compaction.tools.arguments import MAX_ITEM_CHARS, Arguments, load_arguments, show, too_long
 from compaction.views import count_statuses
 
 TOOL_NAME = "todo_write"
@@ -66,6 +69,10 @@ def _trimmed(content: str) -> str:
     content = content.strip()
     if is_blank(content):
         raise PydanticCustomError("blank", "content is blank")
+    if len(content) > MAX_ITEM_CHARS:
+        raise PydanticCustomError(
+            "too_long", "content is {length} characters long", {"length": len(content)}
+        )
     try:
         content.encode("utf-8")
     except UnicodeEncodeError:
@@ -121,6 +128,8 @@ def _describe(err: Mapping[str, Any]) -> str:
             return f"{where} must be one of {statuses}, not {show(err.get('input'))}"
         case "blank":
             return f"{where} is blank"
+        case "too_long":
+            return too_long(where, int(err.get("ctx", {}).get("length", 0)))
         case "string_type":
             return f"{where} must be a string"
         case "string_unicode":

@@ -71,7 +71,7 @@ def reference_todo_write(raw: str | bytes, allow_parallel: bool) -> list[Todo] |
         if not isinstance(content, str) or not isinstance(status, str) or status not in STATUSES:
             return None
         content = content.strip()
-        if reference_blank(content) or content in {c for c, _ in out}:
+        if reference_blank(content) or content in {c for c, _ in out} or len(content) > 2000:
             return None
         try:
             content.encode("utf-8")
