@@ -62,7 +62,13 @@ from compaction.tools.tasks import (
     unchanged_line,
     updated_line,
 )
-from compaction.tools.todos import TOOL_NAME, parse_todo_write, summary_line
+from compaction.tools.todos import (
+    TOOL_NAME,
+    calls_in_one_response,
+    one_list_per_response,
+    parse_todo_write,
+    summary_line,
+)
 from compaction.tools.tool_result import ToolResult
 from compaction.views import (
     ContextProjection,
@@ -399,13 +405,18 @@ class Session:
                 mode's policy.
             mode: run under this mode instead of the current turn's (a host that tracks it).
 
-        A call the mode forbids returns the mode's refusal (``is_error``); a call with bad
-        arguments returns every violation. Either way nothing is appended. Never raises for
+        A call the mode forbids returns the mode's refusal (``is_error``); a call made beside
+        another `todo_write` in one model response (the log's latest assistant message, one of
+        its calls unanswered) is refused, each of them; a call with bad arguments returns every
+        violation. Either way nothing is appended. Never raises for
         bad arguments.
         """
         refused = self.refusal(TOOL_NAME, mode=mode)
         if refused is not None:
             return ToolResult(refused, is_error=True)
+        calls = calls_in_one_response(self.context.messages)
+        if calls > 1:
+            return ToolResult(str(one_list_per_response(calls)), is_error=True)
         if allow_parallel_in_progress is None:
             allow_parallel_in_progress = self.policy(mode).allow_parallel_in_progress
         try:

@@ -344,6 +344,8 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
                 name=name,
                 status="error" if result.is_error else "success",
             )
+            if result.is_error:  # nothing changed; parallel refusals must not race on "todos"
+                return reply
             return Command(update={"messages": [reply], "todos": self.todos()})
         refused = self.session.refusal(name, mode=self.mode)
         if refused is None:
