@@ -9,7 +9,7 @@ Model experience (these strings are a contract; tests pin them):
   followed by one ``- `` line per violation, for example
   ``- todos[1]: unknown field "id"; an item has only "content" and "status"``,
   ``- todos[2].content is blank`` (also for content made only of invisible characters: zero-width
-  spaces, a BOM, bidi marks),
+  spaces, a BOM, bidi marks, NUL and other control characters),
   ``- todos[3].content duplicates todos[0]: "Run tests"``,
   ``- 2 items are in_progress (todos[0], todos[2]); keep exactly one in_progress``,
   ``- arguments repeat the key "todos"; send each key once``,
@@ -59,11 +59,11 @@ def is_blank(content: str) -> bool:
     """Tell whether `content` shows nothing: only whitespace and invisible characters.
 
     Invisible: Unicode format characters (category Cf: zero-width space and joiners, the BOM,
-    bidi marks and isolates, the soft hyphen...) and the blank fillers (Hangul fillers, the
-    blank braille pattern).
+    bidi marks and isolates, the soft hyphen...), control characters (category Cc: NUL, the
+    other C0 and C1 controls) and the blank fillers (Hangul fillers, the blank braille pattern).
     """
     return all(
-        ch.isspace() or ch in _INVISIBLE_FILLERS or unicodedata.category(ch) == "Cf"
+        ch.isspace() or ch in _INVISIBLE_FILLERS or unicodedata.category(ch) in ("Cf", "Cc")
         for ch in content
     )
 

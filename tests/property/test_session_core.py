@@ -46,9 +46,9 @@ SHOWS_NOTHING = frozenset("\u115f\u1160\u2800\u3164\uffa0")
 
 
 def reference_blank(content: str) -> bool:
-    """Blank, as the contract says: only whitespace, format characters (Cf) and blank fillers."""
+    """Blank, as the contract says: whitespace, format (Cf) and control (Cc) characters, fillers."""
     for ch in content:
-        if not (ch.isspace() or unicodedata.category(ch) == "Cf" or ch in SHOWS_NOTHING):
+        if not (ch.isspace() or unicodedata.category(ch) in ("Cf", "Cc") or ch in SHOWS_NOTHING):
             return False
     return True
 
