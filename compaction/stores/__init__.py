@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from compaction.errors import ConfigError
-from compaction.stores.copy import copy_session, write_new_session
+from compaction.stores.copy import STAGING, copy_session, is_staging, write_new_session
 from compaction.stores.jsonl import JsonlStore
 from compaction.stores.locking import lock_exclusive, unlock
 from compaction.stores.log_reader import (
@@ -81,6 +81,7 @@ def open_store(url: str, *, sync: SyncPolicy = "always") -> EventStore:
 __all__ = [
     "MAX_EVENT_BYTES",
     "SCHEMES",
+    "STAGING",
     "BadLine",
     "EventSource",
     "EventStore",
@@ -97,6 +98,7 @@ __all__ = [
     "TailRepair",
     "check_session_id",
     "copy_session",
+    "is_staging",
     "is_store_url",
     "lock_exclusive",
     "open_store",

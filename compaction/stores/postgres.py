@@ -171,6 +171,19 @@ class PostgresStore:
             cur = self._db.execute(f"DELETE FROM {TABLE} WHERE session = %s", (session,))
         return cur.rowcount > 0
 
+    def rename_session(self, old: str, new: str) -> None:
+        """Give every event of `old` the id `new` in one transaction (`new` must hold none).
+
+        Raises:
+            LogError: `new` already holds events (nothing changes), or the update failed.
+        """
+        check_session_id(old)
+        with self.transaction(new):
+            self._db.execute(SESSION_LOCK, (old,))
+            if self._last(new):
+                raise LogError(f"{self._where(new)}: the session already holds events")
+            self._db.execute(f"UPDATE {TABLE} SET session = %s WHERE session = %s", (new, old))
+
     def close(self) -> None:
         """Close the connection."""
         self._db.close()

@@ -342,6 +342,21 @@ class SqliteStore:
                 fail(self._where(session), "delete failed", exc)
         return cur.rowcount > 0
 
+    def rename_session(self, old: str, new: str) -> None:
+        """Give every event of `old` the id `new` in one transaction (`new` must hold none).
+
+        Raises:
+            LogError: `new` already holds events (nothing changes), or the update failed.
+        """
+        check_session_id(old)
+        with self.transaction(new):
+            if self._last(new):
+                raise LogError(f"{self._where(new)}: the session already holds events")
+            try:
+                self._db.execute("UPDATE events SET session = ? WHERE session = ?", (new, old))
+            except sqlite3.Error as exc:
+                fail(self._where(new), "rename failed, nothing changed", exc)
+
     def close(self) -> None:
         """Close the connection."""
         self._db.close()

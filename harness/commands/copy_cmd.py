@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-from compaction import ConfigError, copy_session, is_store_url, open_store, redact_url
+from compaction import (
+    ConfigError,
+    LogError,
+    copy_session,
+    is_staging,
+    is_store_url,
+    open_store,
+    redact_url,
+)
 from harness.commands.stores import store_and_session
 from harness.output import HelpFormatter, examples, print_json
 
@@ -24,7 +33,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "store URLs (jsonl:///folder, sqlite:///file.db, postgresql://...) or .jsonl files "
             "(one session each, named by the file's stem). From a URL, every session is copied "
             "unless --session names one. A destination session that already holds events is "
-            "refused, never merged."
+            "refused, never merged. Each session is copied atomically (a temporary file renamed "
+            "into a JSONL folder, a staging session renamed in one transaction in SQL): a "
+            "failed copy leaves no destination session. A missing or damaged source session is "
+            "refused."
         ),
     )
     p.add_argument("src", metavar="SRC", help="source store URL or .jsonl file")
@@ -32,17 +44,54 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--session", metavar="ID", help="copy only this session of SRC")
     p.add_argument("--as", dest="target", metavar="ID", help="its id in DST (one session only)")
     p.add_argument("--json", action="store_true", help="print the sessions copied as JSON")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue a failed copy into an SQL store from its staging session",
+    )
+    p.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="copy the other sessions when some entries of SRC are damaged (each reported)",
+    )
     p.set_defaults(func=run)
+
+
+def _listed(url: str) -> tuple[list[str], list[str]]:
+    """Return the sessions a store URL lists (staging sessions left out) and its bad entries."""
+    src = open_store(url)
+    try:
+        names = [i.session for i in src.sessions() if not is_staging(i.session)]
+        bad = list(getattr(src, "bad_entries", []))
+    finally:
+        src.close()
+    return names, bad
+
+
+def _copy_one(args: argparse.Namespace, name: str | None) -> dict[str, object]:
+    with store_and_session(args.src, name) as (src, session):
+        target = (args.target or session) if is_store_url(args.dst) else None
+        with store_and_session(args.dst, target) as (dst, dst_session):
+            n = copy_session(src, session, dst, dst_session, resume=args.resume)
+            return {
+                "from": f"{redact_url(src.url)}#{session}",
+                "to": f"{redact_url(dst.url)}#{dst_session}",
+                "events": n,
+            }
 
 
 def run(args: argparse.Namespace) -> int:
     """Copy and print one line per session copied."""
+    bad: list[str] = []
     if is_store_url(args.src) and args.session is None:
-        src = open_store(args.src)
-        try:
-            names = [i.session for i in src.sessions()]
-        finally:
-            src.close()
+        names: list[str | None] = []
+        listed, bad = _listed(args.src)
+        names += listed
+        if bad and not args.skip_bad:
+            raise LogError(
+                f"{redact_url(args.src)}: {len(bad)} entries are not sessions (first: {bad[0]}); "
+                "nothing was copied: fix or move them, or pass --skip-bad to copy the rest"
+            )
     else:
         names = [args.session]
     if args.target is not None and len(names) != 1:
@@ -53,19 +102,26 @@ def run(args: argparse.Namespace) -> int:
             f"{len(names)} sessions"
         )
     copied: list[dict[str, object]] = []
+    skipped: list[str] = list(bad)
     for name in names:
-        with store_and_session(args.src, name) as (src, session):
-            target = args.target
-            if is_store_url(args.dst):
-                with store_and_session(args.dst, target or session) as (dst, dst_session):
-                    n = copy_session(src, session, dst, dst_session)
-            else:
-                with store_and_session(args.dst, None) as (dst, dst_session):
-                    n = copy_session(src, session, dst, dst_session)
-            copied.append({"from": f"{src.url}#{session}", "to": f"{dst.url}#{dst_session}"})
-            copied[-1]["events"] = n
-            if not args.json:
-                print(f"{src.url}#{session} -> {dst.url}#{dst_session}: {n} events")
+        try:
+            row = _copy_one(args, name)
+        except LogError as exc:
+            if len(names) == 1:
+                raise
+            if not args.skip_bad:
+                done = ", ".join(str(c["from"]) for c in copied) or "none"
+                raise LogError(
+                    f"{exc} (copied before it, each whole: {done}; pass --skip-bad to copy "
+                    "the rest)"
+                ) from exc
+            skipped.append(" ".join(str(exc).split())[:300])
+            continue
+        copied.append(row)
+        if not args.json:
+            print(f"{row['from']} -> {row['to']}: {row['events']} events")
+    for line in skipped:
+        print(f"harness copy: skipped: {line}", file=sys.stderr)
     if args.json:
-        print_json({"copied": copied})
+        print_json({"copied": copied, "skipped": skipped})
     return 0

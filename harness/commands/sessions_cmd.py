@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC, datetime
 
 from rich.table import Table
@@ -57,10 +58,13 @@ def run(args: argparse.Namespace) -> int:
             }
             for info in store.sessions()
         ]
+        bad = list(getattr(store, "bad_entries", []))
     finally:
         store.close()
+    for line in bad:  # the other sessions are still listed; each stray entry is named
+        print(f"harness sessions: skipped: {line}", file=sys.stderr)
     if args.json:
-        print_json({"url": redact_url(args.url), "sessions": rows})
+        print_json({"url": redact_url(args.url), "sessions": rows, "bad_entries": bad})
         return 0
     table = Table(title=f"{redact_url(args.url)}: {len(rows)} sessions", title_justify="left")
     table.add_column("session")
