@@ -236,3 +236,22 @@ def test_no_temporary_file_is_left_behind(tmp_path: Path) -> None:
     assert run_cli("copy", src, f"jsonl:///{tmp_path / 'out'}", "--as", "x").returncode == 0
     assert sorted(os.listdir(tmp_path / "out")) == ["x.jsonl"]
     assert (tmp_path / "out" / "x.jsonl").read_bytes() == src.read_bytes()
+
+
+def test_postgres_copy_is_atomic_and_rerunnable(postgres_url: str, tmp_path: Path) -> None:
+    """Into PostgreSQL a failed copy leaves no session, resume finishes it, a rerun is refused."""
+    src = JsonlStore(tmp_path / "src")
+    _log(src.path_of("pgcopy"), messages=2500)
+    dst = open_store(postgres_url)
+    dst.delete("pgcopy")
+    dst.delete("pgcopy.copy-staging")
+    with pytest.raises(LogError, match="the destination was not created"):
+        copy_module.write_new_session(dst, "pgcopy", _failing_after(src.read("pgcopy"), 2100))
+    assert dst.last_seq("pgcopy") == 0
+    assert copy_session(src, "pgcopy", dst, resume=True) == 2502
+    assert list(dst.read("pgcopy")) == list(src.read("pgcopy"))
+    with pytest.raises(LogError, match="already holds"):
+        copy_session(src, "pgcopy", dst)
+    dst.delete("pgcopy")
+    src.close()
+    dst.close()
