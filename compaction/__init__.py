@@ -84,7 +84,7 @@ if _typing.TYPE_CHECKING:
     from compaction.invariants import RULES, LogChecker, check_log, check_next_seq
     from compaction.policy import DEFAULT_WINDOW, CompactionPolicy
     from compaction.provider_messages import from_anthropic, from_openai, to_messages
-    from compaction.secrets import REDACTED, redact
+    from compaction.secrets import REDACTED, redact, redact_url
     from compaction.session import Session
     from compaction.stores import (
         MAX_EVENT_BYTES,
@@ -100,6 +100,7 @@ if _typing.TYPE_CHECKING:
         SyncPolicy,
         TailRepair,
         copy_session,
+        is_staging,
         is_store_url,
         open_store,
         read_events,
@@ -125,6 +126,7 @@ if _typing.TYPE_CHECKING:
         BUILTIN_TOOLS,
         DEFAULT_POLICY,
         MAX_ARGUMENT_BYTES,
+        MAX_ITEM_CHARS,
         TASK_TOOL_NAMES,
         TASK_WRITE_TOOLS,
         TOOL_NAME,
@@ -176,6 +178,7 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_WINDOW": "compaction.policy",
     "MAX_ARGUMENT_BYTES": "compaction.tools",
     "MAX_EVENT_BYTES": "compaction.stores",
+    "MAX_ITEM_CHARS": "compaction.tools",
     "NARRATIVE_SECTIONS": "compaction.checkpoint",
     "ORIGINS": "compaction.events",
     "REDACTED": "compaction.secrets",
@@ -296,6 +299,7 @@ _EXPORTS: dict[str, str] = {
     "get_tokenizer": "compaction.tokens",
     "install_bundled_encodings": "compaction.tokens",
     "is_blank": "compaction.tools",
+    "is_staging": "compaction.stores",
     "is_store_url": "compaction.stores",
     "load_policies": "compaction.tools",
     "make_event": "compaction.events",
@@ -313,6 +317,7 @@ _EXPORTS: dict[str, str] = {
     "read_events": "compaction.stores",
     "read_update": "compaction.tools",
     "redact": "compaction.secrets",
+    "redact_url": "compaction.secrets",
     "render_checkpoint": "compaction.checkpoint",
     "select_cut": "compaction.cuts",
     "shown_message": "compaction.clipping",
@@ -334,6 +339,7 @@ __all__ = [
     "DEFAULT_WINDOW",
     "MAX_ARGUMENT_BYTES",
     "MAX_EVENT_BYTES",
+    "MAX_ITEM_CHARS",
     "NARRATIVE_SECTIONS",
     "ORIGINS",
     "REDACTED",
@@ -454,6 +460,7 @@ __all__ = [
     "get_tokenizer",
     "install_bundled_encodings",
     "is_blank",
+    "is_staging",
     "is_store_url",
     "load_policies",
     "make_event",
@@ -471,6 +478,7 @@ __all__ = [
     "read_events",
     "read_update",
     "redact",
+    "redact_url",
     "render_checkpoint",
     "select_cut",
     "shown_message",

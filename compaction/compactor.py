@@ -11,7 +11,11 @@ at the moment of compaction (even when its ``todo/write`` sits in the kept tail)
 ``in_progress`` item into Current Work, verbatim and in list order; ``completed`` items never do.
 The shared task list (`Session.tasks`, every agent's; both lists may exist in one session) is
 copied the same way after the todo items: ``pending`` tasks into Pending Jobs, ``in_progress``
-ones into Current Work, each with its id and owner, in creation order.
+ones into Current Work, each with its id and owner, in creation order. Only when that
+Checkpoint cannot fit the window at all (``does_not_fit``) and an item is longer than the tools
+now accept (`MAX_ITEM_CHARS`: one recorded before the cap, or imported) is each such item
+carried as its head and a note naming its length and the seq that holds it whole
+(`clip_carried`), and the plan is made again, so one item can never disable compaction.
 
 An unfinished list from an earlier turn (its ``todo/write`` came before the latest
 ``turn/start`` and the model has not rewritten it since) is still the latest list, so it is
@@ -78,6 +82,7 @@ from compaction.session import Session
 from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInput, check_output
 from compaction.summarizers.recorded import recorded_checkpoint
 from compaction.tokens import count_message
+from compaction.tools.arguments import MAX_ITEM_CHARS
 from compaction.views import ContextWindow, checkpoint_message, checkpoint_message_for
 from compaction.views.board import TaskBoard
 
@@ -162,6 +167,33 @@ def unfinished(todos: Sequence[TodoItem]) -> tuple[tuple[str, ...], tuple[str, .
     pending = tuple(t.content for t in todos if t.status == "pending")
     current = tuple(t.content for t in todos if t.status == "in_progress")
     return pending, current
+
+
+CARRIED_HEAD: Final = 1000
+"""Characters of an over-long carried item the Checkpoint keeps, before the clipping note."""
+
+
+def clip_carried(text: str, seq: int | None) -> str:
+    """Return a carried item as the Checkpoint holds it: whole, or head and note when too long.
+
+    An item over `MAX_ITEM_CHARS` (one recorded before the tools capped items, or imported)
+    keeps its first `CARRIED_HEAD` characters and a note with its length and the seq of the
+    event that holds it whole, so one item can never make the carried list outgrow the window.
+    """
+    if len(text) <= MAX_ITEM_CHARS:
+        return text
+    where = f"harness log LOG --seq {seq}" if seq is not None else "the session log"
+    note = f"[... clipped: the item has {len(text)} characters; read it whole with {where}]"
+    return f"{text[:CARRIED_HEAD]} {note}"
+
+
+def _clip_task(task: TaskRef) -> TaskRef:
+    if len(task.subject) <= MAX_ITEM_CHARS:
+        return task
+    text = clip_carried(task.subject, None).replace(
+        "the session log", f"task_list (task {task.id})"
+    )
+    return task.model_copy(update={"subject": text})
 
 
 def unfinished_tasks(board: TaskBoard) -> tuple[tuple[TaskRef, ...], tuple[TaskRef, ...]]:
@@ -297,7 +329,14 @@ def _plan(
             instructions=instructions,
         ),
     )
-    k, checkpoint, used, fallback_reason = plan.fit(k, instructions)
+    try:
+        k, checkpoint, used, fallback_reason = plan.fit(k, instructions)
+    except CompactionError as exc:
+        if exc.code != "does_not_fit" or not plan.has_long_items():
+            raise
+        # Carried whole, one over-long item fills the window: clip long items, plan again.
+        plan = replace(plan, clip_items=True)
+        k, checkpoint, used, fallback_reason = plan.fit(plan.first_cut(), instructions)
     text = render_checkpoint(checkpoint)
     previous_tokens = (
         count_message(session.tokenizer, checkpoint_message(previous_data)) if previous_data else 0
@@ -354,6 +393,9 @@ class _Plan:
     system: int
     summarizer: Summarizer
     fallback: ExtractiveSummarizer
+    clip_items: bool = False
+    """Carry items over `MAX_ITEM_CHARS` as head and note (`clip_carried`): set only when the
+    Checkpoint with every item whole cannot fit the window."""
 
     @classmethod
     def of(
@@ -409,6 +451,12 @@ class _Plan:
         """Return the Checkpoint with its code-owned sections only (empty narrative)."""
         pending, current = unfinished(self.session.latest_todos)
         pending_tasks, current_tasks = unfinished_tasks(self.session.tasks)
+        if self.clip_items:
+            seq = self.session.latest_todos_seq
+            pending = tuple(clip_carried(t, seq) for t in pending)
+            current = tuple(clip_carried(t, seq) for t in current)
+            pending_tasks = tuple(_clip_task(t) for t in pending_tasks)
+            current_tasks = tuple(_clip_task(t) for t in current_tasks)
         return Checkpoint(
             pending_jobs=pending,
             current_work=current,
@@ -416,6 +464,12 @@ class _Plan:
             pending_tasks=pending_tasks,
             current_tasks=current_tasks,
         )
+
+    def has_long_items(self) -> bool:
+        """Tell whether any carried item or task subject is over `MAX_ITEM_CHARS`."""
+        pending, current = unfinished(self.session.latest_todos)
+        tasks = [t.subject for pair in unfinished_tasks(self.session.tasks) for t in pair]
+        return any(len(text) > MAX_ITEM_CHARS for text in (*pending, *current, *tasks))
 
     def checkpoint_tokens(self, checkpoint: Checkpoint) -> int:
         """Return the tokens a Checkpoint takes in the context."""

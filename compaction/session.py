@@ -17,7 +17,6 @@ for an event that did not reach the log; a refused or rejected tool call appends
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -54,6 +53,7 @@ from compaction.tools.tasks import (
     TASK_LIST,
     TASK_UPDATE,
     created_line,
+    is_agent_name,
     list_text,
     parse_task_create,
     parse_task_list,
@@ -62,7 +62,13 @@ from compaction.tools.tasks import (
     unchanged_line,
     updated_line,
 )
-from compaction.tools.todos import TOOL_NAME, parse_todo_write, summary_line
+from compaction.tools.todos import (
+    TOOL_NAME,
+    calls_in_one_response,
+    one_list_per_response,
+    parse_todo_write,
+    summary_line,
+)
 from compaction.tools.tool_result import ToolResult
 from compaction.views import (
     ContextProjection,
@@ -135,7 +141,7 @@ class Session:
                 f"tool_output_cap must be a positive integer or None, not {tool_output_cap!r}"
             )
         self.tool_output_cap = tool_output_cap
-        if not re.match(AGENT_PATTERN, agent):
+        if not is_agent_name(agent):
             raise ConfigError(f"agent {agent!r} must match {AGENT_PATTERN}")
         self.agent = agent
         self.policies: PolicyTable = builtin_policies() if policies is None else policies
@@ -391,13 +397,18 @@ class Session:
                 mode's policy.
             mode: run under this mode instead of the current turn's (a host that tracks it).
 
-        A call the mode forbids returns the mode's refusal (``is_error``); a call with bad
-        arguments returns every violation. Either way nothing is appended. Never raises for
+        A call the mode forbids returns the mode's refusal (``is_error``); a call made beside
+        another `todo_write` in one model response (the log's latest assistant message, one of
+        its calls unanswered) is refused, each of them; a call with bad arguments returns every
+        violation. Either way nothing is appended. Never raises for
         bad arguments.
         """
         refused = self.refusal(TOOL_NAME, mode=mode)
         if refused is not None:
             return ToolResult(refused, is_error=True)
+        calls = calls_in_one_response(self.context.messages)
+        if calls > 1:
+            return ToolResult(str(one_list_per_response(calls)), is_error=True)
         if allow_parallel_in_progress is None:
             allow_parallel_in_progress = self.policy(mode).allow_parallel_in_progress
         try:
@@ -415,7 +426,7 @@ class Session:
         The new id is one more than the largest numeric id on the board, read under the log's
         lock, so two agents creating at once get different ids.
         """
-        who = agent or self.agent
+        who = self._who(agent)
         refused = self.refusal(TASK_CREATE, mode=mode)
         if refused is not None:
             return ToolResult(refused, is_error=True)
@@ -443,7 +454,7 @@ class Session:
         rules); an update to a task that changed since this agent was last shown it is rejected
         with the task's current state.
         """
-        who = agent or self.agent
+        who = self._who(agent)
         refused = self.refusal(TASK_UPDATE, mode=mode)
         if refused is not None:
             return ToolResult(refused, is_error=True)
@@ -474,6 +485,12 @@ class Session:
             return ToolResult(unchanged_line(old))
         seen[task_id] = new.version
         return ToolResult(updated_line(old, new))
+
+    def _who(self, agent: str | None) -> str:
+        """Return the calling agent (default: the session's), its name checked whole."""
+        if agent and not is_agent_name(agent):
+            raise ConfigError(f"agent {agent!r} must match {AGENT_PATTERN}")
+        return agent or self.agent
 
     def _write_task(self, plan: Callable[[TaskBoard], TaskEventData | None]) -> bool:
         """Plan a task event on the board as stored and append it, no other writer in between.
@@ -514,7 +531,7 @@ class Session:
         except ToolInputError as exc:
             return ToolResult(str(exc), is_error=True)
         board = self.tasks
-        self._seen[agent or self.agent] = {t.id: t.version for t in board.tasks}
+        self._seen[self._who(agent)] = {t.id: t.version for t in board.tasks}
         return ToolResult(list_text(board))
 
     # --- views ---------------------------------------------------------------------------------
@@ -533,6 +550,11 @@ class Session:
     def latest_todos(self) -> tuple[TodoItem, ...]:
         """The latest recorded list, across turns (what compaction copies from)."""
         return self._latest.todos
+
+    @property
+    def latest_todos_seq(self) -> int | None:
+        """The seq of the `todo/write` that recorded `latest_todos` (None before any)."""
+        return self._latest.seq
 
     @property
     def context(self) -> ContextWindow:

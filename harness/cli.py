@@ -193,8 +193,10 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _say(line: str) -> None:
+    from compaction import redact_url  # light: the secrets module, loaded only to report
+
     if sys.stderr is not None:
-        print(line, file=sys.stderr)
+        print(redact_url(line), file=sys.stderr)  # a store URL's password never reaches stderr
 
 
 def _silence_stdout() -> None:

@@ -15,7 +15,7 @@ Pick one with a URL or a path (`open_store`):
 
 from __future__ import annotations
 
-from compaction.stores.copy import copy_session, write_new_session
+from compaction.stores.copy import STAGING, copy_session, is_staging, write_new_session
 from compaction.stores.file import FileStore
 from compaction.stores.jsonl import JsonlStore
 from compaction.stores.locking import lock_exclusive, unlock
@@ -44,6 +44,7 @@ from compaction.stores.sqlite import SqliteStore
 __all__ = [
     "MAX_EVENT_BYTES",
     "SCHEMES",
+    "STAGING",
     "BadLine",
     "EventStore",
     "FileStore",
@@ -59,6 +60,7 @@ __all__ = [
     "TailRepair",
     "check_session_id",
     "copy_session",
+    "is_staging",
     "is_store_url",
     "lock_exclusive",
     "open_session_store",

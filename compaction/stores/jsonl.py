@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from compaction.errors import HarnessError
 from compaction.events import Event, EventData
 from compaction.stores.log_reader import LogReader
 from compaction.stores.log_writer import SessionLog, SyncPolicy
@@ -35,6 +36,8 @@ class JsonlStore:
         self.sync: SyncPolicy = sync
         self._logs: dict[str, SessionLog] = {}
         self._readers: dict[str, LogReader] = {}
+        self.bad_entries: list[str] = []
+        """What the last `sessions` call skipped: one line per file that is not a session."""
 
     @property
     def url(self) -> str:
@@ -82,14 +85,25 @@ class JsonlStore:
             yield
 
     def sessions(self) -> list[SessionInfo]:
-        """List the folder's ``*.jsonl`` files that hold at least one event."""
+        """List the folder's ``*.jsonl`` files that hold at least one event.
+
+        A file that is not a session (a name that is not a session id, or content that is not
+        a log) is skipped and described in `bad_entries`.
+        """
+        self.bad_entries = []
         if not self.root.is_dir():
             return []
         found = []
         for path in sorted(self.root.glob(f"*{SUFFIX}")):
             session = path.name.removesuffix(SUFFIX)
-            with SessionLog(path) as log:
-                last = log.last_seq()
+            try:
+                check_session_id(session)
+                with SessionLog(path) as log:
+                    last = log.last_seq()
+            except HarnessError as exc:  # one stray file never hides the other sessions
+                text = " ".join(str(exc).split())[:300]
+                self.bad_entries.append(text if str(path) in text else f"{path}: {text}")
+                continue
             if last:
                 found.append(SessionInfo(session, last, os.stat(path).st_mtime))
         return found

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from compaction.errors import ConfigError
+from compaction.secrets import redact_url
 from compaction.stores.file import FileStore
 from compaction.stores.jsonl import JsonlStore
 from compaction.stores.log_reader import ReadReport
@@ -44,7 +45,9 @@ def _path_of(url: str) -> Path:
     """``x:///rel`` is relative, ``x:////abs`` absolute (SQLAlchemy's rule)."""
     rest = url.partition("://")[2]
     if not rest.startswith("/") or rest == "/":
-        raise ConfigError(f"{url}: write a path after three slashes, e.g. sqlite:///sessions.db")
+        raise ConfigError(
+            f"{redact_url(url)}: write a path after three slashes, e.g. sqlite:///sessions.db"
+        )
     return Path(rest[1:])
 
 
@@ -71,7 +74,7 @@ def open_store(
     if isinstance(target, Path) or "://" not in target:
         return FileStore(target, sync=sync, skip_bad_lines=skip_bad_lines, report=report)
     if not is_store_url(target):
-        raise ConfigError(f"{target!r} is not a store URL: use {URL_FORMS}")
+        raise ConfigError(f"{redact_url(str(target))!r} is not a store URL: use {URL_FORMS}")
     scheme = target.partition("://")[0]
     if scheme == "jsonl":
         return JsonlStore(_path_of(target), sync=sync)
@@ -90,12 +93,12 @@ def session_of(store: EventStore, session: str | None) -> str:
     if isinstance(store, FileStore):
         if session is not None and session != store.session:
             raise ConfigError(
-                f"{store.url}: --session needs a store URL ({URL_FORMS}); a JSONL path is "
-                "one session already"
+                f"{redact_url(store.url)}: --session needs a store URL ({URL_FORMS}); a JSONL "
+                "path is one session already"
             )
         return store.session
     if session is None:
-        raise ConfigError(f"{store.url}: name the session (session=..., CLI --session)")
+        raise ConfigError(f"{redact_url(store.url)}: name the session (session=..., CLI --session)")
     return check_session_id(session)
 
 
@@ -125,7 +128,7 @@ def where_of(store: EventStore, session: str) -> str:
     """Name a session for messages: a JSONL file's path, or the store URL and ``#session``."""
     if isinstance(store, FileStore):
         return store.url
-    return f"{store.url}#{session}"
+    return f"{redact_url(store.url)}#{session}"  # for messages: never a password
 
 
 def session_file(store: EventStore, session: str) -> Path | None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from compaction.errors import ConfigError, LogError, SeqConflictError
 from compaction.events import Event, EventData, dump_event, make_event
+from compaction.secrets import passwords_in, redact, redact_url
 from compaction.stores.paging import PAGE, paged_events
 from compaction.stores.protocol import SessionInfo, check_session_id
 
@@ -79,12 +80,18 @@ class PostgresStore:
                 self._db.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
                 self._db.execute(SCHEMA)
         except pg.Error as exc:
-            raise LogError(f"{_redact(url)}: cannot open the PostgreSQL store: {exc}") from None
+            raise LogError(
+                f"{redact_url(url)}: cannot open the PostgreSQL store: {self._say(exc)}"
+            ) from None
 
     @property
     def url(self) -> str:
         """The connection URL, password removed."""
-        return _redact(self._url)
+        return redact_url(self._url)
+
+    def _say(self, exc: BaseException) -> str:
+        """Return a driver error's text with the URL's passwords removed (libpq quotes it)."""
+        return redact(redact_url(str(exc)), passwords_in(self._url))
 
     def _where(self, session: str) -> str:
         return f"{self.url}#{session}"
@@ -104,7 +111,7 @@ class PostgresStore:
                 yield
         except self._error as exc:
             raise LogError(
-                f"{self._where(session)}: transaction failed, nothing stored: {exc}"
+                f"{self._where(session)}: transaction failed, nothing stored: {self._say(exc)}"
             ) from None
 
     def _last(self, session: str) -> int:
@@ -141,7 +148,7 @@ class PostgresStore:
                     (session, last, PAGE),
                 ).fetchall()
             except self._error as exc:
-                raise LogError(f"{self._where(session)}: read failed: {exc}") from None
+                raise LogError(f"{self._where(session)}: read failed: {self._say(exc)}") from None
             return rows
 
         return paged_events(fetch, self._where(session), after=after)
@@ -164,16 +171,24 @@ class PostgresStore:
             cur = self._db.execute(f"DELETE FROM {TABLE} WHERE session = %s", (session,))
         return cur.rowcount > 0
 
+    def rename_session(self, old: str, new: str) -> None:
+        """Give every event of `old` the id `new` in one transaction (`new` must hold none).
+
+        Raises:
+            LogError: `new` already holds events (nothing changes), or the update failed.
+        """
+        check_session_id(old)
+        with self.transaction(new):
+            self._db.execute(SESSION_LOCK, (old,))
+            if self._last(new):
+                raise LogError(f"{self._where(new)}: the session already holds events")
+            self._db.execute(f"UPDATE {TABLE} SET session = %s WHERE session = %s", (new, old))
+
     def close(self) -> None:
         """Close the connection."""
         self._db.close()
 
 
 def _redact(url: str) -> str:
-    """Return the URL with any password replaced by ``***``."""
-    scheme, sep, rest = url.partition("://")
-    creds, at, host = rest.rpartition("@")
-    if not sep or not at or ":" not in creds:
-        return url
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}"
+    """Return the URL with any password replaced by ``***`` (`redact_url`)."""
+    return redact_url(url)

@@ -7,16 +7,26 @@ Invariants: an append runs in one ``BEGIN IMMEDIATE`` transaction that reads the
 seq, checks `expected_seq` and inserts every event, so appends from several processes are
 serialized by SQLite's write lock and the primary key forbids a repeated seq; a process killed
 mid-transaction leaves nothing (the transaction never committed).
+
+A damaged store is refused, never read as empty: on open the file's header is checked (an
+SQLite file, not shorter than the pages it declares), then ``PRAGMA quick_check`` runs, bounded
+to `QUICK_CHECK_STEPS` virtual-machine steps (a larger file is checked that far), and an
+``events`` table must have this store's columns (another application's is refused). Every
+`sqlite3.Error` becomes a `LogError` naming the file; I/O failures (locked, read-only, cannot
+open, disk full, I/O error) are chained to an `OSError`, so the CLI exits 3 for them, and 2 for
+a damaged file. A file whose folder or file is read-only opens read-only: it can be read, and a
+write fails with one clear line.
 """
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Final
+from typing import Final, NoReturn
 
 from compaction.errors import LogError, SeqConflictError
 from compaction.events import Event, EventData, dump_event, make_event
@@ -36,6 +46,81 @@ CREATE TABLE IF NOT EXISTS events (
 """
 
 
+COLUMNS: Final = ("session", "seq", "type", "body", "at")
+"""The ``events`` table's columns, in order: any other table of that name is not this store's."""
+
+QUICK_CHECK_STEPS: Final = 20_000_000
+"""Virtual-machine steps ``PRAGMA quick_check`` may take on open (about a second, a few hundred
+megabytes of file); past them the check stops and the store opens (the header was checked)."""
+
+_IO_ERRORS: Final = frozenset(
+    {
+        "SQLITE_BUSY",
+        "SQLITE_LOCKED",
+        "SQLITE_READONLY",
+        "SQLITE_IOERR",
+        "SQLITE_CANTOPEN",
+        "SQLITE_FULL",
+        "SQLITE_PERM",
+        "SQLITE_PROTOCOL",
+    }
+)
+"""SQLite result codes (primary, by name) that are I/O failures rather than a damaged file."""
+
+_HEADER: Final = b"SQLite format 3\x00"
+
+
+def store_error(path: Path | str, what: str, exc: sqlite3.Error) -> LogError:
+    """Return the `LogError` for a failed SQLite call: the file, what failed, SQLite's reason.
+
+    Raise it ``from io_cause(exc)``: an I/O failure is chained to an `OSError` (the CLI's exit
+    3); anything else is chained to nothing (exit 2).
+    """
+    return LogError(f"{path}: {what}: {exc}")
+
+
+def fail(where: Path | str, what: str, exc: sqlite3.Error) -> NoReturn:
+    """Raise `store_error` chained to `io_cause` (called inside the ``except`` that caught it)."""
+    raise store_error(where, what, exc) from io_cause(exc)
+
+
+def io_cause(exc: sqlite3.Error) -> OSError | None:
+    """Return an `OSError` standing for `exc` when it is an I/O failure, else None."""
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    if "_".join(name.split("_")[:2]) in _IO_ERRORS:
+        return OSError(errno.EIO, str(exc))
+    return None
+
+
+def check_header(path: Path) -> None:
+    """Refuse a file that is not an SQLite database, or is shorter than the pages it declares.
+
+    Raises:
+        LogError: the file is not an SQLite database, or was truncated (names both sizes).
+    """
+    try:
+        size = path.stat().st_size
+        if size == 0:
+            return
+        with path.open("rb") as f:
+            head = f.read(100)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise LogError(f"{path}: cannot read the SQLite store: {exc.strerror}") from exc
+    if not head.startswith(_HEADER) or len(head) < 100:
+        raise LogError(f"{path}: not an SQLite database (its first bytes are not an SQLite header)")
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(head[28:32], "big")
+    valid = head[24:28] == head[92:96]  # the page count is trusted only when current
+    if valid and pages and size < pages * page_size:
+        raise LogError(
+            f"{path}: the SQLite store is truncated: {size} bytes, but its header declares "
+            f"{pages} pages of {page_size} bytes ({pages * page_size}); restore it from a backup"
+        )
+
+
 class SqliteStore:
     """Sessions in one SQLite database file (created with its table on first use).
 
@@ -45,6 +130,10 @@ class SqliteStore:
             ``synchronous=NORMAL``, which in WAL mode may lose the last commits on power loss
             but never corrupts the file.
         timeout: seconds to wait for another writer's lock before failing.
+
+    Raises:
+        LogError: the file cannot be opened, is not an SQLite database, is damaged or
+            truncated, or holds another application's ``events`` table.
     """
 
     def __init__(
@@ -52,16 +141,97 @@ class SqliteStore:
     ) -> None:
         self.path = Path(path)
         self._depth = 0
+        self.read_only = False
+        """Whether the store was opened read-only (its file or folder cannot be written)."""
+        check_header(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(
+        except OSError as exc:
+            raise LogError(f"{self.path}: cannot create its folder: {exc.strerror}") from exc
+        self._db = self._connect(timeout, sync)
+
+    def _connect(self, timeout: float, sync: SyncPolicy) -> sqlite3.Connection:
+        """Open read-write (WAL, table created); where that is refused, open read-only."""
+        db: sqlite3.Connection | None = None
+        try:
+            db = sqlite3.connect(
                 self.path, timeout=timeout, isolation_level=None, check_same_thread=False
             )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(f"PRAGMA synchronous={'FULL' if sync == 'always' else 'NORMAL'}")
-            self._db.execute(SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise LogError(f"{self.path}: cannot open the SQLite store: {exc}") from None
+            self._check(db)  # before anything is written to the file
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(f"PRAGMA synchronous={'FULL' if sync == 'always' else 'NORMAL'}")
+            db.execute(SCHEMA)
+            return db
+        except BaseException as exc:
+            if db is not None:
+                db.close()
+            if not isinstance(exc, sqlite3.Error):
+                raise
+            name = str(getattr(exc, "sqlite_errorname", ""))
+            if not self.path.is_file() or not name.startswith(
+                ("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_IOERR")
+            ):
+                fail(self.path, "cannot open the SQLite store", exc)
+        return self._connect_read_only(timeout)
+
+    def _connect_read_only(self, timeout: float) -> sqlite3.Connection:
+        uri = self.path.resolve().as_uri()
+        last: sqlite3.Error | None = None
+        for query in ("?mode=ro", "?immutable=1"):
+            db: sqlite3.Connection | None = None
+            try:
+                db = sqlite3.connect(
+                    uri + query, uri=True, timeout=timeout, isolation_level=None,
+                    check_same_thread=False,
+                )  # fmt: skip
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                self._check(db)
+            except BaseException as exc:
+                if db is not None:
+                    db.close()
+                if not isinstance(exc, sqlite3.Error):
+                    raise
+                last = exc
+                continue
+            self.read_only = True
+            return db
+        assert last is not None
+        fail(self.path, "cannot open the SQLite store, even read-only", last)
+
+    def _check(self, db: sqlite3.Connection) -> None:
+        """Refuse a damaged file (bounded quick_check) and another application's table."""
+        steps = [0]
+
+        def progress() -> int:
+            steps[0] += 1000
+            return 1 if steps[0] >= QUICK_CHECK_STEPS else 0
+
+        db.set_progress_handler(progress, 1000)
+        try:
+            found = [r[0] for r in db.execute("PRAGMA quick_check(5)").fetchall()]
+        except sqlite3.OperationalError as exc:
+            if steps[0] < QUICK_CHECK_STEPS:
+                fail(self.path, "the SQLite store is damaged", exc)
+            found = ["ok"]  # stopped at the bound: the header was checked, the rest is trusted
+        except sqlite3.Error as exc:
+            fail(self.path, "the SQLite store is damaged", exc)
+        finally:
+            db.set_progress_handler(None, 0)
+        if found != ["ok"]:
+            detail = "; ".join(" ".join(str(f).split()) for f in found)[:300]
+            raise LogError(
+                f"{self.path}: the SQLite store is damaged (quick_check: {detail}); restore it "
+                "from a backup"
+            )
+        try:
+            columns = tuple(r[1] for r in db.execute("PRAGMA table_info(events)"))
+        except sqlite3.Error as exc:
+            fail(self.path, "cannot read the SQLite store's schema", exc)
+        if columns and columns != COLUMNS:
+            raise LogError(
+                f"{self.path}: its events table is not a Context Harness store's (columns "
+                f"{', '.join(columns)}; expected {', '.join(COLUMNS)}); use another file"
+            )
 
     @property
     def url(self) -> str:
@@ -85,27 +255,33 @@ class SqliteStore:
         try:
             self._db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
-            raise LogError(f"{self._where(session)}: cannot lock the store: {exc}") from None
+            fail(self._where(session), "cannot lock the store", exc)
         self._depth = 1
         try:
             yield
         except BaseException:
             self._depth = 0
-            self._db.rollback()
+            self._rollback()
             raise
         self._depth = 0
         try:
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
+            self._rollback()
+            fail(self._where(session), "commit failed, nothing stored", exc)
+
+    def _rollback(self) -> None:
+        # A lost connection cannot roll back; SQLite rolls the transaction back itself then.
+        with suppress(sqlite3.Error):
             self._db.rollback()
-            raise LogError(
-                f"{self._where(session)}: commit failed, nothing stored: {exc}"
-            ) from None
 
     def _last(self, session: str) -> int:
-        row = self._db.execute(
-            "SELECT max(seq) FROM events WHERE session = ?", (session,)
-        ).fetchone()
+        try:
+            row = self._db.execute(
+                "SELECT max(seq) FROM events WHERE session = ?", (session,)
+            ).fetchone()
+        except sqlite3.Error as exc:
+            fail(self._where(session), "read failed", exc)
         return int(row[0] or 0)
 
     def append(
@@ -124,7 +300,7 @@ class SqliteStore:
                     [(session, e.seq, e.type, dump_event(e), now) for e in events],
                 )
             except sqlite3.Error as exc:
-                raise LogError(f"{self._where(session)}: append failed: {exc}") from None
+                fail(self._where(session), "append failed", exc)
         return events
 
     def read(self, session: str, *, after: int = 0) -> Iterator[Event]:
@@ -132,10 +308,14 @@ class SqliteStore:
         check_session_id(session)
 
         def fetch(last: int) -> list[tuple[int, str]]:
-            return self._db.execute(
-                "SELECT seq, body FROM events WHERE session = ? AND seq > ? ORDER BY seq LIMIT ?",
-                (session, last, PAGE),
-            ).fetchall()
+            try:
+                return self._db.execute(
+                    "SELECT seq, body FROM events WHERE session = ? AND seq > ? "
+                    "ORDER BY seq LIMIT ?",
+                    (session, last, PAGE),
+                ).fetchall()
+            except sqlite3.Error as exc:
+                fail(self._where(session), "read failed", exc)
 
         return paged_events(fetch, self._where(session), after=after)
 
@@ -145,16 +325,37 @@ class SqliteStore:
 
     def sessions(self) -> list[SessionInfo]:
         """List every session with its event count and the time of its last append."""
-        rows = self._db.execute(
-            "SELECT session, max(seq), max(at) FROM events GROUP BY session ORDER BY session"
-        ).fetchall()
+        try:
+            rows = self._db.execute(
+                "SELECT session, max(seq), max(at) FROM events GROUP BY session ORDER BY session"
+            ).fetchall()
+        except sqlite3.Error as exc:
+            fail(self.path, "cannot list the sessions", exc)
         return [SessionInfo(s, int(n), float(at)) for s, n, at in rows]
 
     def delete(self, session: str) -> bool:
         """Delete a session's events; return whether it had any."""
         with self.transaction(session):
-            cur = self._db.execute("DELETE FROM events WHERE session = ?", (session,))
+            try:
+                cur = self._db.execute("DELETE FROM events WHERE session = ?", (session,))
+            except sqlite3.Error as exc:
+                fail(self._where(session), "delete failed", exc)
         return cur.rowcount > 0
+
+    def rename_session(self, old: str, new: str) -> None:
+        """Give every event of `old` the id `new` in one transaction (`new` must hold none).
+
+        Raises:
+            LogError: `new` already holds events (nothing changes), or the update failed.
+        """
+        check_session_id(old)
+        with self.transaction(new):
+            if self._last(new):
+                raise LogError(f"{self._where(new)}: the session already holds events")
+            try:
+                self._db.execute("UPDATE events SET session = ? WHERE session = ?", (new, old))
+            except sqlite3.Error as exc:
+                fail(self._where(new), "rename failed, nothing changed", exc)
 
     def close(self) -> None:
         """Close the connection."""

@@ -13,7 +13,13 @@ read, never a crash; the tools read views, and never write the log themselves (t
 Invariants: a rejected call appends nothing and changes no view; a forbidden tool is never run.
 """
 
-from compaction.tools.arguments import MAX_ARGUMENT_BYTES, Arguments, load_arguments, show
+from compaction.tools.arguments import (
+    MAX_ARGUMENT_BYTES,
+    MAX_ITEM_CHARS,
+    Arguments,
+    load_arguments,
+    show,
+)
 from compaction.tools.dispatch import BUILTIN_TOOLS, ToolHandler, call_tool
 from compaction.tools.mode_policy import (
     DEFAULT_POLICY,
@@ -55,6 +61,7 @@ __all__ = [
     "DEFAULT_POLICY",
     "EVENT_TOOLS",
     "MAX_ARGUMENT_BYTES",
+    "MAX_ITEM_CHARS",
     "POLICY_FILE",
     "TASK_CREATE",
     "TASK_LIST",

@@ -1,10 +1,12 @@
 """Reading a tool call's raw arguments: JSON text, bytes or a parsed mapping, bounded in size.
 
 Shared by every built-in tool (`todo_write`, the task tools), so each says the same thing about
-arguments that are too large, not JSON or not an object.
+arguments that are too large, not JSON or not an object, and about one text that is too long.
 
-Invariants: never raises anything but `ToolInputError`, whatever bytes it is given; a value the
-model sent is quoted back at most 100 characters long, lone surrogates escaped.
+Invariants: never raises anything but `ToolInputError`, whatever bytes it is given; the
+`MAX_ARGUMENT_BYTES` cap holds for every argument type (a mapping is measured as the JSON it
+stands for); a value the model sent is quoted back at most 100 characters long, lone
+surrogates escaped.
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ from compaction.errors import ToolInputError
 
 MAX_ARGUMENT_BYTES: Final = 1_000_000
 """Arguments larger than this are rejected before parsing (a runaway model, not a tool call)."""
+
+MAX_ITEM_CHARS: Final = 2000
+"""Longest single text a built-in tool stores (a todo's content, a task's description), in
+characters after trimming: a longer one is rejected, so one item can never crowd the Checkpoint
+(which carries every unfinished item whole) out of the context window."""
 
 Arguments = str | bytes | Mapping[str, Any]
 """What a host passes as a tool call's arguments."""
@@ -35,6 +42,11 @@ def load_arguments(
         short: what to send instead of oversized arguments (``send a short list``).
     """
     if isinstance(arguments, Mapping):
+        if _mapping_over_size_limit(arguments):
+            raise ToolInputError(
+                tool,
+                [f"arguments are larger than {MAX_ARGUMENT_BYTES} bytes; send a short {short}"],
+            )
         return dict(arguments)
     if isinstance(arguments, (str, bytes)) and _over_size_limit(arguments):
         raise ToolInputError(
@@ -57,6 +69,14 @@ def load_arguments(
     if not isinstance(obj, dict):
         raise ToolInputError(tool, [f"arguments must be a JSON object {shape}, like {example}"])
     return obj
+
+
+def too_long(where: str, length: int, limit: int = MAX_ITEM_CHARS) -> str:
+    """Return the model-facing problem for a text over its cap (``todos[0].content is ...``)."""
+    return (
+        f"{where} is {length} characters long; keep it to at most {limit} characters (a "
+        "short sentence: put long detail in a file and name the file)"
+    )
 
 
 def show(value: object) -> str:
@@ -94,3 +114,34 @@ def _over_size_limit(arguments: str | bytes) -> bool:
     if len(arguments) * 4 <= MAX_ARGUMENT_BYTES:
         return False  # even at 4 bytes a character it stays under the limit
     return len(arguments.encode("utf-8", "surrogatepass")) > MAX_ARGUMENT_BYTES
+
+
+def _mapping_over_size_limit(arguments: Mapping[str, Any]) -> bool:
+    """Tell whether a parsed mapping stands for more than `MAX_ARGUMENT_BYTES` of JSON.
+
+    Walks the values iteratively (no recursion limit, each container visited once, so a cycle
+    ends), counting UTF-8 bytes of strings and a few bytes per other value, and stops as soon as
+    the budget is spent: a hostile 3 MB value costs no more than reading the first 1 MB.
+    """
+    budget = MAX_ARGUMENT_BYTES
+    stack: list[object] = [arguments]
+    visited: set[int] = set()
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str | bytes):
+            budget -= len(value) + 2
+            if len(value) * 4 > budget and isinstance(value, str):
+                budget -= len(value.encode("utf-8", "surrogatepass")) - len(value)
+        elif isinstance(value, Mapping | list | tuple):
+            if id(value) in visited:
+                continue
+            visited.add(id(value))
+            items = list(value.items()) if isinstance(value, Mapping) else list(value)
+            budget -= 2 + len(items)
+            for item in items:
+                stack.extend(item if isinstance(value, Mapping) else (item,))
+        else:
+            budget -= 8
+        if budget < 0:
+            return True
+    return False

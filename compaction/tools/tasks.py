@@ -3,7 +3,8 @@
 A second tool family beside `todo_write` (which stays one agent's full-overwrite list):
 
 - ``task_create``: ``subject`` and, optionally, ``description``; returns the new task's id.
-- ``task_update``: ``id`` and any of ``status``, ``subject``, ``owner``, ``blocked_by``.
+- ``task_update``: ``id`` and any of ``status``, ``subject``, ``owner``, ``blocked_by``; and,
+  optionally, ``version``: the version the caller last saw (``v2`` in a listed line).
 - ``task_list``: no parameters; the current tasks, one compact line each.
 
 This module owns their schemas, their validation and every model-facing string; it never
@@ -24,8 +25,10 @@ Model experience (these strings are a contract; tests pin them):
 The rules of an update, for agent *me* (each breach rejected, nothing appended):
 
 1. The task exists and is not deleted.
-2. *Stale*: if *me* was shown the task (by `task_list`, or its own create or update) and it has
-   changed since, the call is rejected with the task's current line.
+2. *Stale*: if the call names a ``version`` and the task is at another one, or (without it)
+   *me* was shown the task in this session (by `task_list`, or its own create or update) and
+   it has changed since, the call is rejected with the task's current line. ``version`` is
+   checked against the board as stored, so it holds across processes (``harness tool``).
 3. *Ownership*: a task owned by another agent changes only if the same call takes it
    (``"owner": me``); assigning an owner is always allowed.
 4. *Blockers*: a ``blocked_by`` sent names existing, live tasks, never the task itself,
@@ -45,7 +48,8 @@ from typing import Any, Final
 
 from compaction.errors import ToolInputError
 from compaction.events import TASK_STATUSES, Task
-from compaction.tools.arguments import Arguments, load_arguments, show
+from compaction.tools.arguments import MAX_ITEM_CHARS, Arguments, load_arguments, show, too_long
+from compaction.tools.todos import is_blank
 from compaction.views.board import TaskBoard, quoted
 
 TASK_CREATE: Final = "task_create"
@@ -68,13 +72,18 @@ UPDATE_FIELDS: Final = ("subject", "status", "owner", "blocked_by")
 _SHOWN_IDS: Final = 20
 
 
+def is_agent_name(name: object) -> bool:
+    """Tell whether `name` is a valid agent or owner name, matched whole (no trailing newline)."""
+    return isinstance(name, str) and re.fullmatch(AGENT_PATTERN, name) is not None
+
+
 def _subject(obj: Mapping[str, Any], key: str, problems: list[str]) -> str | None:
     value = obj[key]
     if not isinstance(value, str):
         problems.append(f"{key} must be a string, not {show(value)}")
         return None
     text = value.strip()
-    if not text:
+    if is_blank(text):
         problems.append(f"{key} is blank")
         return None
     if len(text) > MAX_SUBJECT:
@@ -127,6 +136,8 @@ def parse_task_create(arguments: Arguments) -> tuple[str, str | None]:
     elif isinstance(raw, str):
         if not _encodable(raw):
             problems.append("description must be valid Unicode text")
+        elif len(raw.strip()) > MAX_ITEM_CHARS:
+            problems.append(too_long("description", len(raw.strip())))
         description = raw.strip() or None
     if problems or subject is None:
         raise ToolInputError(TASK_CREATE, problems)
@@ -150,7 +161,7 @@ def _task_id(value: object) -> str | None:
         return None
     if isinstance(value, int) and value >= 0:
         return str(value)
-    if isinstance(value, str) and (match := _ID.match(value.strip())):
+    if isinstance(value, str) and (match := _ID.fullmatch(value.strip())):
         return match.group(1)
     return None
 
@@ -159,10 +170,20 @@ def _fields(obj: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """Check each field's type; return the changes asked for and the problems found."""
     problems = _unknown(
         obj,
-        ("id", *UPDATE_FIELDS),
-        'task_update takes "id" and any of "status", "subject", "owner", "blocked_by"',
+        ("id", *UPDATE_FIELDS, "version"),
+        'task_update takes "id", any of "status", "subject", "owner", "blocked_by", and '
+        'optionally "version"',
     )
     changes: dict[str, Any] = {}
+    if "version" in obj:
+        version = obj["version"]
+        if isinstance(version, int) and not isinstance(version, bool) and version >= 1:
+            changes["version"] = version
+        else:
+            problems.append(
+                f"version must be the task's version as a whole number (2 for v2), not "
+                f"{show(version)}"
+            )
     if "subject" in obj:
         subject = _subject(obj, "subject", problems)
         if subject is not None:
@@ -176,7 +197,7 @@ def _fields(obj: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
             problems.append(f"status must be one of {statuses}, not {show(status)}")
     if "owner" in obj:
         owner = obj["owner"]
-        if owner is None or (isinstance(owner, str) and re.match(AGENT_PATTERN, owner)):
+        if owner is None or (isinstance(owner, str) and is_agent_name(owner)):
             changes["owner"] = owner
         else:
             problems.append(
@@ -224,7 +245,7 @@ def read_update(arguments: Arguments) -> tuple[str, dict[str, Any]]:
         task_id = _task_id(obj["id"])
         if task_id is None:
             problems.insert(0, f'id must be a task id like "3", not {show(obj["id"])}')
-    if not problems and not changes:
+    if not problems and not set(changes) - {"version"}:
         problems.append(
             'nothing to update: send at least one of "status", "subject", "owner", "blocked_by"'
         )
@@ -245,7 +266,8 @@ def plan_update(
     Args:
         board: the current board, read under the log's lock.
         task_id: the task to change.
-        changes: the fields to set (from `read_update`).
+        changes: the fields to set (from `read_update`); a ``version`` in it is the version the
+            caller says it saw, checked instead of `seen_version`.
         agent: the agent making the call.
         seen_version: the version of the task this agent was last shown, if any.
 
@@ -260,7 +282,18 @@ def plan_update(
         raise ToolInputError(TASK_UPDATE, [f"no task {quoted(task_id)}; {where} (call task_list)"])
     if task.status == "deleted":
         raise ToolInputError(TASK_UPDATE, [f"task {task.id} was deleted; it can no longer change"])
-    if seen_version is not None and seen_version != task.version:
+    changes = dict(changes)
+    claimed = changes.pop("version", None)
+    if claimed is not None and claimed != task.version:
+        raise ToolInputError(
+            TASK_UPDATE,
+            [
+                f"task {task.id} is at v{task.version}, not v{claimed}: it changed since you saw "
+                f"it; it is now: {list_line(task)}. Check the new state and call again with "
+                f'"version": {task.version} if your change still applies'
+            ],
+        )
+    if claimed is None and seen_version is not None and seen_version != task.version:
         raise ToolInputError(
             TASK_UPDATE,
             [
@@ -436,6 +469,11 @@ def task_parameters_schema(tool: str) -> dict[str, Any]:
                 "type": "array",
                 "items": text,
                 "description": "The complete list of ids that must be completed first.",
+            },
+            "version": {
+                "type": "integer",
+                "description": "Optional: the version you last saw (2 for v2); rejected if "
+                "the task has changed since.",
             },
         }
         required = ["id"]

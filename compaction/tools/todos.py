@@ -9,12 +9,19 @@ Model experience (these strings are a contract; tests pin them):
   followed by one ``- `` line per violation, for example
   ``- todos[1]: unknown field "id"; an item has only "content" and "status"``,
   ``- todos[2].content is blank`` (also for content made only of invisible characters: zero-width
-  spaces, a BOM, bidi marks),
+  spaces, a BOM, bidi marks, NUL and other control characters),
   ``- todos[3].content duplicates todos[0]: "Run tests"``,
   ``- 2 items are in_progress (todos[0], todos[2]); keep exactly one in_progress``,
   ``- arguments repeat the key "todos"; send each key once``,
-  ``- arguments are larger than 1000000 bytes; send a short list`` (UTF-8 bytes, not characters).
+  ``- todos[0].content is 2400 characters long; keep it to at most 2000 characters (a short
+  sentence: put long detail in a file and name the file)`` (`MAX_ITEM_CHARS`, after trimming),
+  ``- arguments are larger than 1000000 bytes; send a short list`` (UTF-8 bytes, not characters;
+  a mapping is measured as its JSON).
 - refused by mode: the mode's refusal (`compaction.tools.mode_policy`), appended nothing.
+- two or more calls in one model response (the latest assistant message of the log holds
+  several `todo_write` calls, one still unanswered): each is refused with
+  ``- this response makes 2 todo_write calls; each is refused, so no list was lost. Send one
+  todo_write call per response, holding the whole updated list``; nothing is appended.
 
 Hosts run the tool through `Session.todo_write` (or `compaction.call_tool`); this module owns
 its schema and its validation, and never touches a session.
@@ -34,8 +41,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from pydantic_core import PydanticCustomError
 
 from compaction.errors import ToolInputError
-from compaction.events import TODO_STATUSES, TodoItem, TodoStatus
-from compaction.tools.arguments import Arguments, load_arguments, show
+from compaction.events import TODO_STATUSES, Message, TodoItem, TodoStatus
+from compaction.tools.arguments import MAX_ITEM_CHARS, Arguments, load_arguments, show, too_long
 from compaction.views import count_statuses
 
 TOOL_NAME = "todo_write"
@@ -52,11 +59,11 @@ def is_blank(content: str) -> bool:
     """Tell whether `content` shows nothing: only whitespace and invisible characters.
 
     Invisible: Unicode format characters (category Cf: zero-width space and joiners, the BOM,
-    bidi marks and isolates, the soft hyphen...) and the blank fillers (Hangul fillers, the
-    blank braille pattern).
+    bidi marks and isolates, the soft hyphen...), control characters (category Cc: NUL, the
+    other C0 and C1 controls) and the blank fillers (Hangul fillers, the blank braille pattern).
     """
     return all(
-        ch.isspace() or ch in _INVISIBLE_FILLERS or unicodedata.category(ch) == "Cf"
+        ch.isspace() or ch in _INVISIBLE_FILLERS or unicodedata.category(ch) in ("Cf", "Cc")
         for ch in content
     )
 
@@ -66,6 +73,10 @@ def _trimmed(content: str) -> str:
     content = content.strip()
     if is_blank(content):
         raise PydanticCustomError("blank", "content is blank")
+    if len(content) > MAX_ITEM_CHARS:
+        raise PydanticCustomError(
+            "too_long", "content is {length} characters long", {"length": len(content)}
+        )
     try:
         content.encode("utf-8")
     except UnicodeEncodeError:
@@ -121,6 +132,8 @@ def _describe(err: Mapping[str, Any]) -> str:
             return f"{where} must be one of {statuses}, not {show(err.get('input'))}"
         case "blank":
             return f"{where} is blank"
+        case "too_long":
+            return too_long(where, int(err.get("ctx", {}).get("length", 0)))
         case "string_type":
             return f"{where} must be a string"
         case "string_unicode":
@@ -196,6 +209,37 @@ def parse_todo_write(arguments: Arguments, *, allow_parallel: bool = False) -> t
         problems = [p.encode("utf-8", "backslashreplace").decode() for p in problems]
         raise ToolInputError(TOOL_NAME, problems)
     return tuple(TodoItem(content=t.content, status=t.status) for t in args.todos)
+
+
+def calls_in_one_response(messages: Sequence[Message]) -> int:
+    """Count the `todo_write` calls of the latest assistant message while one is unanswered.
+
+    Walks back from the end of the context to the latest assistant message that made tool
+    calls, noting the results seen after it; returns how many of its calls are `todo_write`
+    when at least one of those has no result yet (0 otherwise: an old message whose calls
+    were all answered never blocks a later call).
+    """
+    answered: set[str] = set()
+    for message in reversed(messages):
+        if message.role == "tool" and message.tool_call_id is not None:
+            answered.add(message.tool_call_id)
+        elif message.role == "assistant" and message.tool_calls:
+            ids = [c.id for c in message.tool_calls if c.function.name == TOOL_NAME]
+            return len(ids) if any(i not in answered for i in ids) else 0
+        elif message.role == "user":
+            return 0
+    return 0
+
+
+def one_list_per_response(calls: int) -> ToolInputError:
+    """Return the rejection of a `todo_write` made beside others in one model response."""
+    return ToolInputError(
+        TOOL_NAME,
+        [
+            f"this response makes {calls} todo_write calls; each is refused, so no list was "
+            "lost. Send one todo_write call per response, holding the whole updated list"
+        ],
+    )
 
 
 def summary_line(todos: Sequence[TodoItem]) -> str:

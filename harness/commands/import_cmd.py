@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
-from compaction import TOKENIZER_NAMES, get_tokenizer
+from compaction import TOKENIZER_NAMES, get_tokenizer, redact_url
 from compaction.importers import FORMAT_CHOICES, LABELS, ImportReport, import_to_store
 from compaction.stores import FileStore
 from harness.commands.stores import add_session_option, opened
@@ -78,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
     check_file(args.file, what="transcript")
     tokenizer = get_tokenizer(args.tokenizer)
     with opened(args.output, args.session, must_exist=False, sync="batch") as (store, session):
-        output = args.output if isinstance(store, FileStore) else f"{args.output}#{session}"
+        output = (
+            args.output if isinstance(store, FileStore) else f"{redact_url(args.output)}#{session}"
+        )
         large = is_large(args.file)
         total = count_lines(args.file) if large else None
         with progress(f"importing {args.file.name}", total, show=large) as update:

@@ -27,6 +27,7 @@ from compaction import (
     dump_event,
     event_json_schema,
     get_tokenizer,
+    redact_url,
 )
 from harness.commands.stores import LOG_HELP, add_session_option, read_log
 from harness.output import (
@@ -89,12 +90,13 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give a LOG to summarise, or --schema")
     if args.seq is not None:
         return _show(args)
-    report = ReadReport(path=args.log)
+    shown = redact_url(args.log)  # a store URL's password is never printed
+    report = ReadReport(path=shown)
     usage, warnings = _check(args, report)
     if args.json:
-        print_json(_summary(args.log, report, usage, warnings))
+        print_json(_summary(shown, report, usage, warnings))
     else:
-        _print_summary(args.log, report, usage, warnings)
+        _print_summary(shown, report, usage, warnings)
     return 0
 
 
@@ -116,7 +118,7 @@ def _check(args: argparse.Namespace, report: ReadReport) -> tuple[Usage, list[st
     large = is_large(args.log)
     total = count_lines(args.log) if large else None
     try:
-        with progress(f"reading {args.log}", total, show=large) as update:
+        with progress(f"reading {report.path}", total, show=large) as update:
             for n, event in enumerate(read_log(args, report), start=1):
                 checker.feed(event)
                 state = projection.apply(state, event)
@@ -128,13 +130,13 @@ def _check(args: argparse.Namespace, report: ReadReport) -> tuple[Usage, list[st
         if report.events:
             raise
         raise LogError(
-            f"{args.log} is not a session log: line {exc.line}: {exc.reason} (a session log "
+            f"{report.path} is not a session log: line {exc.line}: {exc.reason} (a session log "
             "holds one JSON event a line; see harness log --schema)"
         ) from None
     checker.finish()
     if report.lines and not report.events:
         raise LogError(
-            f"{args.log} is not a session log: none of its {report.lines} lines is an event"
+            f"{report.path} is not a session log: none of its {report.lines} lines is an event"
         )
     return projection.view(state), warnings
 
@@ -192,7 +194,7 @@ def _print_summary(log: str, report: ReadReport, usage: Usage, warnings: list[st
 
 def _show(args: argparse.Namespace) -> int:
     """Print one event whole (see the module docstring)."""
-    for event in read_log(args, ReadReport(path=args.log)):
+    for event in read_log(args, ReadReport(path=redact_url(args.log))):
         if event.seq != args.seq:
             continue
         if args.json:
@@ -202,4 +204,4 @@ def _show(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(dump_event(event) + "\n")
         return 0
-    raise LogError(f"{args.log}: no event with seq {args.seq}")
+    raise LogError(f"{redact_url(args.log)}: no event with seq {args.seq}")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import UTC, datetime
 
 from rich.table import Table
 
-from compaction import EventStore, LatestTodosProjection, fold, open_store
+from compaction import EventStore, LatestTodosProjection, fold, open_store, redact_url
 from compaction.stores import FileStore
 from harness.files import check_file
 from harness.output import HelpFormatter, console, examples, print_json
@@ -61,12 +62,15 @@ def run(args: argparse.Namespace) -> int:
             }
             for info in store.sessions()
         ]
+        bad = list(getattr(store, "bad_entries", []))
     finally:
         store.close()
+    for line in bad:  # the other sessions are still listed; each stray entry is named
+        print(f"harness sessions: skipped: {line}", file=sys.stderr)
     if args.json:
-        print_json({"url": args.url, "sessions": rows})
+        print_json({"url": redact_url(args.url), "sessions": rows, "bad_entries": bad})
         return 0
-    table = Table(title=f"{args.url}: {len(rows)} sessions", title_justify="left")
+    table = Table(title=f"{redact_url(args.url)}: {len(rows)} sessions", title_justify="left")
     table.add_column("session")
     table.add_column("events", justify="right")
     table.add_column("last activity (UTC)")

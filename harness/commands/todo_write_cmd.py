@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute the call and print the result."""
-    raw: str | bytes = args.arguments if args.arguments is not None else _read_stdin()
+    raw: str | bytes = args.arguments if args.arguments is not None else read_stdin()
     modes = available_modes(args.modes_file)
     if args.mode is not None:
         get_mode(args.mode, modes)
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if result.is_error else 0
 
 
-def _read_stdin() -> bytes:
+def read_stdin() -> bytes:
     """Read the arguments from stdin, at most one byte past the size limit.
 
     Raises:

@@ -7,6 +7,7 @@ import sys
 
 from compaction import BUILTIN_TOOLS, call_tool
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
+from harness.commands.todo_write_cmd import read_stdin
 from harness.output import HelpFormatter, examples, print_json
 from prompts import available_modes, get_mode, policy_table
 
@@ -56,10 +57,10 @@ def run(args: argparse.Namespace) -> int:
     """Execute the call and print the result."""
     if args.arguments is not None:
         raw: str | bytes = args.arguments
-    elif args.name == "task_list" and sys.stdin.isatty():
+    elif args.name == "task_list" and (sys.stdin is None or sys.stdin.isatty()):
         raw = "{}"
     else:
-        raw = sys.stdin.buffer.read()
+        raw = read_stdin()  # bounded; stdin closed is one line, exit 3
     modes = available_modes(args.modes_file)
     if args.mode is not None:
         get_mode(args.mode, modes)

@@ -90,6 +90,9 @@ LOGGED_ID = "context-harness-{seq}"
 """The id given to a message of the log that no LangChain message recorded (a resumed log)."""
 QUIET_REFUSALS = ("below_threshold", "nothing_to_compact", "no_safe_cut")
 """Compaction refusals that only mean "not now": the agent goes on with the state as it is."""
+REPORTED_FAILURES = ("does_not_fit",)
+"""Compaction failures kept in `failures` while the model is still called (a run never crashes
+on them: the model may shorten what made the request too big)."""
 
 
 class HarnessState(AgentState[Any]):
@@ -144,6 +147,8 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         )
         self.fixed_tokens = fixed_tokens
         self.compactions: list[CompactionResult] = []
+        self.failures: list[CompactionError] = []
+        """Compactions that could not make the request fit (``does_not_fit``), in order."""
         spec = todo_write_spec(allow_parallel_in_progress=mode_spec.todo.allow_parallel_in_progress)
         self.tools: list[BaseTool] = [
             StructuredTool.from_function(
@@ -237,6 +242,9 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             )
         except CompactionError as exc:
             if exc.code in QUIET_REFUSALS:
+                return None
+            if exc.code in REPORTED_FAILURES:
+                self.failures.append(exc)
                 return None
             raise
         if result is not None:
@@ -336,6 +344,8 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
                 name=name,
                 status="error" if result.is_error else "success",
             )
+            if result.is_error:  # nothing changed; parallel refusals must not race on "todos"
+                return reply
             return Command(update={"messages": [reply], "todos": self.todos()})
         refused = self.session.refusal(name, mode=self.mode)
         if refused is None:

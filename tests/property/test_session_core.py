@@ -46,9 +46,9 @@ SHOWS_NOTHING = frozenset("\u115f\u1160\u2800\u3164\uffa0")
 
 
 def reference_blank(content: str) -> bool:
-    """Blank, as the contract says: only whitespace, format characters (Cf) and blank fillers."""
+    """Blank, as the contract says: whitespace, format (Cf) and control (Cc) characters, fillers."""
     for ch in content:
-        if not (ch.isspace() or unicodedata.category(ch) == "Cf" or ch in SHOWS_NOTHING):
+        if not (ch.isspace() or unicodedata.category(ch) in ("Cf", "Cc") or ch in SHOWS_NOTHING):
             return False
     return True
 
@@ -71,7 +71,7 @@ def reference_todo_write(raw: str | bytes, allow_parallel: bool) -> list[Todo] |
         if not isinstance(content, str) or not isinstance(status, str) or status not in STATUSES:
             return None
         content = content.strip()
-        if reference_blank(content) or content in {c for c, _ in out}:
+        if reference_blank(content) or content in {c for c, _ in out} or len(content) > 2000:
             return None
         try:
             content.encode("utf-8")

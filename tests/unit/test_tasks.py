@@ -151,8 +151,8 @@ class TestUpdate:
             pytest.param(
                 "lead",
                 {"id": "1", "priority": "high"},
-                'unknown parameter "priority"; task_update takes "id" and any of "status", '
-                '"subject", "owner", "blocked_by"',
+                'unknown parameter "priority"; task_update takes "id", any of "status", '
+                '"subject", "owner", "blocked_by", and optionally "version"',
                 id="unknown-field",
             ),
             pytest.param(
@@ -339,9 +339,12 @@ class TestSchemas:
         assert json.dumps(schema) == json.dumps(task_parameters_schema(name))
 
     def test_update_fields(self) -> None:
-        """task_update takes exactly id plus the four changeable fields; id is required."""
+        """task_update takes id, the four changeable fields and an optional version."""
         schema = task_parameters_schema("task_update")
-        assert sorted(schema["properties"]) == ["blocked_by", "id", "owner", "status", "subject"]
+        assert sorted(schema["properties"]) == [
+            "blocked_by", "id", "owner", "status", "subject", "version",
+        ]  # fmt: skip
+        assert schema["properties"]["version"]["type"] == "integer"
         assert schema["required"] == ["id"]
 
 

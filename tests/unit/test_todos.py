@@ -216,7 +216,8 @@ class TestRejections:
         with pytest.raises(ToolInputError) as info:
             parse_todo_write(todos((long, "pending"), (long, "x" * 5000)))
         assert all(len(v) < 200 for v in info.value.violations)
-        assert len(info.value.violations) == 2
+        # Both contents are over the item cap, one status is unknown, one content repeats.
+        assert len(info.value.violations) == 4
 
     def test_refusal_text_is_returned_and_nothing_appended(self, log_path: Path) -> None:
         """A call in a turn whose mode forbids it returns the policy's refusal; nothing appended."""

@@ -1,0 +1,179 @@
+"""Issue 25, cases 6 and 11: a damaged SQLite store is refused, never read as empty.
+
+A truncated file, a corrupt page, a file that is not SQLite and another application's
+``events`` table each fail on open with one line naming the file (exit 2); a locked, read-only
+or vanished database is an I/O error (exit 3); a store in a read-only folder can still be read.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_runner import run_cli
+
+from compaction import LogError, Session, SqliteStore
+
+
+def _store(path: Path, tasks: int = 1) -> Path:
+    store = SqliteStore(path)
+    with Session(store=store, session="s1") as session:
+        session.start_turn("Fix it", mode="agent")
+        for i in range(tasks):
+            session.task_create({"subject": f"task {i} " + "x" * 200})
+    store.close()
+    return path
+
+
+def _url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+def _truncate(path: Path, size: int) -> None:
+    with path.open("r+b") as f:
+        f.truncate(size)
+
+
+def _corrupt_page(path: Path) -> None:
+    """Overwrite the events table's root page (page 2) with garbage."""
+    page = int.from_bytes(path.read_bytes()[16:18], "big")
+    with path.open("r+b") as f:
+        f.seek(page)
+        f.write(b"\x0d" + b"\xa5" * (page - 1))
+
+
+def _foreign(path: Path) -> None:
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, name TEXT)")
+    db.execute("INSERT INTO events (name) VALUES ('launch')")
+    db.commit()
+    db.close()
+
+
+def _not_sqlite(path: Path) -> None:
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 5000)
+
+
+DAMAGE = {
+    "truncated": (lambda p: _truncate(p, 5000), "truncated: 5000 bytes"),
+    "truncated-to-a-page": (lambda p: _truncate(p, 4096), "truncated: 4096 bytes"),
+    "corrupt-page": (_corrupt_page, "damaged"),
+    "foreign-table": (_foreign, "not a Context Harness store"),
+    "not-sqlite": (_not_sqlite, "not an SQLite database"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(DAMAGE))
+def test_a_damaged_store_is_refused_on_open(kind: str, tmp_path: Path) -> None:
+    """Opening a damaged file raises LogError naming it; nothing reads it as empty."""
+    damage, problem = DAMAGE[kind]
+    path = tmp_path / "s.db"
+    if kind in ("foreign-table", "not-sqlite"):
+        damage(path)
+    else:
+        _store(path, tasks=30)
+        damage(path)
+    before = path.read_bytes()
+    with pytest.raises(LogError, match=problem) as info:
+        SqliteStore(path)
+    assert str(path) in str(info.value)
+    assert path.read_bytes() == before  # refused, not repaired or overwritten
+
+
+@pytest.mark.parametrize("kind", sorted(DAMAGE))
+@pytest.mark.parametrize("command", ["sessions", "log", "tool"])
+def test_the_cli_refuses_a_damaged_store_with_exit_2(
+    kind: str, command: str, tmp_path: Path
+) -> None:
+    """`sessions`, `log` and `tool` on a damaged file: one line, exit 2, nothing written."""
+    damage, problem = DAMAGE[kind]
+    path = tmp_path / "s.db"
+    if kind not in ("foreign-table", "not-sqlite"):
+        _store(path, tasks=30)
+    damage(path)
+    before = path.read_bytes()
+    argv = {
+        "sessions": ["sessions", _url(path)],
+        "log": ["log", _url(path), "--session", "s1"],
+        "tool": [
+            "tool",
+            _url(path),
+            "task_create",
+            "--session",
+            "s1",
+            "--args",
+            '{"subject": "x"}',
+        ],
+    }[command]
+    done = run_cli(*argv)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert problem in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "0 events" not in done.stdout
+    assert path.read_bytes() == before
+
+
+def test_an_intact_store_still_opens(tmp_path: Path) -> None:
+    """The checks pass a healthy store: its events read back."""
+    path = _store(tmp_path / "s.db", tasks=30)
+    store = SqliteStore(path)
+    assert store.last_seq("s1") == 32
+    store.close()
+
+
+@pytest.fixture
+def read_only_folder(tmp_path: Path) -> Iterator[Path]:
+    """A store whose folder and file are read-only (skipped when running as root)."""
+    if os.geteuid() == 0:
+        pytest.skip("root ignores file permissions")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    _store(folder / "s.db", tasks=3)
+    for extra in folder.iterdir():
+        if extra.name != "s.db":
+            extra.unlink()
+    (folder / "s.db").chmod(stat.S_IRUSR)
+    folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    yield folder
+    folder.chmod(stat.S_IRWXU)
+    (folder / "s.db").chmod(stat.S_IRUSR | stat.S_IWUSR)
+
+
+def test_a_read_only_folder_can_be_read(read_only_folder: Path) -> None:
+    """A store in a read-only folder opens read-only: sessions and log read it."""
+    url = _url(read_only_folder / "s.db")
+    listed = run_cli("sessions", url, "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert '"events": 5' in listed.stdout
+    assert run_cli("log", url, "--session", "s1").returncode == 0
+
+
+def test_writing_a_read_only_store_is_an_io_error(read_only_folder: Path) -> None:
+    """A write to a read-only store is one line, exit 3 (I/O), and changes nothing."""
+    url = _url(read_only_folder / "s.db")
+    before = (read_only_folder / "s.db").read_bytes()
+    done = run_cli("tool", url, "task_create", "--session", "s1", "--args", '{"subject": "x"}')
+    assert done.returncode == 3, (done.stdout, done.stderr)
+    assert "s.db" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert (read_only_folder / "s.db").read_bytes() == before
+
+
+def test_a_held_write_lock_is_an_io_error(tmp_path: Path) -> None:
+    """Another connection holding the write lock: the writer fails with exit 3, not 2 or 4."""
+    path = _store(tmp_path / "s.db")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        store = SqliteStore(path, timeout=0.05)
+        with pytest.raises(LogError, match="cannot lock the store") as info:
+            store.append("s1", [])
+        assert isinstance(info.value.__cause__, OSError)
+        store.close()
+    finally:
+        holder.rollback()
+        holder.close()
