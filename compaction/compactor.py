@@ -434,6 +434,8 @@ class _Plan:
             modes=session.turn_modes.modes_of(context.seqs[:k]),
             mode=session.turn_modes.mode_now,
             instructions=instructions,
+            tasks=session.tasks.live(),
+            agent=session.agent,
         )
         sections, used, reason = _summarize(self.summarizer, self.fallback, span)
         skeleton = self.skeleton()

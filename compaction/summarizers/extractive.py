@@ -11,8 +11,8 @@ a request or a constraint):
 - edited files, then read ones, normalised to the working directory, into Files and Code;
 - the latest failure of each command, with its message line, marked fixed once a later run of
   the same command passed, into Errors and Fixes;
-- the latest assistant statement after the latest request (its last paragraph) into Next Step,
-  then held to the tasks by `check_output`;
+- the latest assistant statement after the latest request (its last paragraph, whole) into
+  Next Step, then held to the tasks and clipped by `check_output`;
 - the user's constraints still in force (a transient mode's end with it), and the focus
   instructions of this compaction, into Critical Context;
 
@@ -31,7 +31,8 @@ from collections.abc import Sequence
 from typing import Final
 
 from compaction.checkpoint import Section
-from compaction.summarizers.base import SummaryInput, clip, entry, split_entries
+from compaction.summarizers.base import SummaryInput, split_entries
+from compaction.summarizers.entries import clip, entry
 from compaction.summarizers.facts import TRANSIENT_MODES, SpanFacts, find_paths, looks_like_path
 from compaction.summarizers.recorded import read_recorded
 from compaction.tokens import Tokenizer, get_tokenizer
@@ -174,11 +175,12 @@ class ExtractiveSummarizer:
         for name, share in SECTION_SHARES.items():
             budget = int(span.budget_tokens * share)
             if name == Section.NEXT_STEP:
+                # Whole: `check_output` asks "is it a question?" of the whole statement, then
+                # clips it at a sentence or clause end (a clipped question is still one).
                 intent = _last_paragraph(facts.intent)
-                text = entry("intent", text=clip(intent, REQUEST_CHARS)) if intent else ""
+                text = entry("intent", text=intent) if intent else ""
                 stale = bool(facts.requests)  # the previous Next Step predates a new request
-                fallback = "" if stale else "\n".join(previous[name])
-                out[name] = self._fit([text or fallback], budget, pin_first=True)
+                out[name] = text or ("" if stale else "\n".join(previous[name]))
             elif name == Section.FILES_AND_CODE:
                 out[name] = self._fit_ranked(edited, read, budget)
             else:
