@@ -224,11 +224,16 @@ class TaskUpdateData(_Frozen):
 
 
 class TaskRef(_Frozen):
-    """An unfinished shared task as a Checkpoint carries it: id, owner and subject."""
+    """An unfinished shared task as a Checkpoint carries it: id, owner, subject, open blockers."""
 
     id: str = Field(pattern=TASK_ID_PATTERN)
     owner: str | None = None
     subject: str
+    blocked_by: tuple[Annotated[str, Field(pattern=TASK_ID_PATTERN)], ...] = Field(
+        default=(), exclude_if=lambda ids: not ids
+    )
+    """Ids of the tasks it still waits on (unfinished when the Checkpoint was written); left
+    out of the log line when empty, so a log written before the field re-dumps unchanged."""
 
 
 class CheckpointData(_Frozen):

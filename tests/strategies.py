@@ -12,6 +12,7 @@ from compaction.events import (
     TODO_STATUSES,
     FunctionCall,
     Message,
+    TaskRef,
     TodoItem,
     TodoWriteData,
     ToolCall,
@@ -871,3 +872,14 @@ def long_turn_loops(draw: st.DrawFn) -> tuple[list[Any], int, int, float, int]:
     retain = draw(st.sampled_from([0.0, 0.05, 0.16, 0.3]))
     reserve = draw(st.sampled_from([0, 256]))
     return payloads, window, fixed, retain, reserve
+
+
+_ref_ids = st.from_regex(r"\A[A-Za-z0-9_.:-]{1,8}\Z")
+task_refs: st.SearchStrategy[TaskRef] = st.builds(
+    TaskRef,
+    id=_ref_ids,
+    owner=st.none() | st.text(max_size=20) | st.sampled_from(ADVERSARIAL),
+    subject=st.text(max_size=40) | st.sampled_from(ADVERSARIAL),
+    blocked_by=st.lists(_ref_ids, max_size=3).map(tuple),
+)
+"""Checkpoint task references: any id, owner, subject (hostile text too) and blockers."""
