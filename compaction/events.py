@@ -28,7 +28,15 @@ SCHEMA_VERSION = 1
 
 Role = Literal["system", "user", "assistant", "tool"]
 Origin = Literal[
-    "user", "injected", "command", "skill", "interruption", "mode_switch", "recorded_summary"
+    "user",
+    "injected",
+    "command",
+    "skill",
+    "interruption",
+    "mode_switch",
+    "recorded_summary",
+    "shell",
+    "hook",
 ]
 """Where a message's text came from (see `Message.origin`)."""
 ORIGINS: tuple[Origin, ...] = (
@@ -39,6 +47,8 @@ ORIGINS: tuple[Origin, ...] = (
     "interruption",
     "mode_switch",
     "recorded_summary",
+    "shell",
+    "hook",
 )
 TodoStatus = Literal["pending", "in_progress", "completed"]
 TODO_STATUSES: tuple[TodoStatus, ...] = ("pending", "in_progress", "completed")
@@ -122,8 +132,10 @@ class Message(_Frozen):
     """Where the text came from, when the writer knows: ``user`` (a person typed it),
     ``injected`` (context the agent's tool added: AGENTS.md, environment, caveats, reminders),
     ``command`` (a slash command's tags), ``skill`` (a skill or command body the tool expanded),
-    ``interruption`` (an interruption or abort notice), ``mode_switch`` (a mode message) or
-    ``recorded_summary`` (another agent's summary of earlier turns). Absent on a user message:
+    ``interruption`` (an interruption or abort notice), ``mode_switch`` (a mode message),
+    ``recorded_summary`` (another agent's summary of earlier turns), ``shell`` (a shell escape
+    the user ran and its output: Claude Code's ``<bash-input>``, ``<bash-stdout>``) or ``hook``
+    (a hook's notice, "Operation stopped by hook"). Absent on a user message:
     taken as typed by a person. Only ``user`` text is read as a request or a constraint. Never
     sent to a provider."""
     clip: ClipData | None = None
