@@ -140,6 +140,14 @@ class Message(_Frozen):
     sent to a provider."""
     clip: ClipData | None = None
     """For a tool result over the session's cap: what the context view shows of it."""
+    exit_code: int | None = None
+    """For a `tool` message: the exit status the transcript recorded for the call, when it has
+    one (Codex's ``Process exited with code N``, Claude Code's ``Exit code N``, Gemini CLI's
+    ``Exit Code: N``); 0 is a pass. Never sent to a provider."""
+    failed: bool | None = None
+    """For a `tool` message: whether the transcript marks the call as failed (a non-zero exit
+    status, Claude Code's ``is_error``, Gemini CLI's error status); None when it says nothing.
+    Never sent to a provider."""
     provider_fields: dict[str, JsonValue] | None = None
     """Fields the provider's SDK returned that this model does not hold (OpenAI's
     ``annotations``, ``refusal``, ``audio``; DeepSeek's ``reasoning_content``; Anthropic's
@@ -155,6 +163,8 @@ class Message(_Frozen):
             raise ValueError("a tool message needs the tool_call_id of the call it answers")
         if self.tool_call_id is not None and self.role != "tool":
             raise ValueError("only tool messages carry a tool_call_id")
+        if (self.exit_code is not None or self.failed is not None) and self.role != "tool":
+            raise ValueError("only tool messages carry an exit_code or failed")
         if self.clip is not None:
             if self.role != "tool":
                 raise ValueError("only tool messages carry a clip")

@@ -69,6 +69,7 @@ from compaction.importers.base import (
 from compaction.importers.claude_code_tasks import TaskFolder
 from compaction.importers.import_report import ImportReport
 from compaction.importers.records import iter_jsonl
+from compaction.importers.tool_status import exit_code_in
 from compaction.tokens import Tokenizer
 
 SUMMARIZER = "claude-code"
@@ -217,11 +218,14 @@ class _Reader(RecordReader):
             btype = block.get("type") if isinstance(block, Mapping) else None
             if btype == "tool_result":
                 with_results = True
+                result, is_error = _content(block.get("content")), bool(block.get("is_error"))
                 self.builder.result(
                     str(block.get("tool_use_id")),
-                    _content(block.get("content")),
-                    is_error=bool(block.get("is_error")),
+                    result,
+                    is_error=is_error,
                     meta=rec.get("toolUseResult"),
+                    exit_code=_exit_code(result) if is_error else None,
+                    failed=is_error,
                 )
             elif btype == "text" and isinstance(block.get("text"), str):
                 parts.append(TextPart(text=block["text"]))
@@ -305,6 +309,17 @@ def command_typed(tags: str) -> str | None:
     name = _COMMAND_NAME.search(tags)
     head = name.group(1) if name else "/command"
     return f"{head if head.startswith('/') else '/' + head} {args.group(1).strip()}"
+
+
+def _exit_code(result: Content) -> int | None:
+    """The ``Exit code N`` a failed Bash result opens with (Claude Code writes no other)."""
+    text = (
+        result
+        if isinstance(result, str)
+        else "\n".join(p.text for p in result if isinstance(p, TextPart))
+    )
+    head = text.lstrip()[:80]
+    return exit_code_in(head) if head.startswith("Exit code") else None
 
 
 def _not_request_kind(text: str) -> str | None:

@@ -56,6 +56,7 @@ from compaction.importers.base import (
 )
 from compaction.importers.import_report import ImportReport
 from compaction.importers.records import iter_jsonl
+from compaction.importers.tool_status import codex_exit_code, failed_by
 from compaction.tokens import Tokenizer
 
 SUMMARIZER = "codex"
@@ -207,7 +208,12 @@ class _Reader(RecordReader):
     def output(self, item: Mapping[str, Any]) -> None:
         self.answer += 1
         content, is_error = _output(item.get("output"))
-        self.builder.result(str(item.get("call_id")), content, is_error=is_error)
+        text = content if isinstance(content, str) else ""
+        exit_code = codex_exit_code(text)
+        failed = failed_by(exit_code, True if is_error else None)
+        self.builder.result(
+            str(item.get("call_id")), content, is_error=is_error, exit_code=exit_code, failed=failed
+        )
 
     def message(self, item: Mapping[str, Any]) -> None:
         role = item.get("role")

@@ -16,7 +16,9 @@ every summarizer's narrative against. The rules, one function each:
   deduplicated; a file both edited and read counts as edited.
 - **Runs**: each command (a ``command``/``cmd``/``script`` argument, its first line) keeps its
   latest run: failed, with its first error line and the message line under a test failure
-  header, or passed.
+  header, or passed. The status a transcript recorded (`Message.failed`, `Message.exit_code`)
+  counts too: a failed call with no error line is a failure named by its exit code and first
+  line, and a later passing one fixes it.
 - **Terms**: identifiers (``snake_case``, ``CamelCase``, ``dotted.names``, inline code) that
   recur in at least two of the requests, assistant statements and edits; tool names never.
 
@@ -179,6 +181,32 @@ def error_lines(text: str) -> list[str]:
     return out
 
 
+_STATUS_HEADER = re.compile(
+    r"^(?:Chunk ID|Wall time|Process exited with code|Exit code|Original token count|Command|"
+    r"Directory|Total output lines|Signal|Background PIDs|Process Group PGID)\b"
+    r"|^(?:Error|Output):\s*(?:\(none\)|\(empty\))?$",
+    re.IGNORECASE,
+)
+
+
+def status_line(text: str, exit_code: int | None) -> str:
+    """Name a failure the status told of but no error line shows: its exit code, first line.
+
+    The header lines a format writes around the output (Codex's ``Chunk ID``, ``Wall time``,
+    ``Process exited with code``; Gemini CLI's ``Command:``, ``Directory:``) are passed over.
+    """
+    first = ""
+    for line in text.split("\n")[:40]:
+        line = line.strip()
+        if line.lower().startswith("output: "):
+            line = line[len("output: ") :].strip()
+        if line and not _STATUS_HEADER.match(line):
+            first = line
+            break
+    code = f"exit code {exit_code}" if exit_code is not None else "failed"
+    return f"{code}: {first}"[:LINE_CHARS] if first else code
+
+
 @dataclass
 class Run:
     """The latest run of one command."""
@@ -306,7 +334,7 @@ class _Reader:
             for call in message.tool_calls or ():
                 self._call(call.id, call.function.name, call.function.arguments)
         elif message.role == "tool" and message.tool_call_id in self.calls:
-            self._result(self.calls.pop(message.tool_call_id)[0], text)
+            self._result(self.calls.pop(message.tool_call_id)[0], text, message)
 
     def _user(self, message: Message, text: str, mode: str | None) -> None:
         if message.origin == "recorded_summary":
@@ -351,14 +379,17 @@ class _Reader:
         key = command or (f"{name} {paths[0]}" if paths else name)
         self.calls[call_id] = (key, name)
 
-    def _result(self, key: str, text: str) -> None:
+    def _result(self, key: str, text: str, message: Message) -> None:
+        """Record a run: failed when its output shows an error line or its status says so."""
         errors = error_lines(text)
+        if message.failed and not errors:
+            errors = [status_line(text, message.exit_code)]
         run = self.facts.runs.pop(key, None) or Run(command=key)
         if errors:
             # A bare "Exit code 1" says less than the compiler or test line under it.
             telling = [e for e in errors if not e.startswith("Exit code")] or errors
             run.failure, run.fixed = telling[0][:FAILURE_CHARS], False
-        elif run.failure and _PASSED.search(text):
+        elif run.failure and (message.failed is False or _PASSED.search(text)):
             run.fixed = True
         if run.failure:
             self.facts.runs[key] = run
