@@ -203,7 +203,9 @@ def status_line(text: str, exit_code: int | None) -> str:
         if line and not _STATUS_HEADER.match(line):
             first = line
             break
-    code = f"exit code {exit_code}" if exit_code is not None else "failed"
+    if exit_code is None:
+        return (first or "failed")[:LINE_CHARS]
+    code = f"exit code {exit_code}"
     return f"{code}: {first}"[:LINE_CHARS] if first else code
 
 
@@ -318,7 +320,7 @@ class _Reader:
     def __init__(self, mode_now: str | None) -> None:
         self.facts = SpanFacts()
         self.mode_now = mode_now
-        self.calls: dict[str, tuple[str, str]] = {}
+        self.calls: dict[str, tuple[str, bool]] = {}
         """Open calls by id: the run key and the tool name."""
         self.sources: list[dict[str, None]] = []
 
@@ -334,7 +336,8 @@ class _Reader:
             for call in message.tool_calls or ():
                 self._call(call.id, call.function.name, call.function.arguments)
         elif message.role == "tool" and message.tool_call_id in self.calls:
-            self._result(self.calls.pop(message.tool_call_id)[0], text, message)
+            key, ran = self.calls.pop(message.tool_call_id)
+            self._result(key, text, message if ran else None)
 
     def _user(self, message: Message, text: str, mode: str | None) -> None:
         if message.origin == "recorded_summary":
@@ -377,19 +380,20 @@ class _Reader:
         if command:
             self.facts.mentioned += [p for p in find_paths(command) if not p.startswith("/")]
         key = command or (f"{name} {paths[0]}" if paths else name)
-        self.calls[call_id] = (key, name)
+        self.calls[call_id] = (key, bool(command))
 
-    def _result(self, key: str, text: str, message: Message) -> None:
-        """Record a run: failed when its output shows an error line or its status says so."""
+    def _result(self, key: str, text: str, status: Message | None) -> None:
+        """Record a run: failed on an error line, or on a command's recorded failed status."""
         errors = error_lines(text)
-        if message.failed and not errors:
-            errors = [status_line(text, message.exit_code)]
+        failed = None if status is None else status.failed
+        if failed and not errors:
+            errors = [status_line(text, status.exit_code if status else None)]
         run = self.facts.runs.pop(key, None) or Run(command=key)
         if errors:
             # A bare "Exit code 1" says less than the compiler or test line under it.
             telling = [e for e in errors if not e.startswith("Exit code")] or errors
             run.failure, run.fixed = telling[0][:FAILURE_CHARS], False
-        elif run.failure and (message.failed is False or _PASSED.search(text)):
+        elif run.failure and (failed is False or _PASSED.search(text)):
             run.fixed = True
         if run.failure:
             self.facts.runs[key] = run
