@@ -436,6 +436,7 @@ class _Plan:
             instructions=instructions,
             tasks=session.tasks.live(),
             agent=session.agent,
+            cwd=session.turn_modes.cwd_at(context.seqs[k - 1]) if k else None,
         )
         sections, used, reason = _summarize(self.summarizer, self.fallback, span)
         skeleton = self.skeleton()

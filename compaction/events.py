@@ -193,6 +193,9 @@ class TurnStartData(_Frozen):
 
     mode: str | None = None
     """The mode the agent works in for this turn, when known."""
+    cwd: str | None = None
+    """The working directory of the turn, when the writer knows it (an imported transcript's
+    ``cwd``): Files and Code shows paths relative to it. Absent in older logs."""
 
 
 class TurnEndData(_Frozen):

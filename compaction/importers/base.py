@@ -233,17 +233,23 @@ class EventBuilder:
     # --- messages and turns -------------------------------------------------------------------
 
     def request(
-        self, content: Content, *, mode: str | None = None, origin: Origin = "user"
+        self,
+        content: Content,
+        *,
+        mode: str | None = None,
+        origin: Origin = "user",
+        cwd: str | None = None,
     ) -> None:
         """Record a real user request: it ends the open turn and starts a new one.
 
         `origin` is ``user`` for text a person typed, ``command`` for a slash command's tags
         (the user acted, so a turn starts, but the tags are not a request to summarize).
+        `cwd` is the working directory the transcript records for the turn, when it does.
         """
         self.flush()
         if self._turn_open:
             self.emit(TurnEndData())
-        self.emit(TurnStartData(mode=mode))
+        self.emit(TurnStartData(mode=mode, cwd=cwd or None))
         self.emit(Message(role="user", content=content, origin=origin))
         self._turn_open = True
         self.report.turns += 1

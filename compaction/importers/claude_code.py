@@ -260,10 +260,14 @@ class _Reader(RecordReader):
             mode = "plan" if rec.get("permissionMode", self.permission_mode) == "plan" else None
             command = text.lstrip().startswith(COMMAND_TAGS)
             typed = command_typed(text) if command else None
+            raw_cwd = rec.get("cwd")
+            cwd = raw_cwd if isinstance(raw_cwd, str) and raw_cwd.startswith("/") else None
+            cwd = cwd if cwd and len(cwd) < 4096 else None
             if typed is not None:
-                self.builder.request(typed, mode=mode, origin="user")
+                self.builder.request(typed, mode=mode, origin="user", cwd=cwd)
             else:
-                self.builder.request(content, mode=mode, origin="command" if command else "user")
+                origin = "command" if command else "user"
+                self.builder.request(content, mode=mode, origin=origin, cwd=cwd)
 
     def finish(self) -> None:
         if self.boundary_line is not None:

@@ -59,6 +59,9 @@ class SummaryInput:
     """The shared task list's live tasks, creation order (context: the compactor copies them)."""
     agent: str | None = None
     """The agent compacting (`Session.agent`): its own task in progress leads Next Step."""
+    cwd: str | None = None
+    """The working directory the log recorded for the span (its latest ``turn/start`` with a
+    ``cwd``): Files and Code shows paths relative to it. None: inferred from the paths."""
     resume: Resume | None = None
     """A resume decision made before this compaction (``continue`` / ``await_user``), which
     Next Step agrees with; None: Next Step follows the tasks alone."""
@@ -148,7 +151,7 @@ def settle(sections: dict[Section, str], span: SummaryInput) -> dict[Section, st
     for name in (Section.PRIMARY_REQUEST, Section.CRITICAL_CONTEXT):
         out[name] = _without_injected(out[name], facts.injected)
     out[Section.PRIMARY_REQUEST] = _with_requests(out[Section.PRIMARY_REQUEST], facts, span)
-    out[Section.FILES_AND_CODE] = _with_files(out[Section.FILES_AND_CODE], facts)
+    out[Section.FILES_AND_CODE] = _with_files(out[Section.FILES_AND_CODE], facts, span.cwd)
     out[Section.ERRORS_AND_FIXES] = _with_errors(out[Section.ERRORS_AND_FIXES], facts)
     return out
 
@@ -162,12 +165,12 @@ def _without_injected(text: str, injected: list[str]) -> str:
     return "\n".join(ln for ln in lines if not any(h in " ".join(ln.split()) for h in heads))
 
 
-def _with_files(text: str, facts: SpanFacts) -> str:
-    """Add every file the span edited that the text does not name."""
+def _with_files(text: str, facts: SpanFacts, cwd: str | None) -> str:
+    """Add every file the span edited that the text does not name (exactly, with a ``cwd``)."""
     missing = [
         p
-        for kind, p in facts.files()
-        if kind == "edited" and f"`{p}`" not in text and f"/{p}`" not in text
+        for kind, p in facts.files(cwd=cwd)
+        if kind == "edited" and f"`{p}`" not in text and (cwd or f"/{p}`" not in text)
     ]
     return _join(text, [entry("edited", path=p) for p in missing])
 

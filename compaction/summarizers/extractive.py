@@ -8,7 +8,8 @@ a request or a constraint):
   another agent found in the span (quoted, see `compaction.summarizers.recorded`);
 - identifiers that recur across requests, statements and edits (never tool names) into Key
   Technical Concepts;
-- edited files, then read ones, normalised to the working directory, into Files and Code;
+- edited files, then read ones, relative to the working directory the log recorded (else one
+  inferred from the paths), home as ``~``, into Files and Code;
 - the latest failure of each command, with its message line, marked fixed once a later run of
   the same command passed, into Errors and Fixes;
 - the latest assistant statement after the latest request (its last paragraph, whole) into
@@ -71,8 +72,13 @@ def _request_entries(requests: Sequence[str]) -> list[str]:
     ]
 
 
-def _files(previous: list[str], facts: SpanFacts) -> tuple[list[str], list[str]]:
-    """Return (edited, read) entries: previous ones merged with the span's, newest last."""
+def _files(previous: list[str], facts: SpanFacts, cwd: str | None) -> tuple[list[str], list[str]]:
+    """Return (edited, read) entries: previous ones merged with the span's, newest last.
+
+    With the log's `cwd`, paths are exact, so two paths are one file only when equal; without
+    it, a path that ends another one (``cli/types.go``, ``cmd/x/cli/types.go``) is taken as the
+    same file named from a guessed root and dropped.
+    """
     edited: dict[str, None] = {}
     read: dict[str, None] = {}
     other: list[str] = []
@@ -82,13 +88,13 @@ def _files(previous: list[str], facts: SpanFacts) -> tuple[list[str], list[str]]
             other.append(old)
         else:
             (edited if match.group(1) == "edited" else read)[match.group(2)] = None
-    for kind, path in facts.files(known=[*edited, *read]):
+    for kind, path in facts.files(known=[*edited, *read], cwd=cwd):
         target = edited if kind == "edited" else read
         target.pop(path, None)
         target[path] = None
     for path in edited:
         read.pop(path, None)
-    for paths in (edited, read):
+    for paths in () if cwd else (edited, read):
         for short in [p for p in paths if any(q.endswith("/" + p) for q in [*edited, *read])]:
             del paths[short]  # the same file, named from a deeper directory
     return [entry("edited", path=p) for p in edited], other + [entry("read", path=p) for p in read]
@@ -156,7 +162,7 @@ class ExtractiveSummarizer:
         """Return the six narrative sections for the span, the previous Checkpoint folded in."""
         facts = span.facts()
         previous = _previous(span, facts)
-        edited, read = _files(previous[Section.FILES_AND_CODE], facts)
+        edited, read = _files(previous[Section.FILES_AND_CODE], facts, span.cwd)
         new: dict[Section, list[str]] = {
             Section.PRIMARY_REQUEST: _merge(
                 previous[Section.PRIMARY_REQUEST], _request_entries(facts.requests), keep_first=True

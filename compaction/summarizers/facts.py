@@ -28,14 +28,16 @@ Invariants: `read_span` is a pure function of the span.
 from __future__ import annotations
 
 import json
-import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from compaction.events import Message
+from compaction.summarizers.paths import dedupe, home_of, normalise, working_directory
+from compaction.summarizers.paths import find_paths as find_paths
+from compaction.summarizers.paths import looks_like_path as looks_like_path
 
 TRANSIENT_MODES: Final = frozenset({"plan"})
 """Modes whose instructions hold only while the mode lasts (Plan mode: "do not edit yet")."""
@@ -83,50 +85,11 @@ _IDENTIFIER = re.compile(
     r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(\)?)(?![\w/])"
 )
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
-_PATH_TOKEN = re.compile(r"[\w~./-]*[./][\w~./-]*\w")
-_KNOWN_EXTENSIONS: Final = frozenset(
-    (
-        *("py", "pyi", "md", "rst", "txt", "toml", "yaml", "yml", "json", "jsonl", "cfg", "ini"),
-        *("lock", "sh", "bash", "js", "mjs", "ts", "tsx", "jsx", "css", "html", "rs", "go", "c"),
-        *("h", "cc", "cpp", "hpp", "java", "kt", "rb", "php", "sql", "csv", "ipynb", "j2", "tf"),
-        *("proto", "xml", "mod", "sum"),
-    )
-)
 
 
 def is_request(message: Message) -> bool:
     """Tell whether a message is text a person typed (a user message of origin user or none)."""
     return message.role == "user" and message.origin in (None, "user")
-
-
-def looks_like_path(token: str) -> bool:
-    """Tell whether a token reads as a file path (has a slash, or a known file extension)."""
-    token = token.rstrip(".")
-    if (
-        not token
-        or any(c.isspace() for c in token)
-        or token.startswith("//")
-        or ".." in token.replace("../", "")
-        or len(token) > 200
-    ):
-        return False
-    last = token.rsplit("/", 1)[-1]
-    ext = last.rsplit(".", 1)[-1].lower() if "." in last.strip(".") else ""
-    if "/" in token:
-        rooted = token.startswith(("/", "./", "../", "~/"))
-        return (rooted and len(token) > 2) or ext in _KNOWN_EXTENSIONS
-    return ext in _KNOWN_EXTENSIONS and len(last) > len(ext) + 1
-
-
-def find_paths(text: str) -> Iterator[str]:
-    """Yield the file paths mentioned in `text`, in order of appearance."""
-    for match in _PATH_TOKEN.finditer(text):
-        start = match.start()
-        if start >= 3 and text[start - 3 : start] == "://":
-            continue
-        token = match.group().rstrip(".")
-        if looks_like_path(token):
-            yield token
 
 
 def tool_arguments(arguments: str) -> dict[str, Any]:
@@ -243,56 +206,22 @@ class SpanFacts:
     """Text of user messages no person typed (skill bodies, command tags, notices...)."""
     tools: set[str] = field(default_factory=set)
 
-    def files(self, known: Sequence[str] = ()) -> list[tuple[str, str]]:
+    def files(self, known: Sequence[str] = (), cwd: str | None = None) -> list[tuple[str, str]]:
         """Return ``(kind, path)`` pairs: edited files first, then read ones, normalised.
 
-        `known` are relative paths named before the span (say, in the previous Checkpoint),
-        which help tell the working directory.
+        `cwd` is the working directory the log recorded (`TurnStartData.cwd`); without it, it
+        is inferred from the paths, and `known` (relative paths named before the span, say in
+        the previous Checkpoint) helps tell it.
         """
-        root = working_directory([*self.edited, *self.read], [*self.mentioned, *known])
-        edited = _dedupe(normalise(p, root) for p in self.edited)
-        read = [p for p in _dedupe(normalise(p, root) for p in self.read) if p not in edited]
+        absolute = [*self.edited, *self.read]
+        root = cwd or working_directory(absolute, [*self.mentioned, *known])
+        home = home_of(cwd or "") or next((h for p in absolute if (h := home_of(p))), "")
+        edited = dedupe(normalise(p, root, home) for p in self.edited)
+        read = [p for p in dedupe(normalise(p, root, home) for p in self.read) if p not in edited]
         return [("edited", p) for p in edited] + [("read", p) for p in read]
 
     mentioned: list[str] = field(default_factory=list)
     """Relative paths mentioned anywhere, to infer the working directory."""
-
-
-def _dedupe(paths: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(paths))
-
-
-def working_directory(absolute: Sequence[str], relative: Sequence[str]) -> str:
-    """Infer the working directory: the root an absolute path has in front of a relative one.
-
-    Without such a pair, the deepest directory shared by every absolute path (when it is more
-    than one level deep). Empty when nothing says.
-    """
-    roots: Counter[str] = Counter()
-    rel = {r.removeprefix("./") for r in relative if not r.startswith(("/", "~"))}
-    for path in absolute:
-        if not path.startswith("/"):
-            continue
-        parts = path.split("/")
-        for i in range(2, len(parts) - 1):
-            if "/".join(parts[i:]) in rel:
-                roots["/".join(parts[:i])] += 1
-                break
-    if roots:
-        # The root most absolute paths lie under (then the shortest): one root for the span.
-        return min(roots, key=lambda r: (-sum(p.startswith(r + "/") for p in absolute), len(r)))
-    rooted = [p for p in absolute if p.startswith("/")]
-    if not rooted:
-        return ""
-    common = posixpath.commonpath(rooted) if len(rooted) > 1 else posixpath.dirname(rooted[0])
-    return common if common.count("/") >= 2 else ""
-
-
-def normalise(path: str, root: str) -> str:
-    """Return `path` relative to `root` when it lies under it, without a leading ``./``."""
-    if root and path.startswith(root + "/"):
-        path = path[len(root) + 1 :]
-    return posixpath.normpath(path).removeprefix("./") if path else path
 
 
 def _identifiers(text: str) -> dict[str, None]:
