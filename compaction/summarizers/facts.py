@@ -20,7 +20,9 @@ every summarizer's narrative against. The rules, one function each:
   counts too: a failed call with no error line is a failure named by its exit code and first
   line, and a later passing one fixes it.
 - **Terms**: identifiers (``snake_case``, ``CamelCase``, ``dotted.names``, inline code) that
-  recur in at least two of the requests, assistant statements and edits; tool names never.
+  recur in at least two of the requests, assistant statements and edits; tool names never;
+  names common to every project of a language (``fmt.Errorf``, ``t.Fatalf``:
+  `compaction.summarizers.common_names`) rank after the project's own.
 
 Invariants: `read_span` is a pure function of the span.
 """
@@ -35,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from compaction.events import Message
+from compaction.summarizers.common_names import is_common
 from compaction.summarizers.paths import dedupe, home_of, normalise, working_directory
 from compaction.summarizers.paths import find_paths as find_paths
 from compaction.summarizers.paths import looks_like_path as looks_like_path
@@ -346,7 +349,8 @@ class _Reader:
             # follows the hash seed), so ties keep first-seen order.
             counts.update(source.keys())
         tools = {t.lower() for t in facts.tools}
-        facts.terms = [t for t, n in counts.most_common() if n >= 2 and t.lower() not in tools]
+        terms = [t for t, n in counts.most_common() if n >= 2 and t.lower() not in tools]
+        facts.terms = sorted(terms, key=is_common)  # stable: common names last, same order
         return facts
 
 
