@@ -254,8 +254,10 @@ class _Loop:
         self.result.tasks_kept += sum(1 for t in expected[0] if t in parsed.pending_jobs) + sum(
             1 for t in expected[1] if t in parsed.current_work
         )
-        carried = ({(t.id, t.subject) for t in parsed.pending_tasks}, set())
-        carried[1].update((t.id, t.subject) for t in parsed.current_tasks)
+        carried = (
+            {(t.id, t.subject) for t in parsed.pending_tasks},
+            {(t.id, t.subject) for t in parsed.current_tasks},
+        )
         self.result.shared_tasks_expected += len(tasks[0]) + len(tasks[1])
         kept = sum(1 for t in tasks[0] if t in carried[0]) + sum(
             1 for t in tasks[1] if t in carried[1]
