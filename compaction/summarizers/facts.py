@@ -72,9 +72,11 @@ ERROR_MARK: Final = re.compile(
 """Marks of an error line: compiler errors (``x.go:3:5: undefined``), test failures, panics."""
 _FAILURE_HEADER = re.compile(r"^(?:--- FAIL\b|FAIL\b|_{3,} .* _{3,}$|Exit code [1-9])")
 _CODE_LINE = re.compile(
-    r"^(?:\d+\s+)?(?:except|raise|class|def|catch|throw|import|from|#|//)\b|^[+-][\t ]|^@@"
+    r"^(?:\d+\s+)?(?:except|raise|class|def|catch|throw|import|from|#|//)\b"
+    r"|^[+-][\t ](?![A-Z]{1,3}\d{3,4} )|^@@"
 )
-"""Source and diff lines: they name errors without being one."""
+"""Source and diff lines: they name errors without being one (a linter's listed finding,
+``- E999 SyntaxError: ...`` as SWE-agent's edit prints it, is one)."""
 _PASSED = re.compile(r"\b(?:passed|PASS|ok)\b|^\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 CONSTRAINT_WORD: Final = re.compile(

@@ -8,10 +8,11 @@ items, shared tasks or both:
   progress, the first ``pending`` todo item, else the first pending task whose blockers are all
   finished (the agent's own or an unowned one first), else the first pending task. A task is
   named by id and subject (``task 2 "Write the tests"``);
-- the written text is kept when it is about the target (names its id, or half of its words);
-  otherwise the target is named first and the text follows as what was planned;
+- the written text is kept when it names the target (a task by its id, a todo item by half of
+  its words); otherwise the target is named first and the text follows as what was planned;
 - it is never a question, never names a completed todo item or task, and never says the work
-  is done while anything is open: such text is replaced by the target;
+  is done while anything is open: such text is replaced by the target (with nothing open, by
+  the latest request, or nothing: an earlier Next Step about finished work is not carried);
 - it is clipped at a sentence or clause end (`clip_at_clause`), after the question check, so
   a clipped question still counts as one.
 
@@ -101,9 +102,9 @@ class Target:
     in_progress: bool
 
     def named_by(self, text: str) -> bool:
-        """Tell whether text is about this work (names its id, or half of its words)."""
-        if self.task_id is not None and names_task_id(text, self.task_id):
-            return True
+        """Tell whether text names this work: a task by its id, a todo item by half its words."""
+        if self.task_id is not None:
+            return names_task_id(text, self.task_id)
         return is_about(text, self.subject)
 
 
@@ -187,7 +188,7 @@ def next_step(
     if resume == "await_user":
         return entry("await_user", task=goal.name if goal else "")
     if goal is None:
-        if not is_question(text):
+        if not is_question(text) and not names_finished(text, todos, tasks):
             return clip_at_clause(text, limit)
         return entry("follow_request") if latest_request.strip() else ""
     if text.strip() and not misleading and (not goal.in_progress or goal.named_by(text)):

@@ -66,13 +66,19 @@ class TestTasks:
         )
         assert not names_task_id(step, "1")
 
-    def test_a_statement_about_the_task_is_kept(self) -> None:
-        """A statement that names the task in progress by id, or by its words, stays as written."""
-        for text in (
-            "Next I wire the call into Task 2's early return.",
-            "Now add the wingman stop notification inside commitWithMetadata.",
-        ):
-            assert next_step(text, (), "go", tasks=BOARD) == text
+    def test_a_statement_naming_the_task_by_id_is_kept(self) -> None:
+        """A statement that names the task in progress by its id stays as written."""
+        text = "Next I wire the call into Task 2's early return."
+        assert next_step(text, (), "go", tasks=BOARD) == text
+
+    def test_a_statement_without_the_id_follows_the_named_task(self) -> None:
+        """'All green. Now commit and push.' (no id): the task is named, the text follows."""
+        board = (task("9", "Run fmt, lint, test and commit+push", "in_progress"),)
+        step = next_step("All green. Now commit and push.", (), "go", tasks=board)
+        assert step == (
+            'Continue the task in progress: task 9 "Run fmt, lint, test and commit+push"\n'
+            "Planned just before this Checkpoint: All green. Now commit and push."
+        )
 
     def test_the_calling_agents_own_task_comes_first(self) -> None:
         """Several tasks in progress: the calling agent's own one, else the first."""
@@ -201,3 +207,12 @@ class TestRealTaskSession:
             result = compact(session, CompactionPolicy(window_tokens=8000), force=True)
         step = result.checkpoint.next_step
         assert re.match(r'Continue the task in progress: task 2 "Write the docs"$', step)
+
+
+class TestNothingOpen:
+    def test_a_next_step_about_finished_work_is_not_carried(self) -> None:
+        """All items completed: a Next Step naming one of them gives way to the latest request."""
+        todos = (TodoItem(content="Run the API test suite", status="completed"),)
+        step = next_step("Continue the task in progress: Run the API test suite", todos, "go")
+        assert step.startswith("Answer the user's latest request")
+        assert next_step("Now run the API test suite.", todos, "") == ""

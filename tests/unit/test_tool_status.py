@@ -18,6 +18,7 @@ import pytest
 from compaction import CompactionPolicy, Message, MessageAdded, Session, compact
 from compaction.importers import load
 from compaction.importers.tool_status import codex_exit_code, exit_code_in
+from compaction.summarizers.facts import error_lines
 
 MAKE_FAILED = "golangci-lint run ./...\nmake: *** [Makefile:12: lint] Error 1"
 """A failing run with no ``error:``-style line: only its status says it failed."""
@@ -199,3 +200,11 @@ class TestErrorsAndFixes:
         path = codex_file(tmp_path, [unified(2, MAKE_FAILED), unified(0, "")])
         errors = errors_after_import(path, tmp_path)
         assert errors.endswith("(fixed: a later run passed)")
+
+
+class TestLinterFindings:
+    def test_a_listed_linter_finding_is_an_error_line(self) -> None:
+        """SWE-agent's edit output lists flake8 findings as '- E999 ...': an error, not a diff."""
+        text = "Your edit introduced new syntax error(s).\n- E999 SyntaxError: unmatched ']'"
+        assert error_lines(text) == ["- E999 SyntaxError: unmatched ']'"]
+        assert error_lines("- raise ValueError: old line\n+ fixed") == []
