@@ -178,10 +178,9 @@ def _with_files(text: str, facts: SpanFacts, cwd: str | None) -> str:
 def _with_errors(text: str, facts: SpanFacts) -> str:
     """Add each unfixed failure, and the latest failure, that the text does not report."""
     runs = list(facts.runs.values())
+    latest = max(runs, key=lambda r: r.failed_at, default=None)  # the failure seen last
     lost = [
-        r
-        for i, r in enumerate(runs)
-        if (not r.fixed or i == len(runs) - 1) and r.failure[:REQUEST_HEAD] not in text
+        r for r in runs if (not r.fixed or r is latest) and r.failure[:REQUEST_HEAD] not in text
     ]
     return _join(
         text, [entry("failure", command=r.command, text=r.failure, fixed=r.fixed) for r in lost]

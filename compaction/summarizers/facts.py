@@ -186,6 +186,8 @@ class Run:
     """The first error line (and message) of the latest failed run; empty if it never failed."""
     fixed: bool = False
     """True when a run after the latest failure passed."""
+    failed_at: int = 0
+    """Which result of the span the latest failure was (1 for the first): orders failures."""
 
 
 @dataclass
@@ -257,6 +259,8 @@ class _Reader:
         self.calls: dict[str, tuple[str, bool]] = {}
         """Open calls by id: the run key and the tool name."""
         self.sources: list[dict[str, None]] = []
+        self.results = 0
+        """Tool results read so far (orders the failures)."""
 
     def add(self, message: Message, mode: str | None) -> None:
         text = message.text()
@@ -318,6 +322,7 @@ class _Reader:
 
     def _result(self, key: str, text: str, status: Message | None) -> None:
         """Record a run: failed on an error line, or on a command's recorded failed status."""
+        self.results += 1
         errors = error_lines(text)
         failed = None if status is None else status.failed
         if failed and not errors:
@@ -327,6 +332,7 @@ class _Reader:
             # A bare "Exit code 1" says less than the compiler or test line under it.
             telling = [e for e in errors if not e.startswith("Exit code")] or errors
             run.failure, run.fixed = telling[0][:FAILURE_CHARS], False
+            run.failed_at = self.results
         elif run.failure and (failed is False or _PASSED.search(text)):
             run.fixed = True
         if run.failure:

@@ -15,7 +15,18 @@ from typing import Any
 
 import pytest
 
-from compaction import CompactionPolicy, Message, MessageAdded, Session, compact
+from compaction import (
+    CompactionPolicy,
+    FunctionCall,
+    Message,
+    MessageAdded,
+    Section,
+    Session,
+    SummaryInput,
+    ToolCall,
+    check_output,
+    compact,
+)
 from compaction.importers import load
 from compaction.importers.tool_status import codex_exit_code, exit_code_in
 from compaction.summarizers.facts import error_lines
@@ -208,3 +219,32 @@ class TestLinterFindings:
         text = "Your edit introduced new syntax error(s).\n- E999 SyntaxError: unmatched ']'"
         assert error_lines(text) == ["- E999 SyntaxError: unmatched ']'"]
         assert error_lines("- raise ValueError: old line\n+ fixed") == []
+
+
+class TestLatestFailure:
+    def test_the_failure_seen_last_is_kept_not_the_command_run_last(self) -> None:
+        """Test fails, lint fails, lint passes, test passes: lint's failure is the latest one."""
+        results = [
+            ("mise run test", "x.go:1:2: cannot use y", True),
+            ("mise run lint", "a_test.go:8:13: string has 4 occurrences (goconst)", True),
+            ("mise run lint", "0 issues.", False),
+            ("mise run test", "ok", False),
+        ]
+        messages = [Message(role="user", content="Make the checks pass")]
+        for n, (command, output, failed) in enumerate(results):
+            fn = FunctionCall(name="Bash", arguments=json.dumps({"command": command}))
+            messages.append(
+                Message(role="assistant", tool_calls=(ToolCall(id=f"b{n}", function=fn),))
+            )
+            messages.append(
+                Message(role="tool", tool_call_id=f"b{n}", content=output, failed=failed)
+            )
+        span = SummaryInput(
+            messages=tuple(messages),
+            seqs=tuple(range(1, len(messages) + 1)),
+            previous=None,
+            todos=(),
+            budget_tokens=60,
+        )
+        errors = check_output({}, span)[Section.ERRORS_AND_FIXES]
+        assert "`mise run lint` failed: a_test.go:8:13" in errors
