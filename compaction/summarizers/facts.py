@@ -38,9 +38,10 @@ from typing import Any, Final
 
 from compaction.events import Message
 from compaction.summarizers.common_names import is_common
-from compaction.summarizers.paths import dedupe, home_of, normalise, working_directory
+from compaction.summarizers.paths import dedupe, home_of, normalise
 from compaction.summarizers.paths import find_paths as find_paths
 from compaction.summarizers.paths import looks_like_path as looks_like_path
+from compaction.summarizers.paths import working_directory as working_directory
 
 TRANSIENT_MODES: Final = frozenset({"plan"})
 """Modes whose instructions hold only while the mode lasts (Plan mode: "do not edit yet")."""
