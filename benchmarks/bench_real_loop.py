@@ -17,7 +17,8 @@ a mode message (the default).
 Per window and source it reports the peak request and how many calls went over the window; for
 each compaction whether a verbatim tail was kept when one fitted (a cut with a non-empty tail
 within the retain budget and the room beside the Checkpoint); and task retention: every
-unfinished item of the latest list in Pending Jobs / Current Work of every Checkpoint, verbatim.
+unfinished item of the latest list in Pending Jobs / Current Work of every Checkpoint, verbatim,
+and every unfinished task of the shared list there too, by id and subject.
 
 It also sums B's input tokens on the three benchmark sessions (12 turns seeds 0 and 1, 24 turns
 seed 2; window 30,000; `benchmarks.replay`) with the whole-request budget.
@@ -165,7 +166,11 @@ class LoopResult:
     tail_kept: int = 0
     """Of those, compactions that kept a non-empty tail."""
     tasks_expected: int = 0
+    """Unfinished todo items and shared tasks checked, over every Checkpoint."""
     tasks_kept: int = 0
+    shared_tasks_expected: int = 0
+    """Of `tasks_expected`, the shared list's tasks (matched by id and subject)."""
+    shared_tasks_kept: int = 0
     refused: Counter[str] = field(default_factory=Counter)
     clipped: int = 0
 
@@ -182,6 +187,8 @@ class LoopResult:
             "of_which_kept_a_tail": self.tail_kept,
             "unfinished_tasks_checked": self.tasks_expected,
             "unfinished_tasks_kept": self.tasks_kept,
+            "shared_tasks_checked": self.shared_tasks_expected,
+            "shared_tasks_kept": self.shared_tasks_kept,
             "refused": dict(sorted(self.refused.items())),
             "clipped_tool_outputs": self.clipped,
         }
@@ -226,6 +233,11 @@ class _Loop:
             [t.content for t in latest if t.status == "pending"],
             [t.content for t in latest if t.status == "in_progress"],
         )
+        board = s.tasks.live()
+        tasks = (
+            [(t.id, t.subject) for t in board if t.status == "pending"],
+            [(t.id, t.subject) for t in board if t.status == "in_progress"],
+        )
         try:
             done = maybe_compact(s, self.policy, fixed_tokens=self.fixed)
         except CompactionError as exc:
@@ -238,10 +250,20 @@ class _Loop:
             self.result.tail_kept += done.kept_messages > 0
         parsed = parse_checkpoint(done.data.text)
         wanted = expected[0] + expected[1]
-        self.result.tasks_expected += len(wanted)
+        self.result.tasks_expected += len(wanted) + len(tasks[0]) + len(tasks[1])
         self.result.tasks_kept += sum(1 for t in expected[0] if t in parsed.pending_jobs) + sum(
             1 for t in expected[1] if t in parsed.current_work
         )
+        carried = (
+            {(t.id, t.subject) for t in parsed.pending_tasks},
+            {(t.id, t.subject) for t in parsed.current_tasks},
+        )
+        self.result.shared_tasks_expected += len(tasks[0]) + len(tasks[1])
+        kept = sum(1 for t in tasks[0] if t in carried[0]) + sum(
+            1 for t in tasks[1] if t in carried[1]
+        )
+        self.result.tasks_kept += kept
+        self.result.shared_tasks_kept += kept
 
     def tail_fitted(
         self,
@@ -322,6 +344,7 @@ def summarize(results: Iterable[LoopResult]) -> dict[str, Any]:
         "compactions_where_a_tail_fitted": fitted,
         "task_retention": (sum(r.tasks_kept for r in rs) / expected) if expected else None,
         "unfinished_tasks_checked": expected,
+        "shared_tasks_checked": sum(r.shared_tasks_expected for r in rs),
         "clipped_tool_outputs": sum(r.clipped for r in rs),
     }
 

@@ -1,21 +1,9 @@
 """Checkpoint probes: does the request after each compaction still tell the model the truth?
 
 Every compaction of a replay is probed on the request the model sees next (the Checkpoint and
-the messages kept verbatim after it), with deterministic checks written here, apart from the
-summarizers' own code (their oracle is the log, read the plain way):
-
-- ``first_request``: the session's first request a person typed is there (its head); when an
-  earlier recorded summary of another agent replaced it, that summary is quoted instead;
-- ``latest_request``: the latest request a person typed is there;
-- ``no_injected_request``: no text the person did not type (injected context, skill bodies,
-  command tags, interruption notices, mode messages) is given as a request or a constraint;
-- ``next_step_consistent``: Next Step is not a question, does not say the work is done while
-  a task is unfinished, and names the task in progress when there is one;
-- ``latest_error``: the latest failing command output of the span is reported (its first error
-  line) in Errors and Fixes, or still verbatim in the kept messages;
-- ``edited_files``: every file the span edited is named in Files and Code (or the kept messages);
-- ``no_ended_constraint``: no constraint typed in Plan mode is in Critical Context once Plan
-  mode is over.
+the messages kept verbatim after it) by `benchmarks.checkpoint_probes`: an implementation of
+its own (its own Checkpoint parser, its own reading of the log, tasks matched by id and
+subject), one probe per rule of the Checkpoint (listed there).
 
 Corpora: generated sessions (`harness.simulation.generate`) and the real transcripts in
 ``../shared/transcripts`` (imported with `compaction.importers.load`, their own recorded
@@ -24,7 +12,11 @@ summarizer talking over HTTP to the local stand-in model (`benchmarks.stub_model
 `benchmarks.summary_cache.stand_in_answer`). A probe that does not apply to a compaction (no
 error in its span, no task in progress) is not counted.
 
-Run: ``python -m benchmarks.checkpoint_quality [--window W] [--summarizers ...]``
+Each corpus runs at one window, or at each of ``--windows``; ``--cuts`` also forces a
+compaction at those fractions of each session, where none may have been due.
+
+Run: ``python -m benchmarks.checkpoint_quality [--window W | --windows W ...] [--cuts F ...]
+[--summarizers ...]``
 (writes ``benchmarks/results/checkpoint_quality.json`` and prints the table); ``harness bench``
 runs it too and puts the table in its report.
 
@@ -36,31 +28,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import tempfile
-from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from benchmarks.checkpoint_probes import PROBES, probe
+from benchmarks.probe_reading import Compaction, LogSoFar
 from benchmarks.stub_model import StubModel
 from benchmarks.summary_cache import stand_in_answer
 from compaction import (
     CheckpointData,
     CompactionError,
     CompactionPolicy,
-    CompactionResult,
-    Event,
     EventData,
-    Message,
-    MessageAdded,
     Session,
     Summarizer,
     TranscriptError,
-    TurnStarted,
+    compact,
     get_tokenizer,
     maybe_compact,
 )
@@ -71,199 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "checkpoint_quality.json"
 SUFFIXES = (".jsonl", ".json", ".traj")
-PROBES: tuple[str, ...] = (
-    "first_request",
-    "latest_request",
-    "no_injected_request",
-    "next_step_consistent",
-    "latest_error",
-    "edited_files",
-    "no_ended_constraint",
-)
 SUMMARIZERS: tuple[str, ...] = ("extractive", "openai")
-
-HEAD = 50
-_FAIL = re.compile(r"(?:[Ee]rror|ERROR)(?:\[\w+\])?:|\bFAIL\b|FAILED|panic:|\.go:\d+:\d+: ")
-_DONE = re.compile(r"\b(?:done|finished|ready for review|all tests pass|is green)\b", re.I)
-_CONSTRAINT = re.compile(r"\b(?:must|never|always|do not|don't|make sure)\b", re.I)
-_EDIT_TOOLS = frozenset(
-    {"edit", "write", "multiedit", "notebookedit", "edit_file", "write_file", "replace"}
-)
-_WORD = re.compile(r"[A-Za-z]{4,}")
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add) File: (.+)$", re.M)
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _head(text: str, n: int = HEAD) -> str:
-    return _norm(text)[:n]
-
-
-def _unescape(text: str) -> str:
-    """Drop the backslash a Checkpoint puts before a line that would read as Markdown syntax."""
-    return re.sub(r"(?m)^([ \t]*)\\", r"\1", text)
-
-
-def _typed(message: Message) -> bool:
-    return message.role == "user" and message.origin in (None, "user")
-
-
-def _sections(text: str) -> dict[str, str]:
-    """Split a rendered Checkpoint by its level-two headings (plainly, not with the parser)."""
-    out: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in text.split("\n"):
-        if line.startswith("## "):
-            current = out.setdefault(line[3:].strip(), [])
-        elif current is not None:
-            current.append(line)
-    return {k: "\n".join(v).strip() for k, v in out.items()}
-
-
-def _items(body: str) -> list[str]:
-    return [json.loads(line[2:]) for line in body.split("\n") if line.startswith('- "')]
-
-
-@dataclass
-class LogSoFar:
-    """What the replay appended so far, read the plain way."""
-
-    events: list[Event] = field(default_factory=list)
-
-    def messages(self, first: int = 1, last: int | None = None) -> list[tuple[int, Message]]:
-        """Return the messages with seqs in ``first..last``."""
-        top = last if last is not None else 10**12
-        return [
-            (e.seq, e.data)
-            for e in self.events
-            if isinstance(e, MessageAdded) and first <= e.seq <= top
-        ]
-
-    def mode_at(self, seq: int) -> str | None:
-        """Return the mode of the turn `seq` belongs to."""
-        turns = [(e.seq, e.data.mode) for e in self.events if isinstance(e, TurnStarted)]
-        i = bisect_right([t[0] for t in turns], seq)
-        return turns[i - 1][1] if i else None
-
-    def foreign_checkpoints(self) -> list[CheckpointData]:
-        """Return the checkpoints another agent recorded."""
-        return [
-            e.data
-            for e in self.events
-            if isinstance(e.data, CheckpointData) and e.data.summarizer in ("claude-code", "codex")
-        ]
-
-
-def probe(log: LogSoFar, result: CompactionResult, kept: Sequence[Message]) -> dict[str, bool]:
-    """Return each applicable probe's verdict for one compaction."""
-    data = result.data
-    sections = {k: _unescape(v) for k, v in _sections(data.text).items()}
-    tail = _norm("\n".join(m.text() for m in kept))
-    seen = _norm(_unescape(data.text)) + "\n" + tail
-    primary, critical = (
-        sections.get("Primary Request and Intent", ""),
-        sections.get("Critical Context", ""),
-    )
-    out: dict[str, bool] = {}
-    typed = [(s, m) for s, m in log.messages(last=data.last_seq + len(kept) + 10**6) if _typed(m)]
-    typed = [(s, m) for s, m in typed if m.text().strip()]
-    if typed:
-        first_seq, first = typed[0]
-        foreign = [c for c in log.foreign_checkpoints() if c.last_seq >= first_seq]
-        quoted = "Earlier summary (" in primary
-        out["first_request"] = _head(first.text()) in seen or (bool(foreign) and quoted)
-        out["latest_request"] = _head(typed[-1][1].text()) in seen
-    injected = [
-        m.text()
-        for _, m in log.messages()
-        if m.role == "user" and not _typed(m) and m.origin != "recorded_summary"
-    ]
-    injected = [_head(t, 40) for t in injected if len(_norm(t)) >= 20]
-    if injected:
-        asked = _norm(primary) + "\n" + _norm(critical)
-        out["no_injected_request"] = not any(t in asked for t in injected)
-    out["next_step_consistent"] = _next_step_ok(sections)
-    error = _latest_error(log, data.first_seq, data.last_seq)
-    if error is not None:
-        out["latest_error"] = error in _norm(sections.get("Errors and Fixes", "")) or error in tail
-    edited = _edited(log, data.first_seq, data.last_seq)
-    if edited:
-        files = sections.get("Files and Code", "") + "\n" + tail
-        out["edited_files"] = all(name in files for name in edited)
-    ended = _ended_constraints(log, data.last_seq + len(kept))
-    if ended:
-        out["no_ended_constraint"] = not any(c in _norm(critical) for c in ended)
-    return out
-
-
-def _next_step_ok(sections: Mapping[str, str]) -> bool:
-    step = sections.get("Next Step", "")
-    step = "" if step == "(none)" else step
-    current = _items(sections.get("Current Work", ""))
-    pending = _items(sections.get("Pending Jobs", ""))
-    lines = [ln.strip().rstrip("*_)\"' ") for ln in step.split("\n")]
-    if any(ln.endswith("?") for ln in lines):
-        return False
-    if (current or pending) and _DONE.search(step):
-        return False
-    if current:
-        words = {w.lower() for w in _WORD.findall(current[0])}
-        return bool(words & {w.lower() for w in _WORD.findall(step)})
-    return True
-
-
-def _latest_error(log: LogSoFar, first: int, last: int) -> str | None:
-    """The first error line of the span's latest failing command output, as a head."""
-    commands: set[str] = set()
-    latest: str | None = None
-    for _, message in log.messages(first, last):
-        for call in message.tool_calls or ():
-            if any(k in call.function.arguments for k in ('"command"', '"cmd"')):
-                commands.add(call.id)
-        if message.role == "tool" and message.tool_call_id in commands:
-            lines = [ln.strip() for ln in message.text().split("\n")]
-            bad = [ln for ln in lines if _FAIL.search(ln) and not ln.startswith(("raise", "#"))]
-            if bad:
-                latest = _head(bad[0], 40)
-    return latest
-
-
-def _edited(log: LogSoFar, first: int, last: int) -> set[str]:
-    """Base names of the files the span's edit tool calls changed."""
-    names: set[str] = set()
-    for _, message in log.messages(first, last):
-        for call in message.tool_calls or ():
-            if call.function.name.lower() not in _EDIT_TOOLS | {"apply_patch"}:
-                continue
-            try:
-                args = json.loads(call.function.arguments)
-            except ValueError:
-                continue
-            if not isinstance(args, dict):
-                continue
-            paths = [args.get(k) for k in ("file_path", "path", "notebook_path")]
-            paths += _PATCH_FILE.findall(str(args.get("input", "")))
-            names |= {p.strip().rsplit("/", 1)[-1] for p in paths if isinstance(p, str) and p}
-    return names
-
-
-def _ended_constraints(log: LogSoFar, upto: int) -> list[str]:
-    """Constraint sentences typed in Plan mode whose mode is over by `upto`."""
-    out: list[str] = []
-    current_mode = log.mode_at(upto)
-    for seq, message in log.messages(last=upto):
-        if not _typed(message) or log.mode_at(seq) != "plan":
-            continue
-        over = current_mode != "plan" or any(
-            m.origin == "mode_switch" for s, m in log.messages(seq, upto)
-        )
-        if over:
-            sentences = re.split(r"(?<=[.!?])\s+", _norm(message.text()))
-            out += [_head(s, 40) for s in sentences if _CONSTRAINT.search(s)]
-    return out
-
 
 # --- replays -----------------------------------------------------------------------------------
 
@@ -272,14 +68,24 @@ SummarizerMaker = Callable[[Session], Summarizer | None]
 
 
 def replay_probes(
-    payloads: Iterable[EventData], policy: CompactionPolicy, make: SummarizerMaker, workdir: Path
+    payloads: Iterable[EventData],
+    policy: CompactionPolicy,
+    make: SummarizerMaker,
+    workdir: Path,
+    cuts: Sequence[float] = (),
 ) -> list[dict[str, bool]]:
-    """Replay payloads into a fresh session, compacting when due; probe every compaction."""
+    """Replay payloads into a fresh session, compacting when due; probe every compaction.
+
+    `cuts` are fractions of the events (``0.5``: half-way) after which a compaction is forced
+    too, so a transcript is also probed where no compaction was due.
+    """
+    items = list(payloads)
+    forced = {max(1, round(f * len(items))) - 1 for f in cuts if 0 < f <= 1}
     verdicts: list[dict[str, bool]] = []
     log = LogSoFar()
     with Session(workdir / "replay.jsonl", sync="batch") as session, session.batch():
         summarizer = make(session)
-        for data in payloads:
+        for index, data in enumerate(items):
             if isinstance(data, CheckpointData):
                 previous = session.context.checkpoint
                 first = previous.last_seq + 1 if previous else 1
@@ -289,11 +95,15 @@ def replay_probes(
             log.events.append(session.append(data))
             try:
                 result = maybe_compact(session, policy, summarizer=summarizer)
+                if result is None and index in forced:
+                    result = compact(session, policy, summarizer=summarizer, force=True)
             except CompactionError:
                 continue
             if result is not None and result.event is not None:
                 log.events.append(result.event)
-                verdicts.append(probe(log, result, session.context.messages))
+                d = result.data
+                seen = Compaction(d.text, d.first_seq, d.last_seq, session.context.messages)
+                verdicts.append(probe(log, seen))
     return verdicts
 
 
@@ -374,12 +184,17 @@ def run_quality(
     transcripts_dir: Path = DEFAULT_TRANSCRIPTS,
     summarizers: Sequence[str] = SUMMARIZERS,
     max_transcripts: int | None = None,
+    windows: Sequence[int] = (),
+    cuts: Sequence[float] = (),
 ) -> dict[str, Any]:
     """Probe every compaction of the generated and real corpora, per summarizer.
 
-    `max_transcripts` reads only the first N real transcripts (a quick run reads one).
+    `max_transcripts` reads only the first N real transcripts (a quick run reads one). With
+    `windows`, every corpus runs at each of them (`window` is then the first); with `cuts`, a
+    compaction is also forced at those fractions of each session (see `replay_probes`). The
+    scores pool every window; ``by_window`` holds each window's own.
     """
-    policy = CompactionPolicy(window_tokens=window)
+    sizes = list(windows) or [window]
     real = transcripts(transcripts_dir)[:max_transcripts]
     corpora: dict[str, list[tuple[str, Callable[[], Iterable[EventData]]]]] = {
         "generated": [
@@ -389,10 +204,13 @@ def run_quality(
         "real": [(p.name, partial(_imported, p)) for p in real],
     }
     out: dict[str, Any] = {
-        "window": window,
+        "window": sizes[0],
+        "windows": sizes,
+        "cuts": list(cuts),
         "sessions": [list(s) for s in sessions],
         "transcripts": [p.name for p in real],
         "scores": {},
+        "by_window": {},
     }
     with StubModel([stand_in_answer]) as stub, tempfile.TemporaryDirectory() as tmp:
         makers: dict[str, SummarizerMaker] = {
@@ -402,17 +220,26 @@ def run_quality(
         for name in summarizers:
             out["scores"][name] = {}
             for corpus, runs in corpora.items():
-                tally = Tally()
-                for i, (where, events) in enumerate(runs):
-                    work = Path(tmp) / f"{name}-{corpus}-{i}"
-                    work.mkdir()
-                    try:
-                        stream = events()
-                    except TranscriptError as exc:  # a format this toolkit cannot read yet
-                        tally.skipped.append(f"{where}: {exc}")
-                        continue
-                    tally.add(where, replay_probes(stream, policy, makers[name], work))
-                out["scores"][name][corpus] = tally.as_json()
+                pooled = Tally()
+                for size in sizes:
+                    tally = Tally()
+                    policy = CompactionPolicy(window_tokens=size)
+                    for i, (where, events) in enumerate(runs):
+                        work = Path(tmp) / f"{name}-{corpus}-{size}-{i}"
+                        work.mkdir()
+                        try:
+                            stream = events()
+                        except TranscriptError as exc:  # a format this toolkit cannot read yet
+                            tally.skipped.append(f"{where}: {exc}")
+                            continue
+                        verdicts = replay_probes(stream, policy, makers[name], work, cuts)
+                        tally.add(f"{where} @{size}", verdicts)
+                        pooled.add(f"{where} @{size}", verdicts)
+                    pooled.skipped += tally.skipped
+                    out["by_window"].setdefault(str(size), {}).setdefault(name, {})[corpus] = (
+                        tally.as_json()
+                    )
+                out["scores"][name][corpus] = pooled.as_json()
     return out
 
 
@@ -424,7 +251,9 @@ def markdown(results: Mapping[str, Any]) -> list[str]:
     """The report's table: score per summarizer and corpus, then per probe."""
     generated = ", ".join(f"{t} turns seed {s}" for t, s in results["sessions"])
     lines = [
-        f"Window {results['window']:,} tokens; generated sessions: {generated}; real: "
+        f"Windows {', '.join(f'{w:,}' for w in results.get('windows', [results['window']]))} "
+        f"tokens; forced cuts at {results.get('cuts') or 'none'}; generated sessions: "
+        f"{generated}; real: "
         f"{_plural(len(results['transcripts']), 'transcript')} of ../shared/transcripts. A cell is "
         "probes passed / compactions where the probe applies.",
         "",
@@ -449,6 +278,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the probes and write the JSON results."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.checkpoint_quality")
     parser.add_argument("--window", type=int, default=32_000)
+    parser.add_argument(
+        "--windows", type=int, nargs="+", default=[], help="run at each of these windows"
+    )
+    parser.add_argument(
+        "--cuts",
+        type=float,
+        nargs="+",
+        default=[],
+        help="also force a compaction at these fractions of each session (0.25 0.5 ...)",
+    )
 
     parser.add_argument("--transcripts", type=Path, default=DEFAULT_TRANSCRIPTS)
     parser.add_argument("--summarizers", nargs="+", choices=SUMMARIZERS, default=SUMMARIZERS)
@@ -456,6 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     results = run_quality(
         window=args.window,
+        windows=args.windows,
+        cuts=args.cuts,
         transcripts_dir=args.transcripts,
         summarizers=args.summarizers,
     )

@@ -273,9 +273,13 @@ def quality_section(results: Mapping[str, Any]) -> list[str]:
         "## Checkpoint probes",
         "",
         "At every compaction, deterministic probes on the request the model sees next "
-        "(`benchmarks/checkpoint_quality.py`): first and latest request present, no injected "
-        "text as a request, Next Step consistent with Current Work, latest failing error and "
-        "every edited file present, no constraint from an ended mode.",
+        "(`benchmarks/checkpoint_quality.py`, an implementation of their own in "
+        "`benchmarks/checkpoint_probes.py`): first and latest request present, no injected, "
+        "shell or hook text as a request, Next Step naming the work in progress (a task by id "
+        "and subject) and nothing completed, every unfinished task and its blockers carried, "
+        "the latest failing error and recorded failure present, every edited file present "
+        "(relative to the recorded working directory), project names before common ones, no "
+        "constraint from an ended mode.",
         "",
         *checkpoint_quality.markdown(quality),
         "",

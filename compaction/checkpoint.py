@@ -24,10 +24,11 @@ Encoding (why no text can break the structure):
   ``\uXXXX`` escapes, so a right-to-left override cannot visually swallow the rest of the line.
   ``json.loads`` decodes every line back to the exact item: headings, list markers, code fences,
   template syntax, ``(none)`` and 10,000-character items all survive unchanged.
-- **Shared tasks** follow the todo items of their section, one a line, with their id and owner:
-  ``- task 3 (owner "worker-1"): "Run the tests"`` or ``- task 4 (no owner): "Write docs"``. The
-  id is a short token (letters, digits, ``_.:-``); owner and subject are JSON string literals
-  escaped as above, so a task line parses back to the exact `TaskRef`.
+- **Shared tasks** follow the todo items of their section, one a line, with their id, owner and
+  the tasks they still wait on: ``- task 3 (owner "worker-1", blocked by 1, 2): "Run the
+  tests"`` or ``- task 4 (no owner): "Write docs"``. Ids are short tokens (letters, digits,
+  ``_.:-``); owner and subject are JSON string literals escaped as above, so a task line parses
+  back to the exact `TaskRef`.
 - **Narrative sections** are Markdown text, escaped line by line: a line whose first
   non-blank character is ``#`` or ``\``, that opens a code fence (```` ``` ```` or
   ``~~~``), that is a setext underline or thematic break (only ``=`` or only ``-``), or that
@@ -206,10 +207,14 @@ def _literal(text: str) -> str:
 _TASK_HEAD = re.compile(r"^- task ([A-Za-z0-9_.:-]{1,64}) \(")
 
 
+_BLOCKERS = re.compile(r"^, blocked by ([A-Za-z0-9_.:-]{1,64}(?:, [A-Za-z0-9_.:-]{1,64})*)")
+
+
 def encode_task(task: TaskRef) -> str:
-    """Encode one shared task as a single ``- task ID (owner "x"): "subject"`` line."""
+    """Encode one shared task as one ``- task ID (owner "x", blocked by 1, 2): "subject"`` line."""
     owner = "no owner" if task.owner is None else f"owner {_literal(task.owner)}"
-    return f"- task {task.id} ({owner}): {_literal(task.subject)}"
+    blockers = f", blocked by {', '.join(task.blocked_by)}" if task.blocked_by else ""
+    return f"- task {task.id} ({owner}{blockers}): {_literal(task.subject)}"
 
 
 def decode_task(line: str) -> TaskRef:
@@ -227,12 +232,15 @@ def decode_task(line: str) -> TaskRef:
         rest = rest[len("no owner") :]
     else:
         raise ValueError("a task line names its owner or says no owner")
+    blockers = _BLOCKERS.match(rest)
+    blocked_by = tuple(blockers.group(1).split(", ")) if blockers else ()
+    rest = rest[blockers.end() :] if blockers else rest
     if not rest.startswith("): "):
-        raise ValueError('the owner is followed by "): "')
+        raise ValueError('the owner (and blockers) are followed by "): "')
     subject = json.loads(rest[3:])
     if not isinstance(subject, str):
         raise ValueError("a task's subject is a JSON string")
-    return TaskRef(id=head.group(1), owner=owner, subject=subject)
+    return TaskRef(id=head.group(1), owner=owner, subject=subject, blocked_by=blocked_by)
 
 
 def escape_narrative(text: str) -> str:

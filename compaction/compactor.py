@@ -488,6 +488,9 @@ class _Plan:
             modes=session.turn_modes.modes_of(context.seqs[:k]),
             mode=session.turn_modes.mode_now,
             instructions=instructions,
+            tasks=session.tasks.live(),
+            agent=session.agent,
+            cwd=session.turn_modes.cwd_at(context.seqs[k - 1]) if k else None,
         )
         sections, used, reason = _summarize(self.summarizer, self.fallback, span)
         skeleton = self.skeleton()

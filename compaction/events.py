@@ -28,7 +28,15 @@ SCHEMA_VERSION = 1
 
 Role = Literal["system", "user", "assistant", "tool"]
 Origin = Literal[
-    "user", "injected", "command", "skill", "interruption", "mode_switch", "recorded_summary"
+    "user",
+    "injected",
+    "command",
+    "skill",
+    "interruption",
+    "mode_switch",
+    "recorded_summary",
+    "shell",
+    "hook",
 ]
 """Where a message's text came from (see `Message.origin`)."""
 ORIGINS: tuple[Origin, ...] = (
@@ -39,6 +47,8 @@ ORIGINS: tuple[Origin, ...] = (
     "interruption",
     "mode_switch",
     "recorded_summary",
+    "shell",
+    "hook",
 )
 TodoStatus = Literal["pending", "in_progress", "completed"]
 TODO_STATUSES: tuple[TodoStatus, ...] = ("pending", "in_progress", "completed")
@@ -122,12 +132,22 @@ class Message(_Frozen):
     """Where the text came from, when the writer knows: ``user`` (a person typed it),
     ``injected`` (context the agent's tool added: AGENTS.md, environment, caveats, reminders),
     ``command`` (a slash command's tags), ``skill`` (a skill or command body the tool expanded),
-    ``interruption`` (an interruption or abort notice), ``mode_switch`` (a mode message) or
-    ``recorded_summary`` (another agent's summary of earlier turns). Absent on a user message:
+    ``interruption`` (an interruption or abort notice), ``mode_switch`` (a mode message),
+    ``recorded_summary`` (another agent's summary of earlier turns), ``shell`` (a shell escape
+    the user ran and its output: Claude Code's ``<bash-input>``, ``<bash-stdout>``) or ``hook``
+    (a hook's notice, "Operation stopped by hook"). Absent on a user message:
     taken as typed by a person. Only ``user`` text is read as a request or a constraint. Never
     sent to a provider."""
     clip: ClipData | None = None
     """For a tool result over the session's cap: what the context view shows of it."""
+    exit_code: int | None = None
+    """For a `tool` message: the exit status the transcript recorded for the call, when it has
+    one (Codex's ``Process exited with code N``, Claude Code's ``Exit code N``, Gemini CLI's
+    ``Exit Code: N``); 0 is a pass. Never sent to a provider."""
+    failed: bool | None = None
+    """For a `tool` message: whether the transcript marks the call as failed (a non-zero exit
+    status, Claude Code's ``is_error``, Gemini CLI's error status); None when it says nothing.
+    Never sent to a provider."""
     provider_fields: dict[str, JsonValue] | None = None
     """Fields the provider's SDK returned that this model does not hold (OpenAI's
     ``annotations``, ``refusal``, ``audio``; DeepSeek's ``reasoning_content``; Anthropic's
@@ -143,6 +163,8 @@ class Message(_Frozen):
             raise ValueError("a tool message needs the tool_call_id of the call it answers")
         if self.tool_call_id is not None and self.role != "tool":
             raise ValueError("only tool messages carry a tool_call_id")
+        if (self.exit_code is not None or self.failed is not None) and self.role != "tool":
+            raise ValueError("only tool messages carry an exit_code or failed")
         if self.clip is not None:
             if self.role != "tool":
                 raise ValueError("only tool messages carry a clip")
@@ -171,6 +193,9 @@ class TurnStartData(_Frozen):
 
     mode: str | None = None
     """The mode the agent works in for this turn, when known."""
+    cwd: str | None = None
+    """The working directory of the turn, when the writer knows it (an imported transcript's
+    ``cwd``): Files and Code shows paths relative to it. Absent in older logs."""
 
 
 class TurnEndData(_Frozen):
@@ -224,11 +249,16 @@ class TaskUpdateData(_Frozen):
 
 
 class TaskRef(_Frozen):
-    """An unfinished shared task as a Checkpoint carries it: id, owner and subject."""
+    """An unfinished shared task as a Checkpoint carries it: id, owner, subject, open blockers."""
 
     id: str = Field(pattern=TASK_ID_PATTERN)
     owner: str | None = None
     subject: str
+    blocked_by: tuple[Annotated[str, Field(pattern=TASK_ID_PATTERN)], ...] = Field(
+        default=(), exclude_if=lambda ids: not ids
+    )
+    """Ids of the tasks it still waits on (unfinished when the Checkpoint was written); left
+    out of the log line when empty, so a log written before the field re-dumps unchanged."""
 
 
 class CheckpointData(_Frozen):

@@ -185,6 +185,29 @@ def read_back(text: str) -> ReadBack:
     )
 
 
+_TASK_LINE = re.compile(
+    r'^- task (\S+) \((?:owner ("(?:[^"\\]|\\.)*")|no owner)(?:, blocked by ([^)]*))?\): (".*")$'
+)
+
+
+def read_task_lines(text: str) -> list[tuple[str, str | None, str, tuple[str, ...]]]:
+    """Read every shared-task line of a Checkpoint: id, owner, subject, blockers.
+
+    Per the format: ``- task ID (owner "x", blocked by 1, 2): "subject"`` or ``(no owner)``;
+    owner and subject are JSON string literals, blockers a comma-separated list of ids.
+    """
+    out: list[tuple[str, str | None, str, tuple[str, ...]]] = []
+    for line in text.split("\n"):
+        if not line.startswith("- task "):
+            continue
+        match = _TASK_LINE.match(line)
+        assert match is not None, line
+        owner = None if match.group(2) is None else json.loads(match.group(2))
+        blockers = tuple(match.group(3).split(", ")) if match.group(3) else ()
+        out.append((match.group(1), owner, json.loads(match.group(4)), blockers))
+    return out
+
+
 # --- checks of a compaction's outcome against the reference ------------------------------------
 
 

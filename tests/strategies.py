@@ -12,6 +12,7 @@ from compaction.events import (
     TODO_STATUSES,
     FunctionCall,
     Message,
+    TaskRef,
     TodoItem,
     TodoWriteData,
     ToolCall,
@@ -885,3 +886,14 @@ error_scan_texts = st.lists(
     st.one_of(_MARK_PIECES, st.text(alphabet="aE rF\n:.-_9", max_size=6)), max_size=80
 ).map("".join)
 """Tool outputs dense in error marks, their pieces and near misses (a mark cut by a newline)."""
+
+
+_ref_ids = st.from_regex(r"\A[A-Za-z0-9_.:-]{1,8}\Z")
+task_refs: st.SearchStrategy[TaskRef] = st.builds(
+    TaskRef,
+    id=_ref_ids,
+    owner=st.none() | st.text(max_size=20) | st.sampled_from(ADVERSARIAL),
+    subject=st.text(max_size=40) | st.sampled_from(ADVERSARIAL),
+    blocked_by=st.lists(_ref_ids, max_size=3).map(tuple),
+)
+"""Checkpoint task references: any id, owner, subject (hostile text too) and blockers."""

@@ -84,6 +84,10 @@ class RecordedCall:
     """True when the transcript marks the result as an error (the call changed nothing)."""
     meta: object = None
     """Format-specific details of the result (Claude Code's ``toolUseResult``)."""
+    exit_code: int | None = None
+    """The exit status the transcript recorded for the call, when it has one."""
+    failed: bool | None = None
+    """Whether the transcript marks the call failed; None when it says nothing."""
 
     def result_text(self) -> str:
         """Return the result's text (image parts left out)."""
@@ -229,17 +233,23 @@ class EventBuilder:
     # --- messages and turns -------------------------------------------------------------------
 
     def request(
-        self, content: Content, *, mode: str | None = None, origin: Origin = "user"
+        self,
+        content: Content,
+        *,
+        mode: str | None = None,
+        origin: Origin = "user",
+        cwd: str | None = None,
     ) -> None:
         """Record a real user request: it ends the open turn and starts a new one.
 
         `origin` is ``user`` for text a person typed, ``command`` for a slash command's tags
         (the user acted, so a turn starts, but the tags are not a request to summarize).
+        `cwd` is the working directory the transcript records for the turn, when it does.
         """
         self.flush()
         if self._turn_open:
             self.emit(TurnEndData())
-        self.emit(TurnStartData(mode=mode))
+        self.emit(TurnStartData(mode=mode, cwd=cwd or None))
         self.emit(Message(role="user", content=content, origin=origin))
         self._turn_open = True
         self.report.turns += 1
@@ -288,15 +298,27 @@ class EventBuilder:
             self._open.usage = data
 
     def result(
-        self, call_id: str, content: Content, *, is_error: bool = False, meta: object = None
+        self,
+        call_id: str,
+        content: Content,
+        *,
+        is_error: bool = False,
+        meta: object = None,
+        exit_code: int | None = None,
+        failed: bool | None = None,
     ) -> bool:
-        """Give an open call its result; False (and counted) when no open call has that id."""
+        """Give an open call its result; False (and counted) when no open call has that id.
+
+        `exit_code` and `failed` are the call's status as the transcript records it (None:
+        it does not say); they reach the `tool` message, where Errors and Fixes reads them.
+        """
         call = self._find(call_id)
         if call is None:
             self.report.orphan_results += 1
             self.report.skip("tool result without its call")
             return False
         call.result, call.is_error, call.meta = content, is_error, meta
+        call.exit_code, call.failed = exit_code, failed
         self.report.handled["tool result"] += 1
         return True
 
@@ -348,7 +370,15 @@ class EventBuilder:
             )
             if not call.is_error:
                 self._todos_of(call)
-        self.emit(Message(role="tool", tool_call_id=call.id, content=content))
+        self.emit(
+            Message(
+                role="tool",
+                tool_call_id=call.id,
+                content=content,
+                exit_code=call.exit_code,
+                failed=call.failed,
+            )
+        )
 
     def _todos_of(self, call: RecordedCall) -> None:
         try:

@@ -5,8 +5,12 @@ One JSON record a line. What each record becomes:
 - ``user`` with text: a real request (`turn/start` + user message), except a tool result, an
   ``isMeta`` record, a local command's caveat or output, an interruption notice and a background
   task notification, which are kept as user messages that start no turn. A slash command the
-  user typed (``<command-name>``) is a request: the user acted. Each user message records its
-  `origin`: ``user`` for typed text, ``command`` for slash-command tags and local command output,
+  user typed (``<command-name>``) is a request: the user acted; with arguments it is written as
+  the user typed it (``/review this branch``, origin ``user``: the arguments are the user's own
+  words). Shell escapes (``<bash-input>``, ``<bash-stdout>``, origin ``shell``) and hook notices
+  ("Operation stopped by hook", origin ``hook``) are never requests. Each user message records
+  its `origin`: ``user`` for typed text, ``command`` for argument-less slash-command tags and
+  local command output,
   ``skill`` for an ``isMeta`` body the tool expanded, ``interruption`` for interruption notices,
   ``injected`` for caveats, reminders, notifications and text beside tool results.
 - ``user`` with ``tool_result`` blocks: the `tool` messages answering the calls.
@@ -42,16 +46,11 @@ from pathlib import Path
 from typing import Any
 
 from compaction.events import (
-    TASK_ID_PATTERN,
-    TASK_STATUSES,
     Event,
     ImagePart,
     ImageURL,
     Message,
     Origin,
-    Task,
-    TaskCreateData,
-    TaskUpdateData,
     TextPart,
     TodoItem,
     UsageReportData,
@@ -67,8 +66,10 @@ from compaction.importers.base import (
     token_figure,
     unknown,
 )
+from compaction.importers.claude_code_tasks import TaskFolder
 from compaction.importers.import_report import ImportReport
 from compaction.importers.records import iter_jsonl
+from compaction.importers.tool_status import exit_code_in
 from compaction.tokens import Tokenizer
 
 SUMMARIZER = "claude-code"
@@ -93,6 +94,11 @@ NOT_REQUESTS: tuple[tuple[str, str], ...] = (
     ("<local-command-stderr>", "local command output"),
     ("<task-notification>", "background task notification"),
     ("<system-reminder>", "system reminder"),
+    ("<bash-input>", "shell escape"),
+    ("<bash-stdout>", "shell escape output"),
+    ("<bash-stderr>", "shell escape output"),
+    ("Operation stopped by hook", "hook notice"),
+    ("[Operation stopped by hook", "hook notice"),
 )
 """User text that the tool wrote, not the user: kept as a message, starts no turn."""
 
@@ -102,90 +108,14 @@ ORIGIN_BY_KIND: dict[str, Origin] = {
     "local command output": "command",
     "background task notification": "injected",
     "system reminder": "injected",
+    "shell escape": "shell",
+    "shell escape output": "shell",
+    "hook notice": "hook",
 }
 """The `Message.origin` of each kind of user text the tool wrote (default ``injected``)."""
 
 COMMAND_TAGS: tuple[str, ...] = ("<command-name>", "<command-message>")
 """A user record opening with one of these is a slash command the user ran (origin ``command``)."""
-
-_TASK_CREATED = re.compile(r"Task #(\S+?) created")
-
-
-AGENT = "main"
-"""The agent that task events of the main conversation name (sidechains are skipped)."""
-
-
-@dataclass
-class TaskFolder:
-    """Claude Code's task tools written as `task/create` / `task/update` events, by its own ids.
-
-    ``TaskCreate`` creates a task under the id its result gave (``toolUseResult.task.id``, or
-    ``Task #N created`` in the text); ``TaskUpdate`` changes status (``deleted`` included),
-    subject, description and owner, and ``addBlockedBy`` / ``addBlocks`` add blockers, each event
-    carrying the task's whole new state. A call naming an unknown id, or changing nothing,
-    writes nothing.
-    """
-
-    builder: EventBuilder
-
-    def create(self, call: RecordedCall) -> None:
-        """Write the task a TaskCreate call made."""
-        args = call.input if isinstance(call.input, Mapping) else {}
-        subject, description = args.get("subject"), args.get("description")
-        task_id = self._new_id(call)
-        report = self.builder.report
-        if not isinstance(subject, str):
-            report.skip("TaskCreate call without a subject")
-        elif not re.match(TASK_ID_PATTERN, task_id) or self.builder.tasks().get(task_id):
-            report.skip("TaskCreate call with an unusable or repeated id")
-        else:
-            desc = description if isinstance(description, str) and description.strip() else None
-            task = Task(id=task_id, subject=subject, description=desc)
-            self.builder.task(TaskCreateData(agent=AGENT, task=task))
-
-    def _new_id(self, call: RecordedCall) -> str:
-        meta = call.meta if isinstance(call.meta, Mapping) else {}
-        task = meta.get("task")
-        if isinstance(task, Mapping) and task.get("id") is not None:
-            return str(task["id"])
-        found = _TASK_CREATED.search(call.result_text())
-        if found:
-            return found.group(1)
-        return self.builder.tasks().next_id
-
-    def update(self, call: RecordedCall) -> None:
-        """Write the changes of a TaskUpdate call, and of the tasks its ``addBlocks`` blocks."""
-        args = call.input if isinstance(call.input, Mapping) else {}
-        task_id = str(args.get("taskId", ""))
-        board = self.builder.tasks()
-        task = board.get(task_id)
-        if task is None:
-            self.builder.report.skip("TaskUpdate call for an unknown task id")
-            return
-        changes: dict[str, Any] = {}
-        if args.get("status") in TASK_STATUSES:
-            changes["status"] = args["status"]
-        for key in ("subject", "description", "owner"):
-            if isinstance(args.get(key), str):
-                changes[key] = args[key]
-        added = [str(b) for b in _ids(args.get("addBlockedBy")) if board.get(str(b))]
-        if added:
-            changes["blocked_by"] = tuple(dict.fromkeys([*task.blocked_by, *added]))
-        self._write(task, changes)
-        for other_id in _ids(args.get("addBlocks")):
-            other = board.get(str(other_id))
-            if other is not None and task_id not in other.blocked_by:
-                self._write(other, {"blocked_by": (*other.blocked_by, task_id)})
-
-    def _write(self, task: Task, changes: Mapping[str, Any]) -> None:
-        new = task.model_copy(update=dict(changes))
-        if new != task:
-            new = new.model_copy(update={"version": task.version + 1})
-            self.builder.task(TaskUpdateData(agent=AGENT, task=new))
-
-
-def _ids(raw: object) -> list[object]:
-    return [v for v in raw if isinstance(v, str | int)] if isinstance(raw, list) else []
 
 
 @dataclass
@@ -288,11 +218,14 @@ class _Reader(RecordReader):
             btype = block.get("type") if isinstance(block, Mapping) else None
             if btype == "tool_result":
                 with_results = True
+                result, is_error = _content(block.get("content")), bool(block.get("is_error"))
                 self.builder.result(
                     str(block.get("tool_use_id")),
-                    _content(block.get("content")),
-                    is_error=bool(block.get("is_error")),
+                    result,
+                    is_error=is_error,
                     meta=rec.get("toolUseResult"),
+                    exit_code=_exit_code(result) if is_error else None,
+                    failed=is_error,
                 )
             elif btype == "text" and isinstance(block.get("text"), str):
                 parts.append(TextPart(text=block["text"]))
@@ -326,7 +259,15 @@ class _Reader(RecordReader):
         else:
             mode = "plan" if rec.get("permissionMode", self.permission_mode) == "plan" else None
             command = text.lstrip().startswith(COMMAND_TAGS)
-            self.builder.request(content, mode=mode, origin="command" if command else "user")
+            typed = command_typed(text) if command else None
+            raw_cwd = rec.get("cwd")
+            cwd = raw_cwd if isinstance(raw_cwd, str) and raw_cwd.startswith("/") else None
+            cwd = cwd if cwd and len(cwd) < 4096 else None
+            if typed is not None:
+                self.builder.request(typed, mode=mode, origin="user", cwd=cwd)
+            else:
+                origin = "command" if command else "user"
+                self.builder.request(content, mode=mode, origin=origin, cwd=cwd)
 
     def finish(self) -> None:
         if self.boundary_line is not None:
@@ -352,6 +293,37 @@ def usage_of(msg: Mapping[str, Any]) -> UsageReportData | None:
         cached_tokens=read,
         cache_write_tokens=written,
     )
+
+
+_COMMAND_NAME = re.compile(r"<command-name>\s*(/?[^<\s]+)\s*</command-name>")
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+
+
+def command_typed(tags: str) -> str | None:
+    """Return what the user typed for a slash command with arguments (``/review this branch``).
+
+    Claude Code records ``/review this branch`` as ``<command-name>/review</command-name>`` and
+    ``<command-args>this branch</command-args>``: the arguments are the user's own words, a
+    request. None when the command has no arguments (``/exit``, ``/clear``): then the tags stay
+    a command.
+    """
+    args = _COMMAND_ARGS.search(tags)
+    if args is None or not args.group(1).strip():
+        return None
+    name = _COMMAND_NAME.search(tags)
+    head = name.group(1) if name else "/command"
+    return f"{head if head.startswith('/') else '/' + head} {args.group(1).strip()}"
+
+
+def _exit_code(result: Content) -> int | None:
+    """The ``Exit code N`` a failed Bash result opens with (Claude Code writes no other)."""
+    text = (
+        result
+        if isinstance(result, str)
+        else "\n".join(p.text for p in result if isinstance(p, TextPart))
+    )
+    head = text.lstrip()[:80]
+    return exit_code_in(head) if head.startswith("Exit code") else None
 
 
 def _not_request_kind(text: str) -> str | None:

@@ -56,6 +56,7 @@ from compaction.importers.base import (
 )
 from compaction.importers.import_report import ImportReport
 from compaction.importers.records import iter_jsonl
+from compaction.importers.tool_status import codex_exit_code, failed_by
 from compaction.tokens import Tokenizer
 
 SUMMARIZER = "codex"
@@ -113,6 +114,8 @@ class _Reader(RecordReader):
     """The model of the latest ``turn_context``."""
     last_total: object = None
     """The latest ``total_token_usage`` seen, to skip repeated counts."""
+    cwd: str | None = None
+    """The working directory of the latest ``session_meta`` or ``turn_context``."""
 
     def record(self, lineno: int, raw: object) -> None:
         rec = self.as_object(lineno, raw, "record")
@@ -135,13 +138,23 @@ class _Reader(RecordReader):
         elif kind == "turn_context" and isinstance(payload, Mapping):
             model = payload.get("model")
             self.model = model if isinstance(model, str) else self.model
+            self.take_cwd(payload)
             self.report.skip(SKIPPED_TYPES["turn_context"])
+        elif kind == "session_meta" and isinstance(payload, Mapping):
+            self.take_cwd(payload)
+            self.report.skip(SKIPPED_TYPES["session_meta"])
         elif isinstance(kind, str) and kind in SKIPPED_TYPES:
             self.report.skip(SKIPPED_TYPES[kind])
         else:
             unknown(
                 self.report, self.path, lineno, f"unknown record type {kind!r}", strict=self.strict
             )
+
+    def take_cwd(self, payload: Mapping[str, Any]) -> None:
+        """Keep the working directory a ``session_meta`` or ``turn_context`` records."""
+        cwd = payload.get("cwd")
+        if isinstance(cwd, str) and cwd.startswith("/") and len(cwd) < 4096:
+            self.cwd = cwd
 
     def legacy(self, lineno: int, rec: Mapping[str, Any]) -> None:
         if "record_type" in rec:
@@ -207,7 +220,12 @@ class _Reader(RecordReader):
     def output(self, item: Mapping[str, Any]) -> None:
         self.answer += 1
         content, is_error = _output(item.get("output"))
-        self.builder.result(str(item.get("call_id")), content, is_error=is_error)
+        text = content if isinstance(content, str) else ""
+        exit_code = codex_exit_code(text)
+        failed = failed_by(exit_code, True if is_error else None)
+        self.builder.result(
+            str(item.get("call_id")), content, is_error=is_error, exit_code=exit_code, failed=failed
+        )
 
     def message(self, item: Mapping[str, Any]) -> None:
         role = item.get("role")
@@ -226,7 +244,7 @@ class _Reader(RecordReader):
             message = Message(role="user", content=content, origin=origin)
             self.builder.message(message, "context Codex injected")
         elif role == "user":
-            self.builder.request(content)
+            self.builder.request(content, cwd=self.cwd)
         else:
             self.report.skip(f"message with role {role!r}")
 

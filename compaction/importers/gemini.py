@@ -37,6 +37,7 @@ from compaction.importers.base import (
 )
 from compaction.importers.import_report import ImportReport
 from compaction.importers.records import load_document
+from compaction.importers.tool_status import exit_code_in, failed_by
 from compaction.tokens import Tokenizer
 
 TODO_TOOL = "write_todos"
@@ -96,8 +97,14 @@ class _Reader(RecordReader):
             self.builder.usage(usage)
         for call, raw in calls:
             if "result" in raw:
-                ok = raw.get("status") in (None, "success")
-                self.builder.result(call.id, _result(raw.get("result")), is_error=not ok)
+                status = raw.get("status")
+                ok = status in (None, "success")
+                text = _result(raw.get("result"))
+                exit_code = exit_code_in(text, last=True)
+                failed = failed_by(exit_code, None if status is None else not ok)
+                self.builder.result(
+                    call.id, text, is_error=not ok, exit_code=exit_code, failed=failed
+                )
 
 
 def _result(result: object) -> str:

@@ -10,9 +10,8 @@ other unknown section) from whatever a summarizer returns, and fills a missing s
 `check_output(output, span)` also holds the narrative to the code-owned sections and to the
 facts of the span (`compaction.summarizers.facts`), whatever wrote it:
 
-- Next Step continues the task in progress (Current Work) unless it is already about that task;
-  it is never a question to the user, and never says the work is done while a task is
-  unfinished (then it names the task to continue or start);
+- Next Step follows Pending Jobs and Current Work, todo items and shared tasks alike
+  (`compaction.summarizers.next_step`);
 - Critical Context keeps no constraint whose mode has ended;
 - Files and Code names every file the span edited, and Errors and Fixes the latest failure of
   each command that has not passed since; Primary Request and Intent holds the first and the
@@ -24,17 +23,16 @@ Invariants: a summarizer's output reaches a Checkpoint only through `check_outpu
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cached_property
 from typing import Any, Final, Protocol, runtime_checkable
 
-from jinja2.environment import TemplateModule
-
-from compaction.checkpoint import NARRATIVE_SECTIONS, Checkpoint, Section, template_environment
-from compaction.events import Message, TodoItem
+from compaction.checkpoint import NARRATIVE_SECTIONS, Checkpoint, Section
+from compaction.events import Message, Task, TodoItem
+from compaction.summarizers.entries import clip, entry
 from compaction.summarizers.facts import TRANSIENT_MODES, SpanFacts, read_span
+from compaction.summarizers.next_step import Resume, next_step
 
 
 @dataclass(frozen=True)
@@ -57,6 +55,16 @@ class SummaryInput:
     """The mode the session is in now: a constraint of an ended transient mode is dropped."""
     instructions: str | None = None
     """Focus instructions for this compaction (``compact(..., instructions=...)``)."""
+    tasks: tuple[Task, ...] = ()
+    """The shared task list's live tasks, creation order (context: the compactor copies them)."""
+    agent: str | None = None
+    """The agent compacting (`Session.agent`): its own task in progress leads Next Step."""
+    cwd: str | None = None
+    """The working directory the log recorded for the span (its latest ``turn/start`` with a
+    ``cwd``): Files and Code shows paths relative to it. None: inferred from the paths."""
+    resume: Resume | None = None
+    """A resume decision made before this compaction (``continue`` / ``await_user``), which
+    Next Step agrees with; None: Next Step follows the tasks alone."""
 
     def facts(self) -> SpanFacts:
         """Return what the span says: read on the first call, the same object after (pure)."""
@@ -87,23 +95,6 @@ class Summarizer(Protocol):
         ...
 
 
-@cache
-def _macros() -> TemplateModule:
-    return template_environment().get_template("extractive.md.j2").module
-
-
-def entry(kind: str, **values: object) -> str:
-    """Format one entry with the macro `kind` of ``compaction/templates/extractive.md.j2``."""
-    return str(getattr(_macros(), kind)(**values))
-
-
-def clip(text: str, limit: int) -> str:
-    """Return `text`, or its head and how many characters were left out."""
-    if len(text) <= limit:
-        return text
-    return entry("truncated", head=text[:limit].rstrip(), omitted=len(text) - limit)
-
-
 def check_output(output: Mapping[str, str], span: SummaryInput | None = None) -> dict[Section, str]:
     """Return exactly the six narrative sections, in order, from a summarizer's output.
 
@@ -125,101 +116,10 @@ REQUEST_HEAD: Final = 60
 """Characters of a request's head that show it is present."""
 INJECTED_HEAD: Final = 40
 """Characters of injected text's head that mark a line quoting it as a request."""
-TASK_CHARS: Final = 300
-"""Characters of a task Next Step names: the whole task stands in Pending Jobs or Current Work
-(code-owned), so a very long one is named by its head and does not take the narrative budget."""
-_DONE = re.compile(
-    r"\b(?:done|finished|all (?:tests|checks|steps) pass(?:ed)?|ready for review|is green|"
-    r"nothing (?:left|else) to do|steps? completed|task(?:s)? (?:is |are )?complete[d]?)\b",
-    re.IGNORECASE,
-)
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,}")
-_STOP: Final = frozenset(
-    (
-        "this",
-        "that",
-        "with",
-        "from",
-        "into",
-        "then",
-        "them",
-        "they",
-        "will",
-        "have",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "there",
-        "their",
-        "these",
-        "those",
-        "about",
-        "after",
-        "before",
-        "again",
-        "also",
-        "each",
-        "make",
-        "more",
-        "most",
-        "some",
-        "such",
-        "than",
-        "very",
-        "just",
-        "only",
-        "other",
-        "over",
-        "under",
-        "your",
-        "yours",
-        "ours",
-    )
-)
-
-
-def is_question(text: str) -> bool:
-    """Tell whether text asks something: a line of it ends with a question mark."""
-    return any(line.strip().rstrip("*_)\"' ").endswith("?") for line in text.split("\n"))
-
-
-def claims_done(text: str) -> bool:
-    """Tell whether text says the work is done (done, finished, ready for review, ...)."""
-    return bool(_DONE.search(text))
-
-
-def _stems(text: str) -> set[str]:
-    return {w.lower()[:5] for w in _WORD.findall(text) if w.lower() not in _STOP}
-
-
-def is_about(text: str, task: str) -> bool:
-    """Tell whether text is about a task: it names at least half of the task's words."""
-    words = _stems(task)
-    if not words:
-        return task.strip().lower() in text.lower()
-    return len(words & _stems(text)) * 2 >= len(words)
-
-
-def next_step(text: str, todos: tuple[TodoItem, ...], latest_request: str) -> str:
-    """Return a Next Step that agrees with the tasks (the rule of the module docstring)."""
-    current = [t.content for t in todos if t.status == "in_progress"]
-    pending = [t.content for t in todos if t.status == "pending"]
-    misleading = is_question(text) or bool((current or pending) and claims_done(text))
-    if current:
-        if text.strip() and not misleading and is_about(text, current[0]):
-            return text
-        planned = "" if misleading else " ".join(text.split())
-        task = clip(current[0], TASK_CHARS)
-        return entry("continue_task", task=task, planned=clip(planned, 400))
-    if pending:
-        if text.strip() and not misleading:
-            return text
-        return entry("start_task", task=clip(pending[0], TASK_CHARS))
-    if is_question(text):
-        return entry("follow_request") if latest_request.strip() else ""
-    return text
+NEXT_STEP_SHARE: Final = 0.10
+"""Share of the narrative budget Next Step may take (clipped at a sentence or clause end)."""
+CHARS_PER_TOKEN: Final = 3
+"""Characters counted per budget token when clipping Next Step (a cautious ratio)."""
 
 
 def _present(needle: str, haystack: str) -> bool:
@@ -236,14 +136,22 @@ def settle(sections: dict[Section, str], span: SummaryInput) -> dict[Section, st
     facts = span.facts()
     out = dict(sections)
     latest = facts.requests[-1] if facts.requests else ""
-    out[Section.NEXT_STEP] = next_step(out[Section.NEXT_STEP], span.todos, latest)
+    out[Section.NEXT_STEP] = next_step(
+        out[Section.NEXT_STEP],
+        span.todos,
+        latest,
+        tasks=span.tasks,
+        agent=span.agent,
+        resume=span.resume,
+        limit=max(200, int(span.budget_tokens * NEXT_STEP_SHARE * CHARS_PER_TOKEN)),
+    )
     out[Section.CRITICAL_CONTEXT] = _lines_without(
         out[Section.CRITICAL_CONTEXT], [*facts.ended, *_ended_mode_marks(span.mode)]
     )
     for name in (Section.PRIMARY_REQUEST, Section.CRITICAL_CONTEXT):
         out[name] = _without_injected(out[name], facts.injected)
     out[Section.PRIMARY_REQUEST] = _with_requests(out[Section.PRIMARY_REQUEST], facts, span)
-    out[Section.FILES_AND_CODE] = _with_files(out[Section.FILES_AND_CODE], facts)
+    out[Section.FILES_AND_CODE] = _with_files(out[Section.FILES_AND_CODE], facts, span.cwd)
     out[Section.ERRORS_AND_FIXES] = _with_errors(out[Section.ERRORS_AND_FIXES], facts)
     return out
 
@@ -257,12 +165,12 @@ def _without_injected(text: str, injected: list[str]) -> str:
     return "\n".join(ln for ln in lines if not any(h in " ".join(ln.split()) for h in heads))
 
 
-def _with_files(text: str, facts: SpanFacts) -> str:
-    """Add every file the span edited that the text does not name."""
+def _with_files(text: str, facts: SpanFacts, cwd: str | None) -> str:
+    """Add every file the span edited that the text does not name (exactly, with a ``cwd``)."""
     missing = [
         p
-        for kind, p in facts.files()
-        if kind == "edited" and f"`{p}`" not in text and f"/{p}`" not in text
+        for kind, p in facts.files(cwd=cwd)
+        if kind == "edited" and f"`{p}`" not in text and (cwd or f"/{p}`" not in text)
     ]
     return _join(text, [entry("edited", path=p) for p in missing])
 
@@ -270,10 +178,9 @@ def _with_files(text: str, facts: SpanFacts) -> str:
 def _with_errors(text: str, facts: SpanFacts) -> str:
     """Add each unfixed failure, and the latest failure, that the text does not report."""
     runs = list(facts.runs.values())
+    latest = max(runs, key=lambda r: r.failed_at, default=None)  # the failure seen last
     lost = [
-        r
-        for i, r in enumerate(runs)
-        if (not r.fixed or i == len(runs) - 1) and r.failure[:REQUEST_HEAD] not in text
+        r for r in runs if (not r.fixed or r is latest) and r.failure[:REQUEST_HEAD] not in text
     ]
     return _join(
         text, [entry("failure", command=r.command, text=r.failure, fixed=r.fixed) for r in lost]

@@ -8,11 +8,12 @@ a request or a constraint):
   another agent found in the span (quoted, see `compaction.summarizers.recorded`);
 - identifiers that recur across requests, statements and edits (never tool names) into Key
   Technical Concepts;
-- edited files, then read ones, normalised to the working directory, into Files and Code;
+- edited files, then read ones, relative to the working directory the log recorded (else one
+  inferred from the paths), home as ``~``, into Files and Code;
 - the latest failure of each command, with its message line, marked fixed once a later run of
   the same command passed, into Errors and Fixes;
-- the latest assistant statement after the latest request (its last paragraph) into Next Step,
-  then held to the tasks by `check_output`;
+- the latest assistant statement after the latest request (its last paragraph, whole) into
+  Next Step, then held to the tasks and clipped by `check_output`;
 - the user's constraints still in force (a transient mode's end with it), and the focus
   instructions of this compaction, into Critical Context;
 
@@ -31,7 +32,8 @@ from collections.abc import Sequence
 from typing import Final
 
 from compaction.checkpoint import Section
-from compaction.summarizers.base import SummaryInput, clip, entry, split_entries
+from compaction.summarizers.base import SummaryInput, split_entries
+from compaction.summarizers.entries import clip, entry
 from compaction.summarizers.facts import TRANSIENT_MODES, SpanFacts, find_paths, looks_like_path
 from compaction.summarizers.recorded import read_recorded
 from compaction.tokens import Tokenizer, get_tokenizer
@@ -70,8 +72,13 @@ def _request_entries(requests: Sequence[str]) -> list[str]:
     ]
 
 
-def _files(previous: list[str], facts: SpanFacts) -> tuple[list[str], list[str]]:
-    """Return (edited, read) entries: previous ones merged with the span's, newest last."""
+def _files(previous: list[str], facts: SpanFacts, cwd: str | None) -> tuple[list[str], list[str]]:
+    """Return (edited, read) entries: previous ones merged with the span's, newest last.
+
+    With the log's `cwd`, paths are exact, so two paths are one file only when equal; without
+    it, a path that ends another one (``cli/types.go``, ``cmd/x/cli/types.go``) is taken as the
+    same file named from a guessed root and dropped.
+    """
     edited: dict[str, None] = {}
     read: dict[str, None] = {}
     other: list[str] = []
@@ -81,13 +88,13 @@ def _files(previous: list[str], facts: SpanFacts) -> tuple[list[str], list[str]]
             other.append(old)
         else:
             (edited if match.group(1) == "edited" else read)[match.group(2)] = None
-    for kind, path in facts.files(known=[*edited, *read]):
+    for kind, path in facts.files(known=[*edited, *read], cwd=cwd):
         target = edited if kind == "edited" else read
         target.pop(path, None)
         target[path] = None
     for path in edited:
         read.pop(path, None)
-    for paths in (edited, read):
+    for paths in () if cwd else (edited, read):
         for short in [p for p in paths if any(q.endswith("/" + p) for q in [*edited, *read])]:
             del paths[short]  # the same file, named from a deeper directory
     return [entry("edited", path=p) for p in edited], other + [entry("read", path=p) for p in read]
@@ -155,7 +162,7 @@ class ExtractiveSummarizer:
         """Return the six narrative sections for the span, the previous Checkpoint folded in."""
         facts = span.facts()
         previous = _previous(span, facts)
-        edited, read = _files(previous[Section.FILES_AND_CODE], facts)
+        edited, read = _files(previous[Section.FILES_AND_CODE], facts, span.cwd)
         new: dict[Section, list[str]] = {
             Section.PRIMARY_REQUEST: _merge(
                 previous[Section.PRIMARY_REQUEST], _request_entries(facts.requests), keep_first=True
@@ -174,11 +181,12 @@ class ExtractiveSummarizer:
         for name, share in SECTION_SHARES.items():
             budget = int(span.budget_tokens * share)
             if name == Section.NEXT_STEP:
+                # Whole: `check_output` asks "is it a question?" of the whole statement, then
+                # clips it at a sentence or clause end (a clipped question is still one).
                 intent = _last_paragraph(facts.intent)
-                text = entry("intent", text=clip(intent, REQUEST_CHARS)) if intent else ""
+                text = entry("intent", text=intent) if intent else ""
                 stale = bool(facts.requests)  # the previous Next Step predates a new request
-                fallback = "" if stale else "\n".join(previous[name])
-                out[name] = self._fit([text or fallback], budget, pin_first=True)
+                out[name] = text or ("" if stale else "\n".join(previous[name]))
             elif name == Section.FILES_AND_CODE:
                 out[name] = self._fit_ranked(edited, read, budget)
             else:

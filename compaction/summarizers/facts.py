@@ -16,9 +16,13 @@ every summarizer's narrative against. The rules, one function each:
   deduplicated; a file both edited and read counts as edited.
 - **Runs**: each command (a ``command``/``cmd``/``script`` argument, its first line) keeps its
   latest run: failed, with its first error line and the message line under a test failure
-  header, or passed.
+  header, or passed. The status a transcript recorded (`Message.failed`, `Message.exit_code`)
+  counts too: a failed call with no error line is a failure named by its exit code and first
+  line, and a later passing one fixes it.
 - **Terms**: identifiers (``snake_case``, ``CamelCase``, ``dotted.names``, inline code) that
-  recur in at least two of the requests, assistant statements and edits; tool names never.
+  recur in at least two of the requests, assistant statements and edits; tool names never;
+  names common to every project of a language (``fmt.Errorf``, ``t.Fatalf``:
+  `compaction.summarizers.common_names`) rank after the project's own.
 
 Invariants: `read_span` is a pure function of the span.
 """
@@ -26,14 +30,18 @@ Invariants: `read_span` is a pure function of the span.
 from __future__ import annotations
 
 import json
-import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from compaction.events import Message
+from compaction.summarizers.common_names import is_common
+from compaction.summarizers.paths import dedupe, home_of, normalise
+from compaction.summarizers.paths import find_paths as find_paths
+from compaction.summarizers.paths import looks_like_path as looks_like_path
+from compaction.summarizers.paths import working_directory as working_directory
 
 TRANSIENT_MODES: Final = frozenset({"plan"})
 """Modes whose instructions hold only while the mode lasts (Plan mode: "do not edit yet")."""
@@ -79,9 +87,11 @@ a line without any of them holds no mark, so only lines that hold one are matche
 no literal prefix of its own, and run over a whole output it costs more than tokenizing it)."""
 _FAILURE_HEADER = re.compile(r"^(?:--- FAIL\b|FAIL\b|_{3,} .* _{3,}$|Exit code [1-9])")
 _CODE_LINE = re.compile(
-    r"^(?:\d+\s+)?(?:except|raise|class|def|catch|throw|import|from|#|//)\b|^[+-][\t ]|^@@"
+    r"^(?:\d+\s+)?(?:except|raise|class|def|catch|throw|import|from|#|//)\b"
+    r"|^[+-][\t ](?![A-Z]{1,3}\d{3,4} )|^@@"
 )
-"""Source and diff lines: they name errors without being one."""
+"""Source and diff lines: they name errors without being one (a linter's listed finding,
+``- E999 SyntaxError: ...`` as SWE-agent's edit prints it, is one)."""
 _PASSED = re.compile(r"\b(?:passed|PASS|ok)\b|^\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 CONSTRAINT_WORD: Final = re.compile(
@@ -95,50 +105,11 @@ _IDENTIFIER = re.compile(
     r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(\)?)(?![\w/])"
 )
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
-_PATH_TOKEN = re.compile(r"[\w~./-]*[./][\w~./-]*\w")
-_KNOWN_EXTENSIONS: Final = frozenset(
-    (
-        *("py", "pyi", "md", "rst", "txt", "toml", "yaml", "yml", "json", "jsonl", "cfg", "ini"),
-        *("lock", "sh", "bash", "js", "mjs", "ts", "tsx", "jsx", "css", "html", "rs", "go", "c"),
-        *("h", "cc", "cpp", "hpp", "java", "kt", "rb", "php", "sql", "csv", "ipynb", "j2", "tf"),
-        *("proto", "xml", "mod", "sum"),
-    )
-)
 
 
 def is_request(message: Message) -> bool:
     """Tell whether a message is text a person typed (a user message of origin user or none)."""
     return message.role == "user" and message.origin in (None, "user")
-
-
-def looks_like_path(token: str) -> bool:
-    """Tell whether a token reads as a file path (has a slash, or a known file extension)."""
-    token = token.rstrip(".")
-    if (
-        not token
-        or any(c.isspace() for c in token)
-        or token.startswith("//")
-        or ".." in token.replace("../", "")
-        or len(token) > 200
-    ):
-        return False
-    last = token.rsplit("/", 1)[-1]
-    ext = last.rsplit(".", 1)[-1].lower() if "." in last.strip(".") else ""
-    if "/" in token:
-        rooted = token.startswith(("/", "./", "../", "~/"))
-        return (rooted and len(token) > 2) or ext in _KNOWN_EXTENSIONS
-    return ext in _KNOWN_EXTENSIONS and len(last) > len(ext) + 1
-
-
-def find_paths(text: str) -> Iterator[str]:
-    """Yield the file paths mentioned in `text`, in order of appearance."""
-    for match in _PATH_TOKEN.finditer(text):
-        start = match.start()
-        if start >= 3 and text[start - 3 : start] == "://":
-            continue
-        token = match.group().rstrip(".")
-        if looks_like_path(token):
-            yield token
 
 
 def tool_arguments(arguments: str) -> dict[str, Any]:
@@ -212,6 +183,34 @@ def _marked_rows(text: str) -> list[int]:
     return rows
 
 
+_STATUS_HEADER = re.compile(
+    r"^(?:Chunk ID|Wall time|Process exited with code|Exit code|Original token count|Command|"
+    r"Directory|Total output lines|Signal|Background PIDs|Process Group PGID)\b"
+    r"|^(?:Error|Output):\s*(?:\(none\)|\(empty\))?$",
+    re.IGNORECASE,
+)
+
+
+def status_line(text: str, exit_code: int | None) -> str:
+    """Name a failure the status told of but no error line shows: its exit code, first line.
+
+    The header lines a format writes around the output (Codex's ``Chunk ID``, ``Wall time``,
+    ``Process exited with code``; Gemini CLI's ``Command:``, ``Directory:``) are passed over.
+    """
+    first = ""
+    for line in text.split("\n")[:40]:
+        line = line.strip()
+        if line.lower().startswith("output: "):
+            line = line[len("output: ") :].strip()
+        if line and not _STATUS_HEADER.match(line):
+            first = line
+            break
+    if exit_code is None:
+        return (first or "failed")[:LINE_CHARS]
+    code = f"exit code {exit_code}"
+    return f"{code}: {first}"[:LINE_CHARS] if first else code
+
+
 @dataclass
 class Run:
     """The latest run of one command."""
@@ -221,6 +220,8 @@ class Run:
     """The first error line (and message) of the latest failed run; empty if it never failed."""
     fixed: bool = False
     """True when a run after the latest failure passed."""
+    failed_at: int = 0
+    """Which result of the span the latest failure was (1 for the first): orders failures."""
 
 
 @dataclass
@@ -246,56 +247,22 @@ class SpanFacts:
     """Text of user messages no person typed (skill bodies, command tags, notices...)."""
     tools: set[str] = field(default_factory=set)
 
-    def files(self, known: Sequence[str] = ()) -> list[tuple[str, str]]:
+    def files(self, known: Sequence[str] = (), cwd: str | None = None) -> list[tuple[str, str]]:
         """Return ``(kind, path)`` pairs: edited files first, then read ones, normalised.
 
-        `known` are relative paths named before the span (say, in the previous Checkpoint),
-        which help tell the working directory.
+        `cwd` is the working directory the log recorded (`TurnStartData.cwd`); without it, it
+        is inferred from the paths, and `known` (relative paths named before the span, say in
+        the previous Checkpoint) helps tell it.
         """
-        root = working_directory([*self.edited, *self.read], [*self.mentioned, *known])
-        edited = _dedupe(normalise(p, root) for p in self.edited)
-        read = [p for p in _dedupe(normalise(p, root) for p in self.read) if p not in edited]
+        absolute = [*self.edited, *self.read]
+        root = cwd or working_directory(absolute, [*self.mentioned, *known])
+        home = home_of(cwd or "") or next((h for p in absolute if (h := home_of(p))), "")
+        edited = dedupe(normalise(p, root, home) for p in self.edited)
+        read = [p for p in dedupe(normalise(p, root, home) for p in self.read) if p not in edited]
         return [("edited", p) for p in edited] + [("read", p) for p in read]
 
     mentioned: list[str] = field(default_factory=list)
     """Relative paths mentioned anywhere, to infer the working directory."""
-
-
-def _dedupe(paths: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(paths))
-
-
-def working_directory(absolute: Sequence[str], relative: Sequence[str]) -> str:
-    """Infer the working directory: the root an absolute path has in front of a relative one.
-
-    Without such a pair, the deepest directory shared by every absolute path (when it is more
-    than one level deep). Empty when nothing says.
-    """
-    roots: Counter[str] = Counter()
-    rel = {r.removeprefix("./") for r in relative if not r.startswith(("/", "~"))}
-    for path in absolute:
-        if not path.startswith("/"):
-            continue
-        parts = path.split("/")
-        for i in range(2, len(parts) - 1):
-            if "/".join(parts[i:]) in rel:
-                roots["/".join(parts[:i])] += 1
-                break
-    if roots:
-        # The root most absolute paths lie under (then the shortest): one root for the span.
-        return min(roots, key=lambda r: (-sum(p.startswith(r + "/") for p in absolute), len(r)))
-    rooted = [p for p in absolute if p.startswith("/")]
-    if not rooted:
-        return ""
-    common = posixpath.commonpath(rooted) if len(rooted) > 1 else posixpath.dirname(rooted[0])
-    return common if common.count("/") >= 2 else ""
-
-
-def normalise(path: str, root: str) -> str:
-    """Return `path` relative to `root` when it lies under it, without a leading ``./``."""
-    if root and path.startswith(root + "/"):
-        path = path[len(root) + 1 :]
-    return posixpath.normpath(path).removeprefix("./") if path else path
 
 
 def _identifiers(text: str) -> dict[str, None]:
@@ -323,9 +290,11 @@ class _Reader:
     def __init__(self, mode_now: str | None) -> None:
         self.facts = SpanFacts()
         self.mode_now = mode_now
-        self.calls: dict[str, tuple[str, str]] = {}
+        self.calls: dict[str, tuple[str, bool]] = {}
         """Open calls by id: the run key and the tool name."""
         self.sources: list[dict[str, None]] = []
+        self.results = 0
+        """Tool results read so far (orders the failures)."""
 
     def add(self, message: Message, mode: str | None) -> None:
         text = message.text()
@@ -339,7 +308,8 @@ class _Reader:
             for call in message.tool_calls or ():
                 self._call(call.id, call.function.name, call.function.arguments)
         elif message.role == "tool" and message.tool_call_id in self.calls:
-            self._result(self.calls.pop(message.tool_call_id)[0], text)
+            key, ran = self.calls.pop(message.tool_call_id)
+            self._result(key, text, message if ran else None)
 
     def _user(self, message: Message, text: str, mode: str | None) -> None:
         if message.origin == "recorded_summary":
@@ -382,16 +352,22 @@ class _Reader:
         if command:
             self.facts.mentioned += [p for p in find_paths(command) if not p.startswith("/")]
         key = command or (f"{name} {paths[0]}" if paths else name)
-        self.calls[call_id] = (key, name)
+        self.calls[call_id] = (key, bool(command))
 
-    def _result(self, key: str, text: str) -> None:
+    def _result(self, key: str, text: str, status: Message | None) -> None:
+        """Record a run: failed on an error line, or on a command's recorded failed status."""
+        self.results += 1
         errors = error_lines(text)
+        failed = None if status is None else status.failed
+        if failed and not errors:
+            errors = [status_line(text, status.exit_code if status else None)]
         run = self.facts.runs.pop(key, None) or Run(command=key)
         if errors:
             # A bare "Exit code 1" says less than the compiler or test line under it.
             telling = [e for e in errors if not e.startswith("Exit code")] or errors
             run.failure, run.fixed = telling[0][:FAILURE_CHARS], False
-        elif run.failure and _PASSED.search(text):
+            run.failed_at = self.results
+        elif run.failure and (failed is False or _PASSED.search(text)):
             run.fixed = True
         if run.failure:
             self.facts.runs[key] = run
@@ -415,7 +391,8 @@ class _Reader:
             # follows the hash seed), so ties keep first-seen order.
             counts.update(source.keys())
         tools = {t.lower() for t in facts.tools}
-        facts.terms = [t for t, n in counts.most_common() if n >= 2 and t.lower() not in tools]
+        terms = [t for t, n in counts.most_common() if n >= 2 and t.lower() not in tools]
+        facts.terms = sorted(terms, key=is_common)  # stable: common names last, same order
         return facts
 
 

@@ -78,9 +78,19 @@ class TaskBoard(BaseModel):
         return f"{c['completed']} completed, {c['in_progress']} in progress, {c['pending']} pending"
 
     def unfinished(self, status: TaskStatus) -> tuple[TaskRef, ...]:
-        """Return the live tasks of one unfinished status as Checkpoint references."""
+        """Return the live tasks of one unfinished status as Checkpoint references.
+
+        A reference keeps the blockers still unfinished (a finished, deleted or unknown
+        blocker no longer holds the task back), in recorded order.
+        """
+        open_ids = {t.id for t in self.tasks if t.status in UNFINISHED}
         return tuple(
-            TaskRef(id=t.id, owner=t.owner, subject=t.subject)
+            TaskRef(
+                id=t.id,
+                owner=t.owner,
+                subject=t.subject,
+                blocked_by=tuple(b for b in t.blocked_by if b in open_ids),
+            )
             for t in self.tasks
             if t.status == status
         )

@@ -3,7 +3,8 @@
 A ``turn/start`` sets the mode (its `TurnStartData.mode`, None when unknown); a message of
 origin ``mode_switch`` ends it (the new mode is the message's text, not a name the log keeps,
 so the mode after it reads None). Compaction uses it to drop a constraint typed in a transient
-mode (Plan mode's "do not edit files yet") once that mode is over.
+mode (Plan mode's "do not edit files yet") once that mode is over. It also keeps the working
+directory each ``turn/start`` recorded (`TurnStartData.cwd`), for Files and Code.
 
 Invariants: the view is a pure fold of the log; changes are kept in seq order.
 """
@@ -24,6 +25,15 @@ class TurnModes:
 
     seqs: list[int] = field(default_factory=list)
     modes: list[str | None] = field(default_factory=list)
+    cwd_seqs: list[int] = field(default_factory=list)
+    """Seqs of the ``turn/start`` events that recorded a working directory."""
+    cwds: list[str] = field(default_factory=list)
+    """The working directory each of those turns recorded, aligned with `cwd_seqs`."""
+
+    def cwd_at(self, seq: int) -> str | None:
+        """Return the working directory the latest turn at or before `seq` recorded, or None."""
+        i = bisect_right(self.cwd_seqs, seq)
+        return self.cwds[i - 1] if i else None
 
     def mode_at(self, seq: int) -> str | None:
         """Return the mode in force at `seq` (None before any turn, or when unknown)."""
@@ -44,7 +54,7 @@ class TurnModesProjection:
     """Fold the log into its mode changes (O(1) per event)."""
 
     name: ClassVar[str] = "turn_modes"
-    state_version: ClassVar[int] = 1
+    state_version: ClassVar[int] = 2
 
     def init(self) -> TurnModes:
         """Return no changes."""
@@ -55,6 +65,9 @@ class TurnModesProjection:
         if isinstance(event, TurnStarted):
             state.seqs.append(event.seq)
             state.modes.append(event.data.mode)
+            if event.data.cwd:
+                state.cwd_seqs.append(event.seq)
+                state.cwds.append(event.data.cwd)
         elif isinstance(event, MessageAdded) and event.data.origin == "mode_switch":
             state.seqs.append(event.seq)
             state.modes.append(None)

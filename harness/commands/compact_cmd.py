@@ -15,11 +15,13 @@ event.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 from compaction import (
     DEFAULT_WINDOW,
     TOKENIZER_NAMES,
+    CheckpointData,
     CompactionError,
     CompactionPolicy,
     CompactionResult,
@@ -27,6 +29,7 @@ from compaction import (
     ExtractiveSummarizer,
     Session,
     Summarizer,
+    TaskRef,
     compact,
     get_tokenizer,
 )
@@ -165,8 +168,33 @@ def result_json(result: CompactionResult, *, dry_run: bool) -> dict[str, Any]:
         "instructions": data.instructions,
         "pending": list(data.pending),
         "current": list(data.current),
+        "pending_tasks": task_rows(data.pending_tasks or (), "pending"),
+        "current_tasks": task_rows(data.current_tasks or (), "in_progress"),
         "checkpoint": data.text,
     }
+
+
+def task_rows(tasks: Sequence[TaskRef], status: str) -> list[dict[str, Any]]:
+    """Return the shared tasks a Checkpoint carries as JSON rows (id, subject, owner, ...)."""
+    return [
+        {
+            "id": t.id,
+            "subject": t.subject,
+            "owner": t.owner,
+            "status": status,
+            "blocked_by": list(t.blocked_by),
+        }
+        for t in tasks
+    ]
+
+
+def carried_line(data: CheckpointData) -> str:
+    """Return the report line of what code carried: todo items, then shared tasks if any."""
+    line = f"carried by code: {len(data.pending)} pending, {len(data.current)} in progress todos"
+    if data.pending_tasks or data.current_tasks:
+        pending, current = len(data.pending_tasks or ()), len(data.current_tasks or ())
+        line += f"; {pending} pending, {current} in progress tasks"
+    return line
 
 
 def run(args: argparse.Namespace) -> int:
@@ -248,9 +276,6 @@ def _report(result: CompactionResult, *, dry_run: bool) -> None:
         f"-{result.reduction:.1%})" + (" [dry run: nothing appended]" if dry_run else ""),
         markup=False,
     )
-    out.print(
-        f"carried by code: {len(data.pending)} pending, {len(data.current)} in progress",
-        markup=False,
-    )
+    out.print(carried_line(data), markup=False)
     if data.fallback_reason:
         out.print(f"fallback: {data.fallback_reason}", markup=False)

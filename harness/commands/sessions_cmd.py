@@ -8,7 +8,13 @@ from datetime import UTC, datetime
 
 from rich.table import Table
 
-from compaction import EventStore, LatestTodosProjection, fold, open_store, redact_url
+from compaction import (
+    EventStore,
+    LatestTodosProjection,
+    TasksProjection,
+    open_store,
+    redact_url,
+)
 from compaction.stores import FileStore
 from harness.files import check_file
 from harness.output import HelpFormatter, console, examples, print_json
@@ -27,7 +33,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "List every session of a store (jsonl:///folder, sqlite:///file.db, "
             "postgresql://...): its event count, the time of its last event (UTC) and the "
-            "unfinished tasks of its latest todo list (pending + in progress)."
+            "open tasks: the unfinished items of its latest todo list and the pending and "
+            "in-progress tasks of its shared task list."
         ),
     )
     p.add_argument("url", metavar="URL", help="store URL")
@@ -36,9 +43,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def open_tasks(store: EventStore, session: str) -> int:
-    """Count the unfinished items of a session's latest todo list (one streaming pass)."""
-    panel = fold(LatestTodosProjection(), store.read(session))
-    return sum(1 for t in panel.todos if t.status != "completed")
+    """Count a session's open work: unfinished todo items and shared tasks (one streaming pass).
+
+    The unfinished items of the latest todo list, plus the shared task list's pending and
+    in-progress tasks (deleted and completed ones are not open).
+    """
+    todos, tasks = LatestTodosProjection(), TasksProjection()
+    todo_state, task_state = todos.init(), tasks.init()
+    for event in store.read(session):
+        todo_state = todos.apply(todo_state, event)
+        task_state = tasks.apply(task_state, event)
+    panel, board = todos.view(todo_state), tasks.view(task_state)
+    counts = board.counts()
+    open_items = sum(1 for t in panel.todos if t.status != "completed")
+    return open_items + counts["pending"] + counts["in_progress"]
 
 
 def _when(ts: float | None) -> str | None:

@@ -1,12 +1,61 @@
-"""`harness todos LOG`: the task panel, once, as JSON, or live as the log grows."""
+"""`harness todos LOG`: the task panel, once, as JSON, or live as the log grows.
+
+A new turn empties the panel, but an unfinished list from an earlier turn is still the agent's
+latest list (a Checkpoint carries it): then the panel shows that list under a ``carried from
+turn N`` line instead of looking empty.
+"""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
-from compaction import Session
+from rich.text import Text
+
+from compaction import Session, TodoPanel, TodoWritten, TurnStarted
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from harness.output import HelpFormatter, examples, panel_text, print_json, show_panel
+
+
+@dataclass(frozen=True)
+class Carried:
+    """An unfinished list written in an earlier turn and not rewritten since."""
+
+    turn: int
+    """The turn (1-based, counting ``turn/start`` events) the list was written in."""
+    panel: TodoPanel
+    """The list, with the seq of the ``todo/write`` that wrote it."""
+
+
+def carried_list(session: Session) -> Carried | None:
+    """Return the latest list when the panel is empty but that list is unfinished, else None."""
+    if session.todos.todos or all(t.status == "completed" for t in session.latest_todos):
+        return None
+    turn, written, panel = 0, 0, None
+    for event in session.events():
+        if isinstance(event, TurnStarted):
+            turn += 1
+        elif isinstance(event, TodoWritten):
+            written, panel = turn, TodoPanel(todos=event.data.todos, seq=event.seq)
+    return None if panel is None else Carried(turn=max(written, 1), panel=panel)
+
+
+def carried_line(carried: Carried) -> str:
+    """Return the line above a carried list (the panel of this turn is empty)."""
+    return (
+        f"carried from turn {carried.turn}: no list written in this turn; the latest list "
+        f"(seq {carried.panel.seq}) still has unfinished items"
+    )
+
+
+def todos_text(session: Session) -> Text:
+    """Return the panel, or the carried list under its `carried_line` when the panel is empty."""
+    carried = carried_list(session)
+    if carried is None:
+        return panel_text(session.todos)
+    text = Text(carried_line(carried) + "\n", style="italic")
+    text.append_text(panel_text(carried.panel))
+    return text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,7 +70,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="show the task panel of a log",
         description=(
             "Print the task panel: the counts line, then one line per item with its status mark "
-            "(✓ completed, ◉ in progress, ○ pending). A new turn empties the panel."
+            "(✓ completed, ◉ in progress, ○ pending). A new turn empties the panel; an "
+            "unfinished list from an earlier turn is shown under 'carried from turn N'."
         ),
     )
     p.add_argument("log", metavar="LOG", help=LOG_HELP)
@@ -29,7 +79,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--json",
         action="store_true",
-        help="print the todos view as JSON: counts by status, the source seq, the items",
+        help="print the todos view as JSON: counts by status, the source seq, the items, "
+        "and the list carried from an earlier turn (or null)",
     )
     p.add_argument("--follow", action="store_true", help="redraw the panel as the log grows")
     p.add_argument(
@@ -47,8 +98,14 @@ def run(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace, session: Session) -> int:
     """Print the panel of an open session, or follow it."""
     if args.json:
-        print_json({"counts": session.todos.counts(), **session.todos.model_dump(mode="json")})
+        carried = carried_list(session)
+        print_json(
+            {"counts": session.todos.counts(), **session.todos.model_dump(mode="json")}
+            | {"carried": None if carried is None else _carried_json(carried)}
+        )
         return 0
-    return show_panel(
-        session, lambda s: panel_text(s.todos), follow=args.follow, interval=args.interval
-    )
+    return show_panel(session, todos_text, follow=args.follow, interval=args.interval)
+
+
+def _carried_json(carried: Carried) -> dict[str, object]:
+    return {"turn": carried.turn, **carried.panel.model_dump(mode="json")}

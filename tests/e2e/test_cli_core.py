@@ -114,14 +114,36 @@ class TestTodos:
             "counts": {"completed": 1, "in_progress": 1, "pending": 1},
             "seq": 3,
             "todos": json.loads(THREE)["todos"],
+            "carried": None,
         }
         assert out.stdout == json.dumps(json.loads(out.stdout), indent=2, sort_keys=True) + "\n"
 
     def test_new_turn_empties_panel(self, written: Path) -> None:
-        """After a turn/start the panel is empty."""
+        """After a turn/start the panel is empty once the latest list is all completed."""
+        done = json.dumps({"todos": [{"content": "Write the parser", "status": "completed"}]})
         with Session(written) as session:
+            session.todo_write(done)
             session.start_turn("Something else")
         assert harness("todos", str(written)).stdout == "0 completed, 0 in progress, 0 pending\n"
+        assert json.loads(harness("todos", str(written), "--json").stdout)["carried"] is None
+
+    def test_unfinished_list_from_an_earlier_turn_is_marked_carried(self, written: Path) -> None:
+        """A new turn with no list of its own shows the earlier unfinished list, marked carried."""
+        with Session(written) as session:
+            session.start_turn("Something else")
+            session.start_turn("And another thing")
+        out = harness("todos", str(written))
+        assert out.stdout == (
+            "carried from turn 1: no list written in this turn; the latest list (seq 3) still "
+            "has unfinished items\n"
+            "1 completed, 1 in progress, 1 pending\n"
+            "✓ Write the parser\n"
+            "◉ Run the tests\n"
+            "○ Update the docs\n"
+        )
+        view = json.loads(harness("todos", str(written), "--json").stdout)
+        assert view["todos"] == []
+        assert view["carried"] == {"turn": 1, "seq": 3, "todos": json.loads(THREE)["todos"]}
 
     def test_follow_redraws_when_another_process_writes(self, written: Path) -> None:
         """--follow prints the panel, then prints it again when another process appends."""

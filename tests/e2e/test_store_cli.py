@@ -59,7 +59,7 @@ class TestLogCommandsOnStores:
             s.start_turn("next")
         status, out, _ = run(capsys, "compact", url, "--session", "abc", "--force")
         assert status == 0
-        assert "carried by code: 1 pending, 1 in progress" in out
+        assert "carried by code: 1 pending, 1 in progress todos" in out
         status, out, _ = run(capsys, "context", url, "--session", "abc")
         assert status == 0
         assert "Update the docs" in out

@@ -8,8 +8,8 @@ from typing import Any
 
 from hypothesis import event, given
 from hypothesis import strategies as st
-from reference import ReferenceLog, check_refusal, read_back, safe_cuts
-from strategies import compaction_scripts, valid_todo_lists
+from reference import ReferenceLog, check_refusal, read_back, read_task_lines, safe_cuts
+from strategies import compaction_scripts, task_refs, valid_todo_lists
 
 from compaction import (
     SECTION_NAMES,
@@ -20,6 +20,7 @@ from compaction import (
     CompactionResult,
     Message,
     Session,
+    TaskRef,
     TodoItem,
     TodoWriteData,
     TurnStartData,
@@ -192,11 +193,19 @@ def test_tasks_survive_repeated_compaction(todo_lists: list[list[TodoItem]], tim
     st.lists(st.text(max_size=50) | st.sampled_from(["(none)", "## Pending Jobs"]), max_size=5),
     st.lists(st.text(max_size=50), max_size=3),
     st.booleans(),
+    st.lists(task_refs, max_size=3),
+    st.lists(task_refs, max_size=2),
 )
 def test_render_parse_round_trip(
-    narrative: str, other: str, pending: list[str], current: list[str], carried: bool
+    narrative: str,
+    other: str,
+    pending: list[str],
+    current: list[str],
+    carried: bool,
+    pending_tasks: list[TaskRef],
+    current_tasks: list[TaskRef],
 ) -> None:
-    """Any Checkpoint renders with the eight sections in order and parses back equal."""
+    """Any Checkpoint, tasks and blockers too, renders with the eight sections and parses back."""
     c = Checkpoint(
         primary_request=narrative,
         key_concepts=other,
@@ -207,7 +216,12 @@ def test_render_parse_round_trip(
         next_step=narrative,
         critical_context=other,
         carried_over=carried,
+        pending_tasks=tuple(pending_tasks),
+        current_tasks=tuple(current_tasks),
     )
     text = render_checkpoint(c)
+    assert read_task_lines(text) == [
+        (t.id, t.owner, t.subject, t.blocked_by) for t in (*pending_tasks, *current_tasks)
+    ]
     assert [ln[3:] for ln in text.split("\n") if ln.startswith("## ")] == list(SECTION_NAMES)
     assert parse_checkpoint(text) == c

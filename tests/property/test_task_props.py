@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import example, given, settings
+from reference import read_task_lines
 from strategies import TASK_AGENTS, plan_mode_calls, task_call_sequences, task_sessions
 
 from compaction import CompactionError, Session, call_tool, compact, parse_checkpoint
@@ -171,9 +172,15 @@ class Reference:
             if t["status"] != "deleted"
         ]
 
-    def unfinished(self, status: str) -> builtins.list[tuple[str, str | None, str]]:
+    def unfinished(
+        self, status: str
+    ) -> builtins.list[tuple[str, str | None, str, tuple[str, ...]]]:
+        """Tasks of one status: id, owner, subject and the blockers still unfinished."""
+        open_ids = {i for i, t in self.tasks.items() if t["status"] in ("pending", "in_progress")}
         return [
-            (i, t["owner"], t["subject"]) for i, t in self.tasks.items() if t["status"] == status
+            (i, t["owner"], t["subject"], tuple(b for b in t["blocked_by"] if b in open_ids))
+            for i, t in self.tasks.items()
+            if t["status"] == status
         ]
 
 
@@ -247,10 +254,12 @@ def test_compactions_never_drop_an_unfinished_task(script: list[tuple[str, Any]]
                     continue
                 compactions += 1
                 carried = parse_checkpoint(result.data.text)
-                pending = [(t.id, t.owner, t.subject) for t in carried.pending_tasks]
-                current = [(t.id, t.owner, t.subject) for t in carried.current_tasks]
+                pending = [(t.id, t.owner, t.subject, t.blocked_by) for t in carried.pending_tasks]
+                current = [(t.id, t.owner, t.subject, t.blocked_by) for t in carried.current_tasks]
                 assert pending == ref.unfinished("pending")
                 assert current == ref.unfinished("in_progress")
+                lines = read_task_lines(result.data.text)
+                assert lines == [*ref.unfinished("pending"), *ref.unfinished("in_progress")]
                 assert (result.data.pending_tasks or ()) == carried.pending_tasks
                 assert (result.data.current_tasks or ()) == carried.current_tasks
         for other in sessions.values():

@@ -55,3 +55,19 @@ class TestQuickRun:
         # Every format imports now (the Gemini CLI one included), so no transcript is skipped.
         assert doc["skipped_transcripts"] == {}
         assert all(v > 0 for v in doc["b_summed_input_tokens"]["sessions"].values())
+
+
+class TestSharedTaskRetention:
+    def test_retention_counts_shared_tasks(self, tmp_path: Path, transcripts: Path) -> None:
+        """On the shared TaskCreate/TaskUpdate session, retention checks the shared tasks too."""
+        folder = tmp_path / "one"
+        folder.mkdir()
+        name = "claude-code-2.1_entire-cli_64-df6ebeea39_taskcreate-taskupdate.jsonl"
+        (folder / name).symlink_to(transcripts / name)
+        out = tmp_path / "real_loop.json"
+        args = ["--quick", "--out", str(out), "--transcripts", str(folder)]
+        assert bench_real_loop.main(args) == 0
+        small = json.loads(out.read_text())["windows"]["8192"]["transcripts"]
+        assert small["compactions"] > 0
+        assert small["shared_tasks_checked"] > 0
+        assert small["task_retention"] == 1.0

@@ -146,6 +146,15 @@ class TestTaskEncoding:
             '- task 4 (no owner): "Say \\"hi\\""'
         )
 
+    def test_blockers_are_written_and_read_back(self) -> None:
+        """A task that waits on others says so: ``(owner "w1", blocked by 1, 2)``."""
+        waits = TaskRef(id="3", owner="w1", subject="Ship", blocked_by=("1", "2"))
+        assert encode_task(waits) == '- task 3 (owner "w1", blocked by 1, 2): "Ship"'
+        assert decode_task(encode_task(waits)) == waits
+        unowned = TaskRef(id="4", subject="Docs", blocked_by=("a_b.c:1-2",))
+        assert encode_task(unowned) == '- task 4 (no owner, blocked by a_b.c:1-2): "Docs"'
+        assert decode_task(encode_task(unowned)) == unowned
+
     @pytest.mark.parametrize(
         ("line", "match"),
         [
@@ -154,6 +163,9 @@ class TestTaskEncoding:
             ('- task 1 (owner 3): "a"', "JSON string"),
             ('- task 1 (no owner) "a"', "followed by"),
             ("- task 1 (no owner): 5", "JSON string"),
+            ('- task 1 (no owner, blocked by): "a"', "followed by"),
+            ('- task 1 (no owner, blocked by 1,2): "a"', "followed by"),
+            ('- task 1 (no owner, blocked by x y): "a"', "followed by"),
         ],
     )
     def test_decode_rejects_non_tasks(self, line: str, match: str) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from compaction import ORIGINS, Message, MessageAdded, Session, dump_event, parse_event
 from compaction.importers import load
+from compaction.summarizers.facts import read_span
 from compaction.views.turn_modes import TurnModesProjection
 from prompts import BUILTIN_MODES, Environment, PromptBuilder, switch_mode
 
@@ -49,12 +50,60 @@ class TestImporters:
         for origin, text in found:
             by_origin.setdefault(origin, []).append(text.lstrip())
         assert all(t.startswith("<command-message>") for t in by_origin["command"])
-        assert len(by_origin["command"]) == 2
+        assert len(by_origin["command"]) == 1  # /github-pr-review, without arguments
         assert any(t.startswith("Base directory for this skill") for t in by_origin["skill"])
         assert all(
             not t.startswith(("<command", "[Request interrupted")) for t in by_origin["user"]
         )
         assert by_origin["user"][0].startswith("Implement the following plan:")
+        assert "/review this branch" in by_origin["user"]  # the arguments are typed text
+
+    @pytest.mark.parametrize(
+        ("content", "origin", "text"),
+        [
+            (
+                "<command-message>review</command-message>\n<command-name>/review</command-name>"
+                "\n<command-args>this branch</command-args>",
+                "user",
+                "/review this branch",
+            ),
+            (
+                "<command-name>/exit</command-name>\n <command-message>exit</command-message>"
+                "\n <command-args></command-args>",
+                "command",
+                None,
+            ),
+            ("<bash-input>git status</bash-input>", "shell", None),
+            ("<bash-stdout>On branch main</bash-stdout><bash-stderr></bash-stderr>", "shell", None),
+            ("Operation stopped by hook: the pre-commit hook failed", "hook", None),
+            ("[Operation stopped by hook]", "hook", None),
+        ],
+    )
+    def test_claude_code_record_origins(
+        self, tmp_path: Path, content: str, origin: str, text: str | None
+    ) -> None:
+        """Slash-command arguments are typed; shell escapes and hook notices have their own."""
+        record = {
+            "type": "user",
+            "uuid": "u1",
+            "message": {"role": "user", "content": content},
+        }
+        path = tmp_path / "s.jsonl"
+        path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+        [(got, body)] = user_origins(path)
+        assert got == origin
+        assert body == (text if text is not None else content)
+
+    def test_shell_and_hook_text_is_never_a_request(self) -> None:
+        """A summarizer never takes a shell escape or a hook notice for a request."""
+        messages = [
+            Message(role="user", content="<bash-input>rm -rf build</bash-input>", origin="shell"),
+            Message(role="user", content="Operation stopped by hook: blocked", origin="hook"),
+            Message(role="user", content="Fix the parser", origin="user"),
+        ]
+        facts = read_span(messages)
+        assert facts.requests == ["Fix the parser"]
+        assert len(facts.injected) == 2
 
     def test_codex_injected_kinds(self, tmp_path: Path) -> None:
         """Codex's shell commands and aborts get their own origins; AGENTS.md is injected."""
