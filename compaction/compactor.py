@@ -70,9 +70,11 @@ from compaction.cuts import cut_points, tail_tokens
 from compaction.cuts import select_cut as select_cut
 from compaction.cuts import unsafe_cuts as unsafe_cuts
 from compaction.errors import CompactionError, SeqConflictError
-from compaction.events import CheckpointData, CheckpointRecorded, TaskRef, TodoItem
+from compaction.events import CheckpointData, CheckpointRecorded, HookRun, Resume, TaskRef, TodoItem
 from compaction.policy import DEFAULT_WINDOW as DEFAULT_WINDOW
 from compaction.policy import CompactionPolicy as CompactionPolicy
+from compaction.receipt import dropped_sections, run_hooks
+from compaction.resume import agree_with_resume, resume_decision
 from compaction.secrets import redact
 from compaction.session import Session
 from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInput, check_output
@@ -150,6 +152,8 @@ class CompactionPlan:
 
 CompactStart = Callable[[CompactionPlan], "str | bool | None"]
 """``on_compact_start``: None goes on, False vetoes, text adds to the focus instructions."""
+CompactStarts = CompactStart | Sequence[CompactStart]
+"""One ``on_compact_start`` hook, or several run in order (each recorded in the receipt)."""
 CompactEnd = Callable[["CompactionResult"], None]
 """``on_compact_end``: called with the result once the compaction is done."""
 
@@ -203,7 +207,7 @@ def compact(
     force: bool = False,
     dry_run: bool = False,
     instructions: str | None = None,
-    on_compact_start: CompactStart | None = None,
+    on_compact_start: CompactStarts | None = None,
     on_compact_end: CompactEnd | None = None,
     fixed_tokens: int = 0,
 ) -> CompactionResult:
@@ -223,8 +227,9 @@ def compact(
         force: compact even below the policy's threshold.
         dry_run: compute everything but append nothing (`CompactionResult.event` is None).
         instructions: focus for the summarizer, recorded in the event.
-        on_compact_start: called with the `CompactionPlan` before the summarizer runs; returns
-            None to go on, False to veto, or text added to the instructions.
+        on_compact_start: a hook (or several, run in order) called with the `CompactionPlan`
+            before the summarizer runs; each returns None to go on, False to veto, or text
+            added to the instructions. The event's receipt (``hooks``) records each one.
         on_compact_end: called with the `CompactionResult` at the end.
         fixed_tokens: tokens of the request besides the context view: the system prompt and
             the tool catalog (`prompts.fixed_tokens` counts them).
@@ -273,20 +278,22 @@ def _plan(
     *,
     force: bool,
     instructions: str | None,
-    on_compact_start: CompactStart | None,
+    on_compact_start: CompactStarts | None,
     fixed: int,
 ) -> CompactionResult:
     """Compute the compaction of the session as it is now, appending nothing."""
     tokens_before = session.context_tokens
-    if not force and not policy.should_compact(tokens_before, fixed):
+    completed = session.progress.completed_since_checkpoint
+    if not force and not policy.is_due(tokens_before, fixed, completed=completed):
         raise _below_threshold(policy, tokens_before, fixed)
     plan = _Plan.of(session, policy, fixed, summarizer)
     context, tokens = plan.context, plan.tokens
     previous_data = context.checkpoint
     first_seq = previous_data.last_seq + 1 if previous_data else 1
     k = plan.first_cut()
-    instructions = _start(
+    instructions, hooks = _start(
         on_compact_start,
+        instructions,
         CompactionPlan(
             first_seq=first_seq,
             last_seq=context.seqs[k] - 1 if k < len(context.seqs) else session.applied_seq,
@@ -297,17 +304,20 @@ def _plan(
             instructions=instructions,
         ),
     )
-    k, checkpoint, used, fallback_reason = plan.fit(k, instructions)
+    k, checkpoint, used, fallback_reason, span = plan.fit(k, instructions)
     text = render_checkpoint(checkpoint)
+    last_seq = plan.last_seq(k)
     previous_tokens = (
         count_message(session.tokenizer, checkpoint_message(previous_data)) if previous_data else 0
     )
     replaced = previous_tokens + sum(tokens[:k])
-    new_tokens = count_message(session.tokenizer, checkpoint_message_for(text))
+    new_tokens = count_message(
+        session.tokenizer, checkpoint_message_for(text, last_seq=last_seq, resume=plan.resume)
+    )
     data = CheckpointData(
         text=text,
         first_seq=first_seq,
-        last_seq=context.seqs[k] - 1 if k < len(context.seqs) else session.applied_seq,
+        last_seq=last_seq,
         tokens_before=tokens_before,
         tokens_after=tokens_before - replaced + new_tokens,
         summarizer=used,
@@ -317,6 +327,9 @@ def _plan(
         current=checkpoint.current_work,
         pending_tasks=checkpoint.pending_tasks or None,
         current_tasks=checkpoint.current_tasks or None,
+        hooks=hooks or None,
+        dropped=dropped_sections(checkpoint, span) or None,
+        resume=plan.resume,
     )
     return CompactionResult(
         checkpoint=checkpoint,
@@ -354,6 +367,8 @@ class _Plan:
     system: int
     summarizer: Summarizer
     fallback: ExtractiveSummarizer
+    resume: Resume
+    """``continue`` or ``await_user``, from the context's last messages (`compaction.resume`)."""
 
     @classmethod
     def of(
@@ -376,16 +391,25 @@ class _Plan:
             system=system,
             summarizer=summarizer or fallback,
             fallback=fallback,
+            resume=resume_decision(context.messages),
         )
+
+    def last_seq(self, k: int) -> int:
+        """Return the last seq a cut before message `k` replaces."""
+        seqs = self.context.seqs
+        return seqs[k] - 1 if k < len(seqs) else self.session.applied_seq
 
     def first_cut(self) -> int:
         """Return the cut keeping the longest tail within retain and beside a planned Checkpoint."""
-        planned = self.checkpoint_tokens(self.skeleton()) + self.policy.summary_tokens
+        planned = self.checkpoint_tokens(self.skeleton(), len(self.context.seqs))
+        planned += self.policy.summary_tokens
         budget = min(self.policy.retain_tokens, self.room - planned)
         return select_cut(self.context.messages, self.tokens, budget)
 
-    def fit(self, k: int, instructions: str | None) -> tuple[int, Checkpoint, str, str | None]:
-        """Return the cut, the Checkpoint, the summarizer used and any fallback reason.
+    def fit(
+        self, k: int, instructions: str | None
+    ) -> tuple[int, Checkpoint, str, str | None, SummaryInput]:
+        """Return the cut, the Checkpoint, the summarizer used, any fallback reason, the span.
 
         Starting from cut `k`, if the Checkpoint comes out larger than planned, the cut moves
         to the longest tail that fits beside it and the span is summarized again.
@@ -393,10 +417,10 @@ class _Plan:
         candidates = cut_points(self.context.messages)
         tail = tail_tokens(self.tokens)
         while True:
-            checkpoint, used, reason = self.write(k, instructions)
-            size = self.checkpoint_tokens(checkpoint)
+            checkpoint, used, reason, span = self.write(k, instructions)
+            size = self.checkpoint_tokens(checkpoint, k)
             if size + tail[k] <= self.room:
-                return k, checkpoint, used, reason
+                return k, checkpoint, used, reason, span
             later = [c for c in candidates if c > k and size + tail[c] <= self.room]
             if later:
                 k = later[0]
@@ -417,13 +441,16 @@ class _Plan:
             current_tasks=current_tasks,
         )
 
-    def checkpoint_tokens(self, checkpoint: Checkpoint) -> int:
-        """Return the tokens a Checkpoint takes in the context."""
+    def checkpoint_tokens(self, checkpoint: Checkpoint, k: int) -> int:
+        """Return the tokens a Checkpoint takes in the context, for a cut before message `k`."""
         text = render_checkpoint(checkpoint)
-        return count_message(self.session.tokenizer, checkpoint_message_for(text))
+        message = checkpoint_message_for(text, last_seq=self.last_seq(k), resume=self.resume)
+        return count_message(self.session.tokenizer, message)
 
-    def write(self, k: int, instructions: str | None) -> tuple[Checkpoint, str, str | None]:
-        """Summarize ``messages[:k]`` and return the Checkpoint, the summarizer, any reason."""
+    def write(
+        self, k: int, instructions: str | None
+    ) -> tuple[Checkpoint, str, str | None, SummaryInput]:
+        """Summarize ``messages[:k]``; return the Checkpoint, the summarizer, any reason, span."""
         context, session = self.context, self.session
         span = SummaryInput(
             messages=context.messages[:k],
@@ -436,6 +463,7 @@ class _Plan:
             instructions=instructions,
         )
         sections, used, reason = _summarize(self.summarizer, self.fallback, span)
+        sections = agree_with_resume(sections, self.resume)
         skeleton = self.skeleton()
         checkpoint = Checkpoint(
             primary_request=sections[Section.PRIMARY_REQUEST],
@@ -450,7 +478,7 @@ class _Plan:
             pending_tasks=skeleton.pending_tasks,
             current_tasks=skeleton.current_tasks,
         )
-        return checkpoint, used, reason
+        return checkpoint, used, reason, span
 
     def does_not_fit(self, checkpoint: int, tail: int) -> CompactionError:
         """Return the error naming each part of a request that cannot fit the window."""
@@ -472,17 +500,17 @@ class _Plan:
         )
 
 
-def _start(hook: CompactStart | None, plan: CompactionPlan) -> str | None:
-    """Run ``on_compact_start``; return the instructions it leaves, or raise its veto."""
-    instructions = plan.instructions.strip() if plan.instructions else None
-    if hook is None:
-        return instructions or None
-    answer = hook(plan)
-    if answer is False:
-        raise CompactionError("vetoed", "on_compact_start vetoed the compaction; nothing was done")
-    if isinstance(answer, str) and answer.strip():
-        return "\n".join(filter(None, [instructions, answer.strip()]))
-    return instructions or None
+def _start(
+    hooks: CompactStarts | None, instructions: str | None, plan: CompactionPlan
+) -> tuple[str | None, tuple[HookRun, ...]]:
+    """Run the ``on_compact_start`` hooks; return the instructions left and the hooks' receipt."""
+    if hooks is None:
+        listed: Sequence[CompactStart] = ()
+    elif callable(hooks):
+        listed = (hooks,)
+    else:
+        listed = tuple(hooks)
+    return run_hooks(listed, plan, instructions)
 
 
 def maybe_compact(
@@ -491,17 +519,20 @@ def maybe_compact(
     *,
     summarizer: Summarizer | None = None,
     instructions: str | None = None,
-    on_compact_start: CompactStart | None = None,
+    on_compact_start: CompactStarts | None = None,
     on_compact_end: CompactEnd | None = None,
     fixed_tokens: int = 0,
 ) -> CompactionResult | None:
     """Compact when the whole request is due; return None otherwise (for agent loops).
 
     `fixed_tokens` is the system prompt and tool catalog (`prompts.fixed_tokens`); the check is
-    O(1): ``fixed_tokens + session.context_tokens`` against the trigger. `instructions` and the
-    hooks are those of `compact`.
+    O(1): ``fixed_tokens + session.context_tokens`` against the trigger, or, with
+    `CompactionPolicy.boundary_threshold`, against the boundary floor once a todo item or task
+    turned completed since the last compaction (`CompactionPolicy.is_due`). `instructions` and
+    the hooks are those of `compact`.
     """
-    if not policy.should_compact(session.context_tokens, fixed_tokens):
+    completed = session.progress.completed_since_checkpoint
+    if not policy.is_due(session.context_tokens, fixed_tokens, completed=completed):
         return None
     return compact(
         session,
