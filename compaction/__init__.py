@@ -42,14 +42,19 @@ from compaction.events import (
     CheckpointData,
     CheckpointRecorded,
     ClipData,
+    DroppedItem,
+    DroppedSection,
     Event,
     EventData,
     FunctionCall,
+    HookRun,
     ImagePart,
     Message,
     MessageAdded,
     MessagesRetracted,
+    OpenWork,
     Origin,
+    Resume,
     RetractData,
     Task,
     TaskCreated,
@@ -78,6 +83,8 @@ from compaction.events import (
 from compaction.invariants import RULES, LogChecker, check_log, check_next_seq
 from compaction.policy import DEFAULT_WINDOW, CompactionPolicy
 from compaction.provider_messages import from_anthropic, from_openai, to_messages
+from compaction.reminders import REMIND_AFTER, remind_if_stale, stale_reminder
+from compaction.resume import resume_decision
 from compaction.secrets import REDACTED, redact
 from compaction.session import Session
 from compaction.stores import (
@@ -115,6 +122,7 @@ from compaction.tokens import (
     install_bundled_encodings,
     message_text,
 )
+from compaction.tool_calls import call_tool, compact_context
 from compaction.tools import (
     BUILTIN_TOOLS,
     DEFAULT_POLICY,
@@ -130,7 +138,6 @@ from compaction.tools import (
     ToolHandler,
     ToolResult,
     builtin_policies,
-    call_tool,
     dump_policies,
     is_blank,
     load_policies,
@@ -143,12 +150,14 @@ from compaction.tools import (
     summary_line,
     task_parameters_schema,
 )
+from compaction.tools.compact_context import COMPACT_CONTEXT, compact_context_schema
 from compaction.views import (
     STATUS_MARKS,
     TASK_MARKS,
     ContextProjection,
     ContextWindow,
     LatestTodosProjection,
+    Progress,
     Projection,
     ProviderTotals,
     TaskBoard,
@@ -166,6 +175,7 @@ from compaction.views import (
 __all__ = [
     "BUILTIN_TOOLS",
     "CODE_OWNED_SECTIONS",
+    "COMPACT_CONTEXT",
     "DEFAULT_POLICY",
     "DEFAULT_WINDOW",
     "MAX_ARGUMENT_BYTES",
@@ -173,6 +183,7 @@ __all__ = [
     "NARRATIVE_SECTIONS",
     "ORIGINS",
     "REDACTED",
+    "REMIND_AFTER",
     "RULES",
     "SCHEMA_VERSION",
     "SECTION_NAMES",
@@ -196,12 +207,15 @@ __all__ = [
     "ContextProjection",
     "ContextWindow",
     "DeepSeekTokenizer",
+    "DroppedItem",
+    "DroppedSection",
     "Event",
     "EventData",
     "EventStore",
     "ExtractiveSummarizer",
     "FunctionCall",
     "HarnessError",
+    "HookRun",
     "ImagePart",
     "JsonlStore",
     "LatestTodosProjection",
@@ -215,15 +229,18 @@ __all__ = [
     "MessageError",
     "MessagesRetracted",
     "ModePolicy",
+    "OpenWork",
     "Origin",
     "PolicyChecker",
     "PolicyTable",
     "PolicyWarning",
     "PostgresStore",
+    "Progress",
     "Projection",
     "ProviderError",
     "ProviderTotals",
     "ReadReport",
+    "Resume",
     "RetractData",
     "Section",
     "SeqConflictError",
@@ -278,6 +295,8 @@ __all__ = [
     "clip_note",
     "clip_tool_output",
     "compact",
+    "compact_context",
+    "compact_context_schema",
     "copy_session",
     "count_message",
     "cut_points",
@@ -307,10 +326,13 @@ __all__ = [
     "read_events",
     "read_update",
     "redact",
+    "remind_if_stale",
     "render_checkpoint",
+    "resume_decision",
     "select_cut",
     "shown_message",
     "split_sections",
+    "stale_reminder",
     "summary_line",
     "task_parameters_schema",
     "to_messages",
