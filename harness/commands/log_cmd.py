@@ -1,7 +1,9 @@
 """`harness log LOG`: validate a log and summarise it; `--seq N`: one event whole; `--schema`.
 
 ``harness log LOG --seq N`` prints event N as recorded: a message's text in full (the way back to
-a tool result the context view shows clipped), or with ``--json`` the event itself.
+a tool result the context view shows clipped), a compaction's receipt and Checkpoint
+(`harness.commands.log_receipts`), or with ``--json`` the event itself. The summary lists the
+turns that ended with open work.
 """
 
 from __future__ import annotations
@@ -14,18 +16,22 @@ from rich.table import Table
 from compaction import (
     RULES,
     TOKENIZER_NAMES,
+    CheckpointRecorded,
     ConfigError,
     LogChecker,
     LogError,
     LogFormatError,
     MessageAdded,
+    OpenWork,
     PolicyChecker,
     ReadReport,
+    TurnEnded,
     UsageProjection,
     dump_event,
     event_json_schema,
     get_tokenizer,
 )
+from harness.commands.log_receipts import MAX_OPEN_TURNS, open_work_text, receipt_lines
 from harness.commands.stores import LOG_HELP, add_session_option, read_log
 from harness.output import (
     HelpFormatter,
@@ -92,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     checker = LogChecker(RULES if not args.skip_bad else ())
     policies = PolicyChecker(policy_table(available_modes(args.modes_file)))
     warnings: list[str] = []
+    open_turns: list[dict[str, object]] = []
     projection = UsageProjection(get_tokenizer(args.tokenizer))
     state = projection.init()
     large = is_large(args.log)
@@ -103,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
                 state = projection.apply(state, event)
                 if (found := policies.feed(event)) is not None:
                     warnings.append(str(found))
+                if isinstance(event, TurnEnded) and event.data.open is not None:
+                    open_turns.append({"seq": event.seq, **event.data.open.model_dump()})
                 if n % 4096 == 0:
                     update(n)
     except LogFormatError as exc:
@@ -134,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
             for k, v in usage.provider_by_purpose.items()
         },
         "policy_warnings": warnings,
+        "turns_with_open_work": open_turns,
     }
     if args.json:
         print_json(summary)
@@ -164,7 +174,18 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"bad line {bad.line}: {bad.reason} (skipped)")
     for warning in warnings:
         out.print(f"warning: {warning}")
+    _print_open_turns(open_turns)
     return 0
+
+
+def _print_open_turns(turns: list[dict[str, object]]) -> None:
+    """Print the turns that ended with open work (the latest `MAX_OPEN_TURNS`)."""
+    if not turns:
+        return
+    sys.stdout.write(f"turns that ended with open work: {len(turns)}\n")
+    for turn in turns[-MAX_OPEN_TURNS:]:
+        work = OpenWork.model_validate({k: v for k, v in turn.items() if k != "seq"})
+        sys.stdout.write(f"  turn/end at seq {turn['seq']}: {open_work_text(work)}\n")
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -176,6 +197,8 @@ def _show(args: argparse.Namespace) -> int:
             print_json(event.model_dump(mode="json", exclude_none=True))
         elif isinstance(event, MessageAdded):
             sys.stdout.write(event.data.text() + "\n")
+        elif isinstance(event, CheckpointRecorded):
+            sys.stdout.write("\n".join(receipt_lines(event)) + "\n" + event.data.text)
         else:
             sys.stdout.write(dump_event(event) + "\n")
         return 0
