@@ -112,7 +112,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(seed_line(terminalreporter.config))
 
 
-TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared" / "transcripts"
+TRANSCRIPTS = Path(
+    os.environ.get("HARNESS_TRANSCRIPTS")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "transcripts"
+)
+"""The shared real transcripts: $HARNESS_TRANSCRIPTS, else ../shared/transcripts."""
 
 
 @pytest.fixture
