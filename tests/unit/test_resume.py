@@ -72,7 +72,8 @@ class TestRecorded:
             r = compact(session, POLICY, force=True)
             sent = request_text(session)
         assert r.data.resume == "await_user"
-        assert r.event is not None and r.event.data.resume == "await_user"
+        assert r.event is not None
+        assert r.event.data.resume == "await_user"
         assert r.checkpoint.next_step.startswith("- Wait for the user's next request")
         assert "Write the docs" not in r.checkpoint.next_step
         assert "Fix the parser" not in r.checkpoint.next_step

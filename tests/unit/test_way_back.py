@@ -34,8 +34,7 @@ def build(path: Path, files: int = 6) -> Session:
 
 class TestPreamble:
     def test_the_checkpoint_message_names_the_span_and_the_way_back(self, log_path: Path) -> None:
-        """The model reads "events 1..N of this session", `harness log LOG --seq N` and
-        `Session.event(seq)` before the Checkpoint."""
+        """Before the Checkpoint the model reads the span and the two ways to read it back."""
         with build(log_path) as session:
             r = compact(session, POLICY, force=True)
             message = session.context.as_messages()[0]
