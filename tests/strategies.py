@@ -12,6 +12,9 @@ from compaction.events import (
     TODO_STATUSES,
     FunctionCall,
     Message,
+    Task,
+    TaskCreateData,
+    TaskUpdateData,
     TodoItem,
     TodoWriteData,
     ToolCall,
@@ -871,3 +874,34 @@ def long_turn_loops(draw: st.DrawFn) -> tuple[list[Any], int, int, float, int]:
     retain = draw(st.sampled_from([0.0, 0.05, 0.16, 0.3]))
     reserve = draw(st.sampled_from([0, 256]))
     return payloads, window, fixed, retain, reserve
+
+
+@st.composite
+def progress_payloads(draw: st.DrawFn) -> list[Any]:
+    """Payloads that move the lists: messages, todo writes, task writes, reminders, checkpoints.
+
+    ``"checkpoint"`` stands for a compaction the test runs at that point.
+    """
+    out: list[Any] = [TurnStartData(), Message(role="user", content="go")]
+    contents = ["A", "B", "C"]
+    tasks: list[str] = []
+    for _ in range(draw(st.integers(0, 30))):
+        kind = draw(st.sampled_from(["say", "say", "todo", "task", "update", "remind", "ckpt"]))
+        if kind == "say":
+            out.append(Message(role="assistant", content="working"))
+        elif kind == "todo":
+            chosen = draw(st.lists(st.sampled_from(contents), unique=True, max_size=3))
+            items = tuple(TodoItem(content=c, status=draw(statuses)) for c in chosen)
+            out.append(TodoWriteData(todos=items))
+        elif kind == "task":
+            tasks.append(str(len(tasks) + 1))
+            out.append(TaskCreateData(agent="main", task=Task(id=tasks[-1], subject="t")))
+        elif kind == "update" and tasks:
+            status = draw(st.sampled_from(["pending", "in_progress", "completed", "deleted"]))
+            task = Task(id=draw(st.sampled_from(tasks)), subject="t", status=status)
+            out.append(TaskUpdateData(agent="main", task=task))
+        elif kind == "remind":
+            out.append(Message(role="user", content="<reminder/>", origin="reminder"))
+        elif kind == "ckpt":
+            out.append("checkpoint")
+    return out
