@@ -7,6 +7,7 @@ trigger. Every assertion is checked against the log with a plain oracle.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -104,7 +105,7 @@ def test_the_session_ends_with_its_open_work(replayed: Path) -> None:
     assert left.total >= 1  # the transcript ends with work pending
 
 
-def _context_messages(events: list[object]) -> list[Message]:
+def _context_messages(events: Sequence[object]) -> list[Message]:
     """The context's messages just before a checkpoint: after the previous one's span."""
     last = 0
     out: list[tuple[int, Message]] = []
