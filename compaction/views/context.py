@@ -135,9 +135,15 @@ class ContextProjection:
 
 
 def checkpoint_message_for(
-    text: str, *, last_seq: int = 1, resume: Resume | None = None
+    text: str, *, last_seq: int | None = None, resume: Resume | None = None
 ) -> Message:
-    """Return the user message that would carry a Checkpoint of this text, ending at `last_seq`."""
+    """Return the user message that would carry a Checkpoint of this text into the context.
+
+    With `last_seq` the preamble names the span (``events 1..last_seq``), as `checkpoint_message`
+    does for a recorded checkpoint; without it, it speaks of "the earlier turns".
+    """
+    if last_seq is None:
+        return Message(role="user", content=checkpoint_preamble(resume=resume) + text)
     return checkpoint_message(
         CheckpointData(
             text=text,
