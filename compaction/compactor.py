@@ -463,8 +463,9 @@ class _Plan:
             instructions=instructions,
         )
         sections, used, reason = _summarize(self.summarizer, self.fallback, span)
-        sections = agree_with_resume(sections, self.resume)
         skeleton = self.skeleton()
+        current = (*skeleton.current_work, *(t.subject for t in skeleton.current_tasks))
+        sections = agree_with_resume(sections, self.resume, current)
         checkpoint = Checkpoint(
             primary_request=sections[Section.PRIMARY_REQUEST],
             key_concepts=sections[Section.KEY_CONCEPTS],

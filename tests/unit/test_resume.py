@@ -75,8 +75,10 @@ class TestRecorded:
         assert r.event is not None
         assert r.event.data.resume == "await_user"
         assert r.checkpoint.next_step.startswith("- Wait for the user's next request")
-        assert "Write the docs" not in r.checkpoint.next_step
-        assert "Fix the parser" not in r.checkpoint.next_step
+        assert "Write the docs" not in r.checkpoint.next_step  # never starts a pending item
+        assert r.checkpoint.next_step.endswith(
+            "When the user asks you to go on, continue the task in progress: Fix the parser"
+        )
         assert r.checkpoint.pending_jobs == ("Write the docs",)  # still carried, by code
         assert "wait for the user's next request, and do not start a pending item" in sent
 
