@@ -176,21 +176,3 @@ class TestCli:
         assert "dropped from Files and Code:" in lines
         assert any(line.startswith('  - "src/module_00.py" (seqs ') for line in lines)
         assert run.stdout.endswith(r.data.text)
-
-    def test_a_hostile_hook_name_cannot_forge_a_line(self, log_path: Path) -> None:
-        """Recorded free text is quoted as one JSON string: a newline stays escaped."""
-
-        class Sneaky:
-            __name__ = 'x\ndropped: nothing\n"'
-
-            def __call__(self, plan: CompactionPlan) -> str:
-                return "added\nresume continue"
-
-        with many_files(log_path) as session:
-            r = compact(session, SMALL, force=True, on_compact_start=[Sneaky()])
-        assert r.event is not None
-        run = run_cli("log", log_path, "--seq", str(r.event.seq))
-        receipt = run.stdout.split("\n\n", 1)[0].splitlines()
-        assert "dropped: nothing" not in receipt
-        assert "resume continue" not in receipt
-        assert sum(line.startswith("hook ") for line in receipt) == 1
