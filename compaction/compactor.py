@@ -61,7 +61,7 @@ policy give the same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -71,6 +71,11 @@ from compaction.cuts import select_cut as select_cut
 from compaction.cuts import unsafe_cuts as unsafe_cuts
 from compaction.errors import CompactionError, SeqConflictError
 from compaction.events import CheckpointData, CheckpointRecorded, HookRun, Resume, TaskRef, TodoItem
+from compaction.outcomes import CompactEnd as CompactEnd
+from compaction.outcomes import CompactionPlan as CompactionPlan
+from compaction.outcomes import CompactionResult as CompactionResult
+from compaction.outcomes import CompactStart as CompactStart
+from compaction.outcomes import CompactStarts as CompactStarts
 from compaction.policy import DEFAULT_WINDOW as DEFAULT_WINDOW
 from compaction.policy import CompactionPolicy as CompactionPolicy
 from compaction.receipt import dropped_sections, run_hooks
@@ -82,81 +87,6 @@ from compaction.summarizers.recorded import recorded_checkpoint
 from compaction.tokens import count_message
 from compaction.views import ContextWindow, checkpoint_message, checkpoint_message_for
 from compaction.views.board import TaskBoard
-
-
-@dataclass(frozen=True)
-class CompactionResult:
-    """What a compaction did (or, with ``dry_run``, would do)."""
-
-    checkpoint: Checkpoint
-    """The Checkpoint written."""
-    data: CheckpointData
-    """The payload of the ``compaction/checkpoint`` event (its text, span and token counts)."""
-    event: CheckpointRecorded | None
-    """The event appended, or None for a dry run."""
-    replaced_messages: int
-    """How many messages the span replaced."""
-    replaced_tokens: int
-    """Tokens the span replaced, the previous checkpoint included."""
-    kept_messages: int
-    """How many non-system messages stay verbatim after the checkpoint."""
-    fixed_tokens: int = 0
-    """Tokens of the system prompt and tool catalog the caller counted in the request."""
-
-    @property
-    def tokens_before(self) -> int:
-        """Context tokens before the compaction."""
-        return self.data.tokens_before
-
-    @property
-    def tokens_after(self) -> int:
-        """Context tokens after it."""
-        return self.data.tokens_after
-
-    @property
-    def request_tokens_before(self) -> int:
-        """Whole-request tokens before the compaction (fixed part + context)."""
-        return self.fixed_tokens + self.data.tokens_before
-
-    @property
-    def request_tokens_after(self) -> int:
-        """Whole-request tokens after it (fixed part + context)."""
-        return self.fixed_tokens + self.data.tokens_after
-
-    @property
-    def reduction(self) -> float:
-        """Share of the context the compaction removed (0..1; negative if it grew)."""
-        before = self.data.tokens_before
-        return (before - self.data.tokens_after) / before if before else 0.0
-
-
-@dataclass(frozen=True)
-class CompactionPlan:
-    """What a compaction is about to do, handed to ``on_compact_start`` before the summarizer."""
-
-    first_seq: int
-    """First event the Checkpoint will replace."""
-    last_seq: int
-    """Last event it will replace."""
-    replaced_messages: int
-    """Messages of the span."""
-    kept_messages: int
-    """Messages that stay verbatim after the Checkpoint."""
-    tokens_before: int
-    """Context tokens now."""
-    summarizer: str
-    """The configured summarizer's name."""
-    instructions: str | None
-    """The focus instructions so far."""
-
-
-CompactStart = Callable[[CompactionPlan], "str | bool | None"]
-"""``on_compact_start``: None goes on, False vetoes, text adds to the focus instructions."""
-CompactStarts = CompactStart | Sequence[CompactStart]
-"""One ``on_compact_start`` hook, or several run in order (each recorded in the receipt)."""
-CompactEnd = Callable[["CompactionResult"], None]
-"""``on_compact_end``: called with the result once the compaction is done."""
-
 
 # --- compaction --------------------------------------------------------------------------------
 
