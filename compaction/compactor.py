@@ -65,7 +65,7 @@ policy give the same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -74,9 +74,16 @@ from compaction.cuts import cut_points, tail_tokens
 from compaction.cuts import select_cut as select_cut
 from compaction.cuts import unsafe_cuts as unsafe_cuts
 from compaction.errors import CompactionError, SeqConflictError
-from compaction.events import CheckpointData, CheckpointRecorded, TaskRef, TodoItem
+from compaction.events import CheckpointData, CheckpointRecorded, HookRun, Resume, TaskRef, TodoItem
+from compaction.outcomes import CompactEnd as CompactEnd
+from compaction.outcomes import CompactionPlan as CompactionPlan
+from compaction.outcomes import CompactionResult as CompactionResult
+from compaction.outcomes import CompactStart as CompactStart
+from compaction.outcomes import CompactStarts as CompactStarts
 from compaction.policy import DEFAULT_WINDOW as DEFAULT_WINDOW
 from compaction.policy import CompactionPolicy as CompactionPolicy
+from compaction.receipt import dropped_sections, run_hooks
+from compaction.resume import agree_with_resume, resume_decision
 from compaction.secrets import redact
 from compaction.session import Session
 from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInput, check_output
@@ -85,79 +92,6 @@ from compaction.tokens import count_message
 from compaction.tools.arguments import MAX_ITEM_CHARS
 from compaction.views import ContextWindow, checkpoint_message, checkpoint_message_for
 from compaction.views.board import TaskBoard
-
-
-@dataclass(frozen=True)
-class CompactionResult:
-    """What a compaction did (or, with ``dry_run``, would do)."""
-
-    checkpoint: Checkpoint
-    """The Checkpoint written."""
-    data: CheckpointData
-    """The payload of the ``compaction/checkpoint`` event (its text, span and token counts)."""
-    event: CheckpointRecorded | None
-    """The event appended, or None for a dry run."""
-    replaced_messages: int
-    """How many messages the span replaced."""
-    replaced_tokens: int
-    """Tokens the span replaced, the previous checkpoint included."""
-    kept_messages: int
-    """How many non-system messages stay verbatim after the checkpoint."""
-    fixed_tokens: int = 0
-    """Tokens of the system prompt and tool catalog the caller counted in the request."""
-
-    @property
-    def tokens_before(self) -> int:
-        """Context tokens before the compaction."""
-        return self.data.tokens_before
-
-    @property
-    def tokens_after(self) -> int:
-        """Context tokens after it."""
-        return self.data.tokens_after
-
-    @property
-    def request_tokens_before(self) -> int:
-        """Whole-request tokens before the compaction (fixed part + context)."""
-        return self.fixed_tokens + self.data.tokens_before
-
-    @property
-    def request_tokens_after(self) -> int:
-        """Whole-request tokens after it (fixed part + context)."""
-        return self.fixed_tokens + self.data.tokens_after
-
-    @property
-    def reduction(self) -> float:
-        """Share of the context the compaction removed (0..1; negative if it grew)."""
-        before = self.data.tokens_before
-        return (before - self.data.tokens_after) / before if before else 0.0
-
-
-@dataclass(frozen=True)
-class CompactionPlan:
-    """What a compaction is about to do, handed to ``on_compact_start`` before the summarizer."""
-
-    first_seq: int
-    """First event the Checkpoint will replace."""
-    last_seq: int
-    """Last event it will replace."""
-    replaced_messages: int
-    """Messages of the span."""
-    kept_messages: int
-    """Messages that stay verbatim after the Checkpoint."""
-    tokens_before: int
-    """Context tokens now."""
-    summarizer: str
-    """The configured summarizer's name."""
-    instructions: str | None
-    """The focus instructions so far."""
-
-
-CompactStart = Callable[[CompactionPlan], "str | bool | None"]
-"""``on_compact_start``: None goes on, False vetoes, text adds to the focus instructions."""
-CompactEnd = Callable[["CompactionResult"], None]
-"""``on_compact_end``: called with the result once the compaction is done."""
-
 
 # --- compaction --------------------------------------------------------------------------------
 
@@ -235,7 +169,7 @@ def compact(
     force: bool = False,
     dry_run: bool = False,
     instructions: str | None = None,
-    on_compact_start: CompactStart | None = None,
+    on_compact_start: CompactStarts | None = None,
     on_compact_end: CompactEnd | None = None,
     fixed_tokens: int = 0,
 ) -> CompactionResult:
@@ -255,8 +189,9 @@ def compact(
         force: compact even below the policy's threshold.
         dry_run: compute everything but append nothing (`CompactionResult.event` is None).
         instructions: focus for the summarizer, recorded in the event.
-        on_compact_start: called with the `CompactionPlan` before the summarizer runs; returns
-            None to go on, False to veto, or text added to the instructions.
+        on_compact_start: a hook (or several, run in order) called with the `CompactionPlan`
+            before the summarizer runs; each returns None to go on, False to veto, or text
+            added to the instructions. The event's receipt (``hooks``) records each one.
         on_compact_end: called with the `CompactionResult` at the end.
         fixed_tokens: tokens of the request besides the context view: the system prompt and
             the tool catalog (`prompts.fixed_tokens` counts them).
@@ -305,20 +240,22 @@ def _plan(
     *,
     force: bool,
     instructions: str | None,
-    on_compact_start: CompactStart | None,
+    on_compact_start: CompactStarts | None,
     fixed: int,
 ) -> CompactionResult:
     """Compute the compaction of the session as it is now, appending nothing."""
     tokens_before = session.context_tokens
-    if not force and not policy.should_compact(tokens_before, fixed):
+    completed = session.progress.completed_since_checkpoint
+    if not force and not policy.is_due(tokens_before, fixed, completed=completed):
         raise _below_threshold(policy, tokens_before, fixed)
     plan = _Plan.of(session, policy, fixed, summarizer)
     context, tokens = plan.context, plan.tokens
     previous_data = context.checkpoint
     first_seq = previous_data.last_seq + 1 if previous_data else 1
     k = plan.first_cut()
-    instructions = _start(
+    instructions, hooks = _start(
         on_compact_start,
+        instructions,
         CompactionPlan(
             first_seq=first_seq,
             last_seq=context.seqs[k] - 1 if k < len(context.seqs) else session.applied_seq,
@@ -330,23 +267,26 @@ def _plan(
         ),
     )
     try:
-        k, checkpoint, used, fallback_reason = plan.fit(k, instructions)
+        k, checkpoint, used, fallback_reason, span = plan.fit(k, instructions)
     except CompactionError as exc:
         if exc.code != "does_not_fit" or not plan.has_long_items():
             raise
         # Carried whole, one over-long item fills the window: clip long items, plan again.
         plan = replace(plan, clip_items=True)
-        k, checkpoint, used, fallback_reason = plan.fit(plan.first_cut(), instructions)
+        k, checkpoint, used, fallback_reason, span = plan.fit(plan.first_cut(), instructions)
     text = render_checkpoint(checkpoint)
+    last_seq = plan.last_seq(k)
     previous_tokens = (
         count_message(session.tokenizer, checkpoint_message(previous_data)) if previous_data else 0
     )
     replaced = previous_tokens + sum(tokens[:k])
-    new_tokens = count_message(session.tokenizer, checkpoint_message_for(text))
+    new_tokens = count_message(
+        session.tokenizer, checkpoint_message_for(text, last_seq=last_seq, resume=plan.resume)
+    )
     data = CheckpointData(
         text=text,
         first_seq=first_seq,
-        last_seq=context.seqs[k] - 1 if k < len(context.seqs) else session.applied_seq,
+        last_seq=last_seq,
         tokens_before=tokens_before,
         tokens_after=tokens_before - replaced + new_tokens,
         summarizer=used,
@@ -356,6 +296,9 @@ def _plan(
         current=checkpoint.current_work,
         pending_tasks=checkpoint.pending_tasks or None,
         current_tasks=checkpoint.current_tasks or None,
+        hooks=hooks or None,
+        dropped=dropped_sections(checkpoint, span) or None,
+        resume=plan.resume,
     )
     return CompactionResult(
         checkpoint=checkpoint,
@@ -393,6 +336,8 @@ class _Plan:
     system: int
     summarizer: Summarizer
     fallback: ExtractiveSummarizer
+    resume: Resume
+    """``continue`` or ``await_user``, from the context's last messages (`compaction.resume`)."""
     clip_items: bool = False
     """Carry items over `MAX_ITEM_CHARS` as head and note (`clip_carried`): set only when the
     Checkpoint with every item whole cannot fit the window."""
@@ -418,16 +363,25 @@ class _Plan:
             system=system,
             summarizer=summarizer or fallback,
             fallback=fallback,
+            resume=resume_decision(context.messages),
         )
+
+    def last_seq(self, k: int) -> int:
+        """Return the last seq a cut before message `k` replaces."""
+        seqs = self.context.seqs
+        return seqs[k] - 1 if k < len(seqs) else self.session.applied_seq
 
     def first_cut(self) -> int:
         """Return the cut keeping the longest tail within retain and beside a planned Checkpoint."""
-        planned = self.checkpoint_tokens(self.skeleton()) + self.policy.summary_tokens
+        planned = self.checkpoint_tokens(self.skeleton(), len(self.context.seqs))
+        planned += self.policy.summary_tokens
         budget = min(self.policy.retain_tokens, self.room - planned)
         return select_cut(self.context.messages, self.tokens, budget)
 
-    def fit(self, k: int, instructions: str | None) -> tuple[int, Checkpoint, str, str | None]:
-        """Return the cut, the Checkpoint, the summarizer used and any fallback reason.
+    def fit(
+        self, k: int, instructions: str | None
+    ) -> tuple[int, Checkpoint, str, str | None, SummaryInput]:
+        """Return the cut, the Checkpoint, the summarizer used, any fallback reason, the span.
 
         Starting from cut `k`, if the Checkpoint comes out larger than planned, the cut moves
         to the longest tail that fits beside it and the span is summarized again.
@@ -435,10 +389,10 @@ class _Plan:
         candidates = cut_points(self.context.messages)
         tail = tail_tokens(self.tokens)
         while True:
-            checkpoint, used, reason = self.write(k, instructions)
-            size = self.checkpoint_tokens(checkpoint)
+            checkpoint, used, reason, span = self.write(k, instructions)
+            size = self.checkpoint_tokens(checkpoint, k)
             if size + tail[k] <= self.room:
-                return k, checkpoint, used, reason
+                return k, checkpoint, used, reason, span
             later = [c for c in candidates if c > k and size + tail[c] <= self.room]
             if later:
                 k = later[0]
@@ -471,13 +425,16 @@ class _Plan:
         tasks = [t.subject for pair in unfinished_tasks(self.session.tasks) for t in pair]
         return any(len(text) > MAX_ITEM_CHARS for text in (*pending, *current, *tasks))
 
-    def checkpoint_tokens(self, checkpoint: Checkpoint) -> int:
-        """Return the tokens a Checkpoint takes in the context."""
+    def checkpoint_tokens(self, checkpoint: Checkpoint, k: int) -> int:
+        """Return the tokens a Checkpoint takes in the context, for a cut before message `k`."""
         text = render_checkpoint(checkpoint)
-        return count_message(self.session.tokenizer, checkpoint_message_for(text))
+        message = checkpoint_message_for(text, last_seq=self.last_seq(k), resume=self.resume)
+        return count_message(self.session.tokenizer, message)
 
-    def write(self, k: int, instructions: str | None) -> tuple[Checkpoint, str, str | None]:
-        """Summarize ``messages[:k]`` and return the Checkpoint, the summarizer, any reason."""
+    def write(
+        self, k: int, instructions: str | None
+    ) -> tuple[Checkpoint, str, str | None, SummaryInput]:
+        """Summarize ``messages[:k]``; return the Checkpoint, the summarizer, any reason, span."""
         context, session = self.context, self.session
         span = SummaryInput(
             messages=context.messages[:k],
@@ -494,6 +451,8 @@ class _Plan:
         )
         sections, used, reason = _summarize(self.summarizer, self.fallback, span)
         skeleton = self.skeleton()
+        current = (*skeleton.current_work, *(t.subject for t in skeleton.current_tasks))
+        sections = agree_with_resume(sections, self.resume, current)
         checkpoint = Checkpoint(
             primary_request=sections[Section.PRIMARY_REQUEST],
             key_concepts=sections[Section.KEY_CONCEPTS],
@@ -507,7 +466,7 @@ class _Plan:
             pending_tasks=skeleton.pending_tasks,
             current_tasks=skeleton.current_tasks,
         )
-        return checkpoint, used, reason
+        return checkpoint, used, reason, span
 
     def does_not_fit(self, checkpoint: int, tail: int) -> CompactionError:
         """Return the error naming each part of a request that cannot fit the window."""
@@ -529,17 +488,17 @@ class _Plan:
         )
 
 
-def _start(hook: CompactStart | None, plan: CompactionPlan) -> str | None:
-    """Run ``on_compact_start``; return the instructions it leaves, or raise its veto."""
-    instructions = plan.instructions.strip() if plan.instructions else None
-    if hook is None:
-        return instructions or None
-    answer = hook(plan)
-    if answer is False:
-        raise CompactionError("vetoed", "on_compact_start vetoed the compaction; nothing was done")
-    if isinstance(answer, str) and answer.strip():
-        return "\n".join(filter(None, [instructions, answer.strip()]))
-    return instructions or None
+def _start(
+    hooks: CompactStarts | None, instructions: str | None, plan: CompactionPlan
+) -> tuple[str | None, tuple[HookRun, ...]]:
+    """Run the ``on_compact_start`` hooks; return the instructions left and the hooks' receipt."""
+    if hooks is None:
+        listed: Sequence[CompactStart] = ()
+    elif callable(hooks):
+        listed = (hooks,)
+    else:
+        listed = tuple(hooks)
+    return run_hooks(listed, plan, instructions)
 
 
 def maybe_compact(
@@ -548,17 +507,20 @@ def maybe_compact(
     *,
     summarizer: Summarizer | None = None,
     instructions: str | None = None,
-    on_compact_start: CompactStart | None = None,
+    on_compact_start: CompactStarts | None = None,
     on_compact_end: CompactEnd | None = None,
     fixed_tokens: int = 0,
 ) -> CompactionResult | None:
     """Compact when the whole request is due; return None otherwise (for agent loops).
 
     `fixed_tokens` is the system prompt and tool catalog (`prompts.fixed_tokens`); the check is
-    O(1): ``fixed_tokens + session.context_tokens`` against the trigger. `instructions` and the
-    hooks are those of `compact`.
+    O(1): ``fixed_tokens + session.context_tokens`` against the trigger, or, with
+    `CompactionPolicy.boundary_threshold`, against the boundary floor once a todo item or task
+    turned completed since the last compaction (`CompactionPolicy.is_due`). `instructions` and
+    the hooks are those of `compact`.
     """
-    if not policy.should_compact(session.context_tokens, fixed_tokens):
+    completed = session.progress.completed_since_checkpoint
+    if not policy.is_due(session.context_tokens, fixed_tokens, completed=completed):
         return None
     return compact(
         session,

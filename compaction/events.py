@@ -37,6 +37,7 @@ Origin = Literal[
     "recorded_summary",
     "shell",
     "hook",
+    "reminder",
 ]
 """Where a message's text came from (see `Message.origin`)."""
 ORIGINS: tuple[Origin, ...] = (
@@ -49,6 +50,7 @@ ORIGINS: tuple[Origin, ...] = (
     "recorded_summary",
     "shell",
     "hook",
+    "reminder",
 )
 TodoStatus = Literal["pending", "in_progress", "completed"]
 TODO_STATUSES: tuple[TodoStatus, ...] = ("pending", "in_progress", "completed")
@@ -134,8 +136,9 @@ class Message(_Frozen):
     ``command`` (a slash command's tags), ``skill`` (a skill or command body the tool expanded),
     ``interruption`` (an interruption or abort notice), ``mode_switch`` (a mode message),
     ``recorded_summary`` (another agent's summary of earlier turns), ``shell`` (a shell escape
-    the user ran and its output: Claude Code's ``<bash-input>``, ``<bash-stdout>``) or ``hook``
-    (a hook's notice, "Operation stopped by hook"). Absent on a user message:
+    the user ran and its output: Claude Code's ``<bash-input>``, ``<bash-stdout>``), ``hook``
+    (a hook's notice, "Operation stopped by hook") or ``reminder`` (this toolkit's stale-list
+    reminder, `compaction.reminders`). Absent on a user message:
     taken as typed by a person. Only ``user`` text is read as a request or a constraint. Never
     sent to a provider."""
     clip: ClipData | None = None
@@ -198,10 +201,38 @@ class TurnStartData(_Frozen):
     ``cwd``): Files and Code shows paths relative to it. Absent in older logs."""
 
 
+class OpenWork(_Frozen):
+    """The unfinished work a turn ended with: todo counts, shared task counts and ids."""
+
+    todos_pending: int = Field(default=0, ge=0)
+    """Items of the latest todo list still ``pending``."""
+    todos_in_progress: int = Field(default=0, ge=0)
+    """Items of the latest todo list still ``in_progress``."""
+    tasks_pending: int = Field(default=0, ge=0)
+    """Shared tasks still ``pending``."""
+    tasks_in_progress: int = Field(default=0, ge=0)
+    """Shared tasks still ``in_progress``."""
+    task_ids: tuple[str, ...] = ()
+    """Ids of the unfinished shared tasks, in creation order."""
+
+    @property
+    def total(self) -> int:
+        """Return how many todo items and tasks are unfinished."""
+        return (
+            self.todos_pending
+            + self.todos_in_progress
+            + self.tasks_pending
+            + self.tasks_in_progress
+        )
+
+
 class TurnEndData(_Frozen):
     """The agent finished answering the current request."""
 
     reason: str | None = None
+    open: OpenWork | None = None
+    """The unfinished todos and tasks at the end of the turn (`Session.end_turn`); None when
+    none were open, or the writer did not say."""
 
 
 class TodoWriteData(_Frozen):
@@ -261,6 +292,42 @@ class TaskRef(_Frozen):
     out of the log line when empty, so a log written before the field re-dumps unchanged."""
 
 
+Resume = Literal["continue", "await_user"]
+"""What the agent does after a compaction: go on with its tool loop, or wait for the user."""
+RESUMES: tuple[Resume, ...] = ("continue", "await_user")
+
+
+class HookRun(_Frozen):
+    """One ``on_compact_start`` hook that ran for a compaction (the receipt's ``hooks``)."""
+
+    name: str
+    """The hook's name (its ``__name__``, else its class name)."""
+    vetoed: bool = False
+    """True when the hook vetoed (then no checkpoint was written: see `CompactionError.hooks`)."""
+    added: str | None = None
+    """The text the hook added to the summarizer's instructions, if any."""
+
+
+class DroppedItem(_Frozen):
+    """One thing the replaced span held that a narrative section left out."""
+
+    text: str
+    """The request, term, path, failure or constraint (its head, at most 200 characters)."""
+    seqs: tuple[int, ...] = ()
+    """Seqs of the replaced messages that hold it (the first few): the way back to it."""
+
+
+class DroppedSection(_Frozen):
+    """What one narrative section of a Checkpoint left out for its budget."""
+
+    section: str
+    """The section's heading, e.g. ``Files and Code``."""
+    items: tuple[DroppedItem, ...]
+    """What was left out, in the order the span held it (capped)."""
+    more: int = Field(default=0, ge=0)
+    """Further items left out beyond the cap."""
+
+
 class CheckpointData(_Frozen):
     """A compaction: a Checkpoint that replaces the events `first_seq..last_seq` in the context."""
 
@@ -288,6 +355,13 @@ class CheckpointData(_Frozen):
     """The shared list's `pending` tasks in Pending Jobs, copied by code (None: no tasks)."""
     current_tasks: tuple[TaskRef, ...] | None = None
     """The shared list's `in_progress` tasks in Current Work, copied by code (None: no tasks)."""
+    hooks: tuple[HookRun, ...] | None = None
+    """The receipt: each ``on_compact_start`` hook that ran (None: no hook ran)."""
+    dropped: tuple[DroppedSection, ...] | None = None
+    """The receipt: per narrative section, what the span held that it left out (None: nothing)."""
+    resume: Resume | None = None
+    """``continue`` when the context ended inside a tool loop, ``await_user`` when it ended with
+    the agent's answer (None in logs written before this field)."""
 
 
 class UsageReportData(_Frozen):

@@ -6,8 +6,14 @@ the caller), the context view and the output reserved for the reply. Compaction 
 tokens); the kept tail takes at most ``retain`` of the window (default 0.16); a tool result
 larger than ``tool_output_share`` of the window enters the context clipped (default 0.1).
 
+The task-boundary trigger. With ``boundary_threshold`` (say 0.5), compaction is also due when a
+todo item or a shared task turned completed since the last compaction and the whole request is at
+least that share of the window: the cut then falls at a natural break, right after a step is done,
+instead of mid-task at the size trigger (`is_due`).
+
 Invariants: a policy is immutable and valid once built (bad values raise `ConfigError` naming
-them); ``retain + summary_share < threshold``, so a compaction can always shrink the context.
+them); ``retain + summary_share < threshold``, so a compaction can always shrink the context;
+the same holds for ``boundary_threshold``, which is at most ``threshold``.
 """
 
 from __future__ import annotations
@@ -43,6 +49,9 @@ class CompactionPolicy:
         tool_output_share: a tool result larger than this share of the window enters the
             context as its head and tail (the log keeps it whole; default 0.1). Give the cap
             to the session: ``Session(path, tool_output_cap=policy.tool_output_tokens)``.
+        boundary_threshold: also compact when a todo item or shared task turned completed since
+            the last compaction and the whole request reaches this share of the window (None,
+            the default: the size trigger only).
 
     Raises:
         ConfigError: naming every bad value, e.g. a retain share not below the threshold.
@@ -54,6 +63,7 @@ class CompactionPolicy:
     output_reserve: int = 0
     summary_share: float = 0.03
     tool_output_share: float = DEFAULT_TOOL_OUTPUT_SHARE
+    boundary_threshold: float | None = None
 
     def __post_init__(self) -> None:
         problems = self._problems()
@@ -93,6 +103,7 @@ class CompactionPolicy:
                 f"retain ({r!r}) + summary_share ({s!r}) must stay below threshold ({t!r}), "
                 "or compaction could not shrink the context"
             )
+        problems += self._boundary_problems()
         if isinstance(o, bool) or not isinstance(o, int) or not 0 <= o < w:
             problems.append(f"output_reserve must be an integer in [0, window_tokens), not {o!r}")
         elif not problems and o >= int(t * w):
@@ -102,10 +113,33 @@ class CompactionPolicy:
             )
         return problems
 
+    def _boundary_problems(self) -> list[str]:
+        b = self.boundary_threshold
+        if b is None:
+            return []
+        if not isinstance(b, int | float) or isinstance(b, bool) or math.isnan(b):
+            return [f"boundary_threshold must be a number or None, not {b!r}"]
+        if not 0 < b <= self.threshold:
+            return [f"boundary_threshold must be in (0, threshold={self.threshold!r}], not {b!r}"]
+        if self.retain + self.summary_share >= b:
+            return [
+                f"retain ({self.retain!r}) + summary_share ({self.summary_share!r}) must stay "
+                f"below boundary_threshold ({b!r}), or a boundary compaction could not shrink "
+                "the context"
+            ]
+        return []
+
     @property
     def trigger_tokens(self) -> int:
         """Request size (fixed part + context, the reserve set aside) at which compaction is due."""
         return int(self.threshold * self.window_tokens) - self.output_reserve
+
+    @property
+    def boundary_tokens(self) -> int | None:
+        """Request size at which a completed item makes compaction due (None: no boundary)."""
+        if self.boundary_threshold is None:
+            return None
+        return int(self.boundary_threshold * self.window_tokens) - self.output_reserve
 
     @property
     def retain_tokens(self) -> int:
@@ -135,3 +169,21 @@ class CompactionPolicy:
             fixed_tokens: tokens of the system prompt and tool catalog (`prompts.fixed_tokens`).
         """
         return fixed_tokens + context_tokens >= self.trigger_tokens
+
+    def is_due(self, context_tokens: int, fixed_tokens: int = 0, *, completed: int = 0) -> bool:
+        """Tell whether compaction is due: the size trigger, or a task boundary (O(1)).
+
+        Args:
+            context_tokens: tokens of the context view (`Session.context_tokens`).
+            fixed_tokens: tokens of the system prompt and tool catalog.
+            completed: todo items and tasks that turned completed since the last compaction
+                (`Session.progress.completed_since_checkpoint`).
+        """
+        return self.should_compact(context_tokens, fixed_tokens) or self.at_boundary(
+            context_tokens, fixed_tokens, completed=completed
+        )
+
+    def at_boundary(self, context_tokens: int, fixed_tokens: int = 0, *, completed: int) -> bool:
+        """Tell whether the task-boundary trigger fires (see the module docstring)."""
+        floor = self.boundary_tokens
+        return floor is not None and completed > 0 and fixed_tokens + context_tokens >= floor

@@ -28,6 +28,7 @@ from compaction.events import (
     Event,
     EventData,
     Message,
+    OpenWork,
     Task,
     TaskCreateData,
     TaskUpdateData,
@@ -82,6 +83,7 @@ from compaction.views import (
     UsageState,
 )
 from compaction.views.board import TaskBoard, TasksProjection, TasksState
+from compaction.views.progress import Progress, ProgressProjection
 from compaction.views.turn_modes import TurnModes, TurnModesProjection
 
 TaskEventData = TaskCreateData | TaskUpdateData
@@ -161,6 +163,8 @@ class Session:
         self._modes: TurnModes = self._modes_p.init()
         self._tasks_p = TasksProjection()
         self._tasks: TasksState = self._tasks_p.init()
+        self._progress_p = ProgressProjection()
+        self._progress: Progress = self._progress_p.init()
         self._todos: TodoPanel = self._todos_p.init()
         self._latest: TodoPanel = self._latest_p.init()
         self._context: ContextState = self._context_p.init()
@@ -273,6 +277,7 @@ class Session:
         self._context = self._context_p.apply(self._context, event)
         self._modes = self._modes_p.apply(self._modes, event)
         self._tasks = self._tasks_p.apply(self._tasks, event)
+        self._progress = self._progress_p.apply(self._progress, event)
         if isinstance(event, TurnStarted):
             self.mode = event.data.mode
         if self._usage_p is None:
@@ -349,9 +354,30 @@ class Session:
         """Record a new user request: a `turn/start`, then the user's message."""
         return self.append_many([TurnStartData(mode=mode), Message(role="user", content=request)])
 
-    def end_turn(self) -> Event:
-        """Record that the agent finished the current request."""
-        return self.append(TurnEndData())
+    def open_work(self) -> OpenWork:
+        """Return the unfinished work now: the latest todo list's and the shared list's."""
+        todos = self.latest_todos
+        board = self.tasks
+        pending, current = board.unfinished("pending"), board.unfinished("in_progress")
+        ids = {t.id for t in (*pending, *current)}
+        return OpenWork(
+            todos_pending=sum(1 for t in todos if t.status == "pending"),
+            todos_in_progress=sum(1 for t in todos if t.status == "in_progress"),
+            tasks_pending=len(pending),
+            tasks_in_progress=len(current),
+            task_ids=tuple(t.id for t in board.tasks if t.id in ids),
+        )
+
+    def end_turn(self, reason: str | None = None) -> OpenWork:
+        """Record that the agent finished the current request; return the work left open.
+
+        The ``turn/end`` event records the unfinished todo items and shared tasks (`OpenWork`:
+        counts and task ids; omitted when nothing is open), so a host can tell a turn that ended
+        with work left and continue once, and ``harness log`` lists such turns.
+        """
+        left = self.open_work()
+        self.append(TurnEndData(reason=reason, open=left if left.total else None))
+        return left
 
     def add_message(self, message: Message | Mapping[str, Any] | object) -> Event:
         """Append a chat message, as this toolkit or an official SDK gives it.
@@ -545,6 +571,11 @@ class Session:
     def tasks(self) -> TaskBoard:
         """The shared task list (every agent's tasks; not emptied by a new turn)."""
         return self._tasks_p.view(self._tasks)
+
+    @property
+    def progress(self) -> Progress:
+        """Assistant messages since each list was written; completions since the last checkpoint."""
+        return self._progress_p.view(self._progress)
 
     @property
     def latest_todos(self) -> tuple[TodoItem, ...]:

@@ -9,9 +9,12 @@ descriptions from ``templates/tools/``. This module owns every provider tool sha
 function tools (`ToolSpec.openai`, `openai_tool`) and Anthropic tools (`ToolSpec.anthropic`,
 `anthropic_tool`).
 
-Invariants: the order is the user's tools sorted by name, then `todo_write`, then (in a mode
-that offers them) the task tools by name, so the mode-dependent tools sit at the end of the
-catalog; the same inputs give the same catalog bytes.
+The built-in ``compact_context`` tool (the model asks for a compaction at a natural break) is
+off by default: a host shows it with ``ToolCatalog(tools, compact_context=True)``.
+
+Invariants: the order is the user's tools sorted by name, then ``compact_context`` when the host
+opted in, then `todo_write`, then (in a mode that offers them) the task tools by name, so the
+mode-dependent tools sit at the end of the catalog; the same inputs give the same catalog bytes.
 """
 
 from __future__ import annotations
@@ -26,10 +29,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from compaction import (
     BUILTIN_TOOLS,
+    COMPACT_CONTEXT,
     TASK_TOOL_NAMES,
     TASK_WRITE_TOOLS,
     TOOL_NAME,
     ConfigError,
+    compact_context_schema,
     parameters_schema,
     task_parameters_schema,
 )
@@ -158,6 +163,14 @@ def task_tool_spec(name: str) -> ToolSpec:
     return ToolSpec(name=name, description=description, parameters=task_parameters_schema(name))
 
 
+def compact_context_spec() -> ToolSpec:
+    """Return the ``compact_context`` tool: compaction's schema, the description template's text."""
+    description = render(f"tools/{COMPACT_CONTEXT}.md.j2", {}).rstrip("\n")
+    return ToolSpec(
+        name=COMPACT_CONTEXT, description=description, parameters=compact_context_schema()
+    )
+
+
 def openai_tool(description: str, *, strict: bool = True) -> dict[str, Any]:
     """Return `todo_write` with this description as an OpenAI function tool (closed schema)."""
     spec = ToolSpec(
@@ -178,13 +191,17 @@ class ToolCatalog:
 
     Args:
         tools: tool definitions (OpenAI or Anthropic dicts, pydantic models, or `ToolSpec`).
+        compact_context: show the built-in ``compact_context`` tool in every mode (default off).
 
     Raises:
         ConfigError: two tools share a name, or a user tool takes a built-in tool's name.
     """
 
     def __init__(
-        self, tools: Iterable[ToolSpec | Mapping[str, Any] | type[BaseModel]] = ()
+        self,
+        tools: Iterable[ToolSpec | Mapping[str, Any] | type[BaseModel]] = (),
+        *,
+        compact_context: bool = False,
     ) -> None:
         specs = [t if isinstance(t, ToolSpec) else tool_spec(t) for t in tools]
         seen: set[str] = set()
@@ -195,11 +212,13 @@ class ToolCatalog:
                 raise ConfigError(f'two user tools are called "{spec.name}"; names must be unique')
             seen.add(spec.name)
         self.user_tools: tuple[ToolSpec, ...] = tuple(sorted(specs, key=lambda s: s.name))
+        self.compact_context = compact_context
+        """Whether the catalog shows ``compact_context`` (after the user tools)."""
 
     @classmethod
-    def from_file(cls, path: Path | str) -> ToolCatalog:
+    def from_file(cls, path: Path | str, *, compact_context: bool = False) -> ToolCatalog:
         """Return a catalog of the tools in a JSON file (see `load_tools`)."""
-        return cls(load_tools(path))
+        return cls(load_tools(path), compact_context=compact_context)
 
     def tools(
         self,
@@ -210,12 +229,15 @@ class ToolCatalog:
         task_tools: bool = False,
         task_writes: bool = True,
     ) -> tuple[ToolSpec, ...]:
-        """Return the catalog: user tools by name (minus `exclude`), `todo_write`, task tools.
+        """Return the catalog: user tools, ``compact_context``, `todo_write`, task tools.
 
+        User tools come by name (minus `exclude`); ``compact_context`` when the host shows it.
         The task tools come by name when `task_tools` is set (only `task_list` without
         `task_writes`).
         """
         out = [t for t in self.user_tools if t.name not in exclude]
+        if self.compact_context and COMPACT_CONTEXT not in exclude:
+            out.append(compact_context_spec())
         if include_todo_write:
             out.append(todo_write_spec(allow_parallel_in_progress=allow_parallel_in_progress))
         if task_tools:

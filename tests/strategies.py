@@ -12,7 +12,10 @@ from compaction.events import (
     TODO_STATUSES,
     FunctionCall,
     Message,
+    Task,
+    TaskCreateData,
     TaskRef,
+    TaskUpdateData,
     TodoItem,
     TodoWriteData,
     ToolCall,
@@ -897,3 +900,34 @@ task_refs: st.SearchStrategy[TaskRef] = st.builds(
     blocked_by=st.lists(_ref_ids, max_size=3).map(tuple),
 )
 """Checkpoint task references: any id, owner, subject (hostile text too) and blockers."""
+
+
+@st.composite
+def progress_payloads(draw: st.DrawFn) -> list[Any]:
+    """Payloads that move the lists: messages, todo writes, task writes, reminders, checkpoints.
+
+    ``"checkpoint"`` stands for a compaction the test runs at that point.
+    """
+    out: list[Any] = [TurnStartData(), Message(role="user", content="go")]
+    contents = ["A", "B", "C"]
+    tasks: list[str] = []
+    for _ in range(draw(st.integers(0, 30))):
+        kind = draw(st.sampled_from(["say", "say", "todo", "task", "update", "remind", "ckpt"]))
+        if kind == "say":
+            out.append(Message(role="assistant", content="working"))
+        elif kind == "todo":
+            chosen = draw(st.lists(st.sampled_from(contents), unique=True, max_size=3))
+            items = tuple(TodoItem(content=c, status=draw(statuses)) for c in chosen)
+            out.append(TodoWriteData(todos=items))
+        elif kind == "task":
+            tasks.append(str(len(tasks) + 1))
+            out.append(TaskCreateData(agent="main", task=Task(id=tasks[-1], subject="t")))
+        elif kind == "update" and tasks:
+            status = draw(st.sampled_from(["pending", "in_progress", "completed", "deleted"]))
+            task = Task(id=draw(st.sampled_from(tasks)), subject="t", status=status)
+            out.append(TaskUpdateData(agent="main", task=task))
+        elif kind == "remind":
+            out.append(Message(role="user", content="<reminder/>", origin="reminder"))
+        elif kind == "ckpt":
+            out.append("checkpoint")
+    return out

@@ -129,7 +129,7 @@ def kept_after_span(params: Sequence[Mapping[str, Any]], span: Sequence[Message]
     n = len(wanted)
     start = next((i for i, p in enumerate(params) if p.get("role") != "system"), len(params))
     if span and start < len(have) and have[start][0] == "user":
-        preamble = checkpoint_preamble()
+        preamble = checkpoint_preamble().split(". ", 1)[0]  # its fixed opening sentence
         if have[start][1].startswith(preamble) and not wanted[0][1].startswith(preamble):
             start += 1
     if have[start : start + n] == wanted:

@@ -2,7 +2,9 @@
 
 The dispatcher applies the tool policy of the session's current mode to *any* tool, the
 built-in ones (`todo_write`, `task_create`, `task_update`, `task_list`, run by the session) and
-the host's own (run by the handler the host registers for the name). A refused call returns the
+the host's own (run by the handler the host registers for the name). ``compact_context`` runs a
+compaction, above this room: `compaction.call_tool` (in `compaction.tool_calls`) registers it
+as a handler. A refused call returns the
 mode's refusal; an unknown tool, or arguments that are not a JSON object, return an error result
 the model can read. Nothing here raises for what a model sends.
 
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from compaction.errors import ToolInputError
 from compaction.tools.arguments import Arguments, load_arguments, show
+from compaction.tools.compact_context import COMPACT_CONTEXT
 from compaction.tools.tasks import TASK_CREATE, TASK_LIST, TASK_UPDATE
 from compaction.tools.todos import TOOL_NAME
 from compaction.tools.tool_result import ToolResult
@@ -24,8 +27,9 @@ from compaction.tools.tool_result import ToolResult
 if TYPE_CHECKING:  # the session runs the built-in tools; it imports this room, not the reverse
     from compaction.session import Session
 
-BUILTIN_TOOLS: Final = (TASK_CREATE, TASK_LIST, TASK_UPDATE, TOOL_NAME)
-"""The tools the session runs itself, sorted by name."""
+BUILTIN_TOOLS: Final = (COMPACT_CONTEXT, TASK_CREATE, TASK_LIST, TASK_UPDATE, TOOL_NAME)
+"""The built-in tools, sorted by name: the session runs all but ``compact_context``, which
+`compaction.call_tool` (above the compactor) hands in as a handler."""
 
 ToolHandler = Callable[[dict[str, Any]], "str | ToolResult"]
 """A host's tool: takes the parsed arguments, returns the result text (or a `ToolResult`)."""

@@ -5,6 +5,7 @@
 - `board`: the shared task list (`task/create`, `task/update`);
 - `turn_modes`: which mode each stretch of the log ran in;
 - `context`: what the model sees (system messages, the newest Checkpoint, the kept messages);
+- `progress`: assistant messages since each list was written, completions since a checkpoint;
 - `usage_view`: tokens per event and what providers reported.
 
 Rule of this room: a view reads events and nothing else; it imports no tool, store or compactor.
@@ -37,6 +38,7 @@ from compaction.views.panel import (
     TodosProjection,
     count_statuses,
 )
+from compaction.views.progress import Progress, ProgressProjection
 from compaction.views.projection import Projection, fold
 from compaction.views.turn_modes import TurnModes, TurnModesProjection
 from compaction.views.usage_view import (
@@ -55,6 +57,8 @@ __all__ = [
     "ContextState",
     "ContextWindow",
     "LatestTodosProjection",
+    "Progress",
+    "ProgressProjection",
     "Projection",
     "ProviderTotals",
     "TaskBoard",

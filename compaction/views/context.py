@@ -10,9 +10,10 @@ enters the context view; a checkpoint folds the span it replaced.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from importlib import resources
+from functools import cache
 from typing import ClassVar
 
+from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from pydantic import BaseModel, ConfigDict
 
 from compaction.clipping import shown_message
@@ -23,15 +24,33 @@ from compaction.events import (
     Message,
     MessageAdded,
     MessagesRetracted,
+    Resume,
 )
 
 
-def checkpoint_preamble() -> str:
-    """Return the text placed before a Checkpoint in the model's context."""
-    return (
-        resources.files("compaction")
-        .joinpath("templates", "checkpoint_preamble.md")
-        .read_text(encoding="utf-8")
+@cache
+def _preamble_template() -> Template:
+    env = Environment(
+        loader=PackageLoader("compaction", "templates"),
+        undefined=StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+    )
+    return env.get_template("checkpoint_preamble.md")
+
+
+def checkpoint_preamble(
+    first_seq: int | None = None, last_seq: int | None = None, resume: Resume | None = None
+) -> str:
+    """Return the text placed before a Checkpoint in the model's context.
+
+    It names the span the Checkpoint replaced (``events 1..213 of this session``) and how to read
+    any event of it back (``harness log LOG --seq N``, `Session.event`), and says how to go on:
+    carry on from Current Work, or (``await_user``) wait for the user's next request. Without a
+    span it speaks of "the earlier turns".
+    """
+    return _preamble_template().render(
+        first_seq=first_seq or 0, last_seq=last_seq or 0, resume=resume or "continue"
     )
 
 
@@ -65,8 +84,13 @@ class ContextWindow(BaseModel):
 
 
 def checkpoint_message(checkpoint: CheckpointData) -> Message:
-    """Return the user message that carries a checkpoint into the context."""
-    return Message(role="user", content=checkpoint_preamble() + checkpoint.text)
+    """Return the user message that carries a checkpoint into the context (preamble + text).
+
+    The preamble names events ``1..last_seq``: a Checkpoint folds in every earlier one, so it
+    stands for everything the context no longer shows.
+    """
+    preamble = checkpoint_preamble(1, checkpoint.last_seq, checkpoint.resume)
+    return Message(role="user", content=preamble + checkpoint.text)
 
 
 class ContextProjection:
@@ -110,10 +134,24 @@ class ContextProjection:
         )
 
 
-def checkpoint_message_for(text: str) -> Message:
-    """Return the user message that would carry a Checkpoint of this text into the context."""
+def checkpoint_message_for(
+    text: str, *, last_seq: int | None = None, resume: Resume | None = None
+) -> Message:
+    """Return the user message that would carry a Checkpoint of this text into the context.
+
+    With `last_seq` the preamble names the span (``events 1..last_seq``), as `checkpoint_message`
+    does for a recorded checkpoint; without it, it speaks of "the earlier turns".
+    """
+    if last_seq is None:
+        return Message(role="user", content=checkpoint_preamble(resume=resume) + text)
     return checkpoint_message(
         CheckpointData(
-            text=text, first_seq=1, last_seq=1, tokens_before=0, tokens_after=0, summarizer=""
+            text=text,
+            first_seq=1,
+            last_seq=max(1, last_seq),
+            tokens_before=0,
+            tokens_after=0,
+            summarizer="",
+            resume=resume,
         )
     )

@@ -1,11 +1,17 @@
-"""`harness context LOG --mode M`: the whole request the model would receive now."""
+"""`harness context LOG --mode M`: the whole request the model would receive now.
+
+``--remind [N]`` first records the stale-list reminder due now (`compaction.remind_if_stale`:
+a list with unfinished items and N assistant messages, default 10, since it was written), as a
+host does before each model call; the request printed then ends with it. A reminder recorded
+earlier is a message of the log, so it shows with or without the flag.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from compaction import Message, Session, TurnStarted
+from compaction import REMIND_AFTER, Message, Session, TurnStarted, remind_if_stale
 from harness.commands.prompt_cmd import (
     FORMATS,
     LOG_MODE_DEFAULT,
@@ -25,6 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=examples(
             "harness context s.jsonl",
             "harness context s.jsonl --format anthropic --max-tokens 4096",
+            "harness context s.jsonl --format text --remind",
         ),
         help="print the request the model would receive now, from a log",
         description=(
@@ -43,6 +50,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--model", help="model name to put in the request")
     p.add_argument("--max-tokens", type=int, help="max_tokens for an anthropic request")
     p.add_argument("--skip-bad", action="store_true", help="skip malformed lines of the log")
+    p.add_argument(
+        "--remind",
+        type=int,
+        nargs="?",
+        const=REMIND_AFTER,
+        metavar="N",
+        help="first record the stale-list reminder due after N assistant messages without a "
+        f"write (default {REMIND_AFTER}), as a host does before each call",
+    )
     p.set_defaults(func=run)
 
 
@@ -58,6 +74,8 @@ def _last_mode(session: Session) -> str | None:
 def run(args: argparse.Namespace) -> int:
     """Print the request."""
     with open_session(args, sync="batch", skip_bad_lines=args.skip_bad) as session:
+        if args.remind is not None:
+            remind_if_stale(session, after=args.remind)
         return _print(args, session)
 
 
@@ -87,6 +105,8 @@ def _print(args: argparse.Namespace, session: Session) -> int:
 def _message_text(message: Message) -> str:
     """Render one message for reading: a header line, its text, then its tool calls."""
     header = f"--- {message.role}"
+    if message.origin == "reminder":
+        header += " (reminder)"
     if message.tool_call_id:
         header += f" ({message.tool_call_id})"
     lines = [header + " ---"]

@@ -1,7 +1,9 @@
 """`harness log LOG`: validate a log and summarise it; `--seq N`: one event whole; `--schema`.
 
 ``harness log LOG --seq N`` prints event N as recorded: a message's text in full (the way back to
-a tool result the context view shows clipped), or with ``--json`` the event itself.
+a tool result the context view shows clipped), a compaction's receipt and Checkpoint
+(`harness.commands.log_receipts`), or with ``--json`` the event itself. The summary lists the
+turns that ended with open work.
 """
 
 from __future__ import annotations
@@ -15,13 +17,16 @@ from rich.table import Table
 from compaction import (
     RULES,
     TOKENIZER_NAMES,
+    CheckpointRecorded,
     ConfigError,
     LogChecker,
     LogError,
     LogFormatError,
     MessageAdded,
+    OpenWork,
     PolicyChecker,
     ReadReport,
+    TurnEnded,
     Usage,
     UsageProjection,
     dump_event,
@@ -29,6 +34,7 @@ from compaction import (
     get_tokenizer,
     redact_url,
 )
+from harness.commands.log_receipts import MAX_OPEN_TURNS, open_work_text, receipt_lines
 from harness.commands.stores import LOG_HELP, add_session_option, read_log
 from harness.output import (
     HelpFormatter,
@@ -92,15 +98,19 @@ def run(args: argparse.Namespace) -> int:
         return _show(args)
     shown = redact_url(args.log)  # a store URL's password is never printed
     report = ReadReport(path=shown)
-    usage, warnings = _check(args, report)
+    usage, warnings, open_turns = _check(args, report)
     if args.json:
-        print_json(_summary(shown, report, usage, warnings))
+        print_json(_summary(shown, report, usage, warnings, open_turns))
     else:
-        _print_summary(shown, report, usage, warnings)
+        _print_summary(shown, report, usage, warnings, open_turns)
     return 0
 
 
-def _check(args: argparse.Namespace, report: ReadReport) -> tuple[Usage, list[str]]:
+OpenTurns = list[dict[str, object]]
+"""The turns that ended with open work: each `turn/end`'s seq and its `open` counts and ids."""
+
+
+def _check(args: argparse.Namespace, report: ReadReport) -> tuple[Usage, list[str], OpenTurns]:
     """Read LOG in one streaming pass: check its rules, fold its usage, collect policy warnings.
 
     The checks and the usage fold keep counts and ids, never the events.
@@ -113,6 +123,7 @@ def _check(args: argparse.Namespace, report: ReadReport) -> tuple[Usage, list[st
     checker = LogChecker(RULES if not args.skip_bad else ())
     policies = PolicyChecker(policy_table(available_modes(args.modes_file)))
     warnings: list[str] = []
+    open_turns: OpenTurns = []
     projection = UsageProjection(get_tokenizer(args.tokenizer))
     state = projection.init()
     large = is_large(args.log)
@@ -124,6 +135,8 @@ def _check(args: argparse.Namespace, report: ReadReport) -> tuple[Usage, list[st
                 state = projection.apply(state, event)
                 if (found := policies.feed(event)) is not None:
                     warnings.append(str(found))
+                if isinstance(event, TurnEnded) and event.data.open is not None:
+                    open_turns.append({"seq": event.seq, **event.data.open.model_dump()})
                 if n % 4096 == 0:
                     update(n)
     except LogFormatError as exc:
@@ -138,10 +151,12 @@ def _check(args: argparse.Namespace, report: ReadReport) -> tuple[Usage, list[st
         raise LogError(
             f"{report.path} is not a session log: none of its {report.lines} lines is an event"
         )
-    return projection.view(state), warnings
+    return projection.view(state), warnings, open_turns
 
 
-def _summary(log: str, report: ReadReport, usage: Usage, warnings: list[str]) -> dict[str, Any]:
+def _summary(
+    log: str, report: ReadReport, usage: Usage, warnings: list[str], open_turns: OpenTurns
+) -> dict[str, Any]:
     """Return the summary ``--json`` prints."""
     return {
         "path": log,
@@ -159,10 +174,13 @@ def _summary(log: str, report: ReadReport, usage: Usage, warnings: list[str]) ->
             for k, v in usage.provider_by_purpose.items()
         },
         "policy_warnings": warnings,
+        "turns_with_open_work": open_turns,
     }
 
 
-def _print_summary(log: str, report: ReadReport, usage: Usage, warnings: list[str]) -> None:
+def _print_summary(
+    log: str, report: ReadReport, usage: Usage, warnings: list[str], open_turns: OpenTurns
+) -> None:
     """Print the summary as a table of events and tokens by type, then one line per finding."""
     out = console()
     table = Table(title=f"{log}: {report.events} events", title_justify="left")
@@ -190,6 +208,17 @@ def _print_summary(log: str, report: ReadReport, usage: Usage, warnings: list[st
         out.print(f"bad line {bad.line}: {bad.reason} (skipped)")
     for warning in warnings:
         out.print(f"warning: {warning}")
+    _print_open_turns(open_turns)
+
+
+def _print_open_turns(turns: list[dict[str, object]]) -> None:
+    """Print the turns that ended with open work (the latest `MAX_OPEN_TURNS`)."""
+    if not turns:
+        return
+    sys.stdout.write(f"turns that ended with open work: {len(turns)}\n")
+    for turn in turns[-MAX_OPEN_TURNS:]:
+        work = OpenWork.model_validate({k: v for k, v in turn.items() if k != "seq"})
+        sys.stdout.write(f"  turn/end at seq {turn['seq']}: {open_work_text(work)}\n")
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -201,6 +230,8 @@ def _show(args: argparse.Namespace) -> int:
             print_json(event.model_dump(mode="json", exclude_none=True))
         elif isinstance(event, MessageAdded):
             sys.stdout.write(event.data.text() + "\n")
+        elif isinstance(event, CheckpointRecorded):
+            sys.stdout.write("\n".join(receipt_lines(event)) + "\n" + event.data.text)
         else:
             sys.stdout.write(dump_event(event) + "\n")
         return 0

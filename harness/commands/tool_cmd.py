@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compaction import BUILTIN_TOOLS, call_tool
+from compaction import BUILTIN_TOOLS, COMPACT_CONTEXT, CompactionPolicy, call_tool
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from harness.commands.todo_write_cmd import read_stdin
 from harness.output import HelpFormatter, examples, print_json
@@ -23,14 +23,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "harness tool team.jsonl task_update --agent worker-1 "
             '--args \'{"id": "1", "status": "in_progress"}\' --json',
             "harness tool team.jsonl task_list",
+            "harness tool s.jsonl compact_context --window 32000",
         ),
-        help="call a built-in tool (todo_write, task_create, task_update, task_list) on a log",
+        help="call a built-in tool (todo_write, task_*, compact_context) on a log",
         description=(
             "Call a built-in tool against LOG through the one dispatcher (compaction.call_tool) "
             "with the arguments a model would send (JSON on stdin, or --args). The mode is LOG's "
             "latest turn's unless --mode is given; a tool the mode forbids is refused. Prints the "
             "model-facing result; exits 1 when the call is rejected or refused (nothing is "
-            "appended)."
+            "appended). compact_context compacts LOG at the next safe cut (as harness compact "
+            "--force does) for a --window-token model and prints the span replaced and the "
+            "tokens saved."
         ),
     )
     p.add_argument("log", metavar="LOG", help=LOG_HELP + "; created if missing")
@@ -49,6 +52,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--agent", default="main", help="the agent making the call (task tools)")
     p.add_argument("--mode", help="run under this mode instead of the latest turn's")
+    p.add_argument(
+        "--window",
+        type=int,
+        default=CompactionPolicy().window_tokens,
+        metavar="TOKENS",
+        help="compact_context: the model's context window (default %(default)s)",
+    )
     p.add_argument("--modes-file", metavar="FILE", help="user modes (TOML or JSON)")
     p.set_defaults(func=run)
 
@@ -57,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     """Execute the call and print the result."""
     if args.arguments is not None:
         raw: str | bytes = args.arguments
-    elif args.name == "task_list" and (sys.stdin is None or sys.stdin.isatty()):
+    elif args.name in ("task_list", COMPACT_CONTEXT) and (sys.stdin is None or sys.stdin.isatty()):
         raw = "{}"
     else:
         raw = read_stdin()  # bounded; stdin closed is one line, exit 3
@@ -65,8 +75,9 @@ def run(args: argparse.Namespace) -> int:
     if args.mode is not None:
         get_mode(args.mode, modes)
     table = policy_table(modes)
+    policy = CompactionPolicy(window_tokens=args.window)
     with open_session(args, must_exist=False, agent=args.agent, policies=table) as session:
-        result = call_tool(session, args.name, raw or "{}", mode=args.mode)
+        result = call_tool(session, args.name, raw or "{}", mode=args.mode, policy=policy)
     if args.json:
         print_json({"is_error": result.is_error, "content": result.content})
     else:

@@ -206,7 +206,9 @@ def visible_todos(messages: Sequence[Mapping[str, Any]]) -> dict[str, TodoStatus
     into the system prompt (C) is the current one, so it is read last. Completed items a
     Checkpoint leaves out simply do not appear.
     """
-    preamble = checkpoint_preamble()
+    # The preamble names the span it replaced, so only its first sentence is fixed; it is one
+    # paragraph, and the Checkpoint follows it after a blank line.
+    opening = checkpoint_preamble().split(". ", 1)[0]
     state: dict[str, TodoStatus] = {}
     system: dict[str, TodoStatus] | None = None
     for m in messages:
@@ -214,8 +216,8 @@ def visible_todos(messages: Sequence[Mapping[str, Any]]) -> dict[str, TodoStatus
         text = content if isinstance(content, str) else ""
         if m["role"] == "system" and _SYSTEM_HEADING in text:
             system = _parse_items(text.split(_SYSTEM_HEADING, 1)[1])
-        elif m["role"] == "user" and text.startswith(preamble):
-            state = _from_checkpoint(text[len(preamble) :]) or state
+        elif m["role"] == "user" and text.startswith(opening) and "\n\n" in text:
+            state = _from_checkpoint(text.split("\n\n", 1)[1]) or state
         for call in m.get("tool_calls") or ():
             if call["function"]["name"] in TODO_TOOL_NAMES:
                 state = _from_call(call["function"]["arguments"]) or state

@@ -32,7 +32,7 @@ from compaction import (
     render_checkpoint,
 )
 from compaction.compactor import unfinished
-from compaction.views import checkpoint_message_for
+from compaction.views import checkpoint_message, checkpoint_message_for
 
 NARRATIVE = st.text(max_size=200) | st.sampled_from(
     ["## Pending Jobs", "```\n## Current Work", "(none)", "# Checkpoint\n\n## Next Step"]
@@ -124,7 +124,7 @@ def check_compaction(session: Session, result: CompactionResult, ref: ReferenceL
     assert all(s > result.data.last_seq for s in ctx.seqs)
     assert not ctx.messages or ctx.messages[0].role in ("user", "assistant")
     # Token accounting, and the view shrinks when the span replaced outweighs the checkpoint.
-    new_tokens = count_message(session.tokenizer, checkpoint_message_for(text))
+    new_tokens = count_message(session.tokenizer, checkpoint_message(result.data))
     assert session.context_tokens == result.tokens_after
     assert result.tokens_after == result.tokens_before - result.replaced_tokens + new_tokens
     if result.replaced_tokens > new_tokens:

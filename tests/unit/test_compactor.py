@@ -369,6 +369,7 @@ class TestCompact:
 
         turn(session, 1)
         session.todo_write(todos(("Real", "pending")))
+        session.add_message(call("c9"))  # inside a tool loop: Next Step is the summarizer's
         r = compact(session, SMALL, summarizer=Meddler(), force=True)
         assert r.checkpoint.pending_jobs == ("Real",)
         assert "forged" not in r.data.text
@@ -499,6 +500,7 @@ class TestLongTaskInNextStep:
             session.append(Message(role="assistant", content="Working on it."))
             session.start_turn("go on")
             session.append(Message(role="assistant", content="Shall I start?"))
+            session.start_turn("yes")  # a request to answer: the compaction resumes the work
             result = compact(session, CompactionPolicy(window_tokens=4000, retain=0.0), force=True)
         checkpoint = result.checkpoint
         whole = checkpoint.current_work if status == "in_progress" else checkpoint.pending_jobs
@@ -607,15 +609,13 @@ class TestCheckpointOverItsBudget:
             system = sum(count_message(session.tokenizer, m) for m in session.context.system)
             roomy = CompactionPolicy(window_tokens=100_000, output_reserve=0)
             probe = compact(session, roomy, summarizer=OverBudget(), force=True, dry_run=True)
-            size = count_message(session.tokenizer, checkpoint_message_for(probe.data.text))
+            size = count_message(session.tokenizer, checkpoint_message(probe.data))
             cuts = cut_points(messages)
             target = cuts[len(cuts) // 2]  # the tail this room fits exactly, plus the slack
             room = size + tails[target] + slack
             policy = CompactionPolicy(window_tokens=room + system, retain=0.7, output_reserve=0)
             result = compact(session, policy, summarizer=OverBudget(), force=True, dry_run=True)
-            assert (
-                count_message(session.tokenizer, checkpoint_message_for(result.data.text)) == size
-            )
+            assert count_message(session.tokenizer, checkpoint_message(result.data)) == size
             expected = min(c for c in cuts if size + tails[c] <= room)
             assert result.replaced_messages == expected
             assert size + tails[expected] <= room < size + tails[expected - 1]
@@ -748,7 +748,7 @@ class TestOverTheRoomEvenAlone:
         with TestCheckpointOverItsBudget.ten_turns(log_path) as session:
             roomy = CompactionPolicy(window_tokens=100_000, output_reserve=0)
             probe = compact(session, roomy, summarizer=OverBudget(), force=True, dry_run=True)
-            size = count_message(session.tokenizer, checkpoint_message_for(probe.data.text))
+            size = count_message(session.tokenizer, checkpoint_message(probe.data))
             system = sum(count_message(session.tokenizer, m) for m in session.context.system)
             policy = CompactionPolicy(window_tokens=size + system - 1, output_reserve=0)
             with pytest.raises(CompactionError) as caught:
@@ -774,10 +774,13 @@ class TestFirstCut:
             tokens = [session.event_tokens(s) for s in session.context.seqs]
             tails = [sum(tokens[c:]) for c in range(len(tokens) + 1)]
             system = sum(count_message(session.tokenizer, m) for m in session.context.system)
-            policy = CompactionPolicy(window_tokens=900, retain=0.6, output_reserve=0)
+            policy = CompactionPolicy(window_tokens=1000, retain=0.6, output_reserve=0)
             skeleton = Checkpoint(pending_jobs=tuple(content for content, _ in items))
             planned = count_message(
-                session.tokenizer, checkpoint_message_for(render_checkpoint(skeleton))
+                session.tokenizer,
+                checkpoint_message_for(
+                    render_checkpoint(skeleton), last_seq=session.applied_seq, resume="await_user"
+                ),
             )
             room = policy.room_tokens - system - planned - policy.summary_tokens
             budget = min(policy.retain_tokens, room)
@@ -801,6 +804,7 @@ class TestNarrativeCarried:
         """What the summarizer wrote for each narrative section is in the Checkpoint."""
         turn(session, 1)
         turn(session, 2)
+        session.start_turn("go on")  # ends on a request, so Next Step is the summarizer's
         result = compact(
             session, CompactionPolicy(window_tokens=4_000), summarizer=Writes(), force=True
         )

@@ -263,9 +263,12 @@ class TestAnswers:
     def test_missing_sections_become_none(self, session: Session) -> None:
         """An answer with only some narrative sections leaves the others `(none)`."""
         reply = answer(request="Fix the parser.", next="Run the tests.")
+        run = {"id": "c3", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+        session.add_message({"role": "assistant", "content": None, "tool_calls": [run]})
         with StubModel([Reply(reply)]) as stub:
             result, _ = run_compaction(session, stub)
         assert result.data.summarizer == "openai"
+        assert result.data.resume == "continue"  # inside a tool loop: Next Step goes on
         narrative = result.checkpoint.narrative()
         # The model's terse request line stays; code puts the session's first request above it.
         assert narrative[Section.PRIMARY_REQUEST] == (

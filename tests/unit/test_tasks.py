@@ -318,8 +318,8 @@ class TestPolicy:
             unknown = call_tool(session, "rm", "{}", handlers=handlers)
         assert seen == [{"path": "a"}]
         assert unknown == ToolResult(
-            'unknown tool "rm"; the tools are grep, task_create, task_list, task_update, '
-            "todo_write, write_file",
+            'unknown tool "rm"; the tools are compact_context, grep, task_create, task_list, '
+            "task_update, todo_write, write_file",
             is_error=True,
         )
 

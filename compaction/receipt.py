@@ -1,0 +1,131 @@
+"""The compaction receipt: which ``on_compact_start`` hooks ran, and what each section left out.
+
+Users of other agents ask what a compaction dropped and which hooks ran. Each
+``compaction/checkpoint`` event answers both:
+
+- ``hooks``: each ``on_compact_start`` hook in the order it ran, with its name, whether it
+  vetoed and the text it added to the summarizer's instructions (`run_hooks`). A veto stops the
+  compaction (``CompactionError("vetoed")``, which names the hook), so a recorded receipt only
+  holds hooks that let it go on;
+- ``dropped``: per narrative section, what the replaced span held that the section does not name
+  (`dropped_sections`): a request that Primary Request and Intent left out, a recurring term,
+  a file, a failure, a constraint still in force. Each item carries the seqs of the messages that
+  hold it, so ``harness log LOG --seq N`` reads it back whole. The list is read from the span's
+  facts (`compaction.summarizers.facts`) and the final Checkpoint, so it holds for any
+  summarizer.
+
+Invariants: the receipt is a pure function of the span, the hooks' answers and the Checkpoint;
+at most `MAX_ITEMS` items a section and `MAX_SEQS` seqs an item are kept (``more`` counts the
+rest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Final, TypeVar
+
+from compaction.checkpoint import Checkpoint, Section
+from compaction.errors import CompactionError
+from compaction.events import DroppedItem, DroppedSection, HookRun
+from compaction.summarizers import SummaryInput
+
+MAX_ITEMS: Final = 20
+"""Most items one section's entry in the receipt lists."""
+MAX_SEQS: Final = 5
+"""Most seqs one item lists (the first ones that hold it)."""
+ITEM_CHARS: Final = 200
+"""Longest item text kept."""
+HEAD: Final = 60
+"""Characters of an item's head that show the section names it."""
+
+P = TypeVar("P")
+Hook = Callable[[P], "str | bool | None"]
+
+
+def hook_name(hook: object) -> str:
+    """Return a hook's name: its ``__name__``, else its class name."""
+    name = getattr(hook, "__name__", None)
+    return name if isinstance(name, str) and name else type(hook).__name__
+
+
+def run_hooks(
+    hooks: Sequence[Hook[P]], plan: P, instructions: str | None
+) -> tuple[str | None, tuple[HookRun, ...]]:
+    """Run each hook on the plan in order; return the instructions they leave and the receipt.
+
+    A hook returns None to go on, False to veto, or text to add to the instructions.
+
+    Raises:
+        CompactionError: ``vetoed``, naming the hook that vetoed.
+    """
+    current = instructions.strip() if instructions else None
+    runs: list[HookRun] = []
+    for hook in hooks:
+        answer = hook(plan)
+        name = hook_name(hook)
+        if answer is False:
+            raise CompactionError(
+                "vetoed", f"on_compact_start hook {name!r} vetoed the compaction; nothing was done"
+            )
+        added = answer.strip() if isinstance(answer, str) and answer.strip() else None
+        if added:
+            current = "\n".join(filter(None, [current, added]))
+        runs.append(HookRun(name=name, added=added))
+    return current or None, tuple(runs)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _haystacks(span: SummaryInput) -> list[tuple[int, str]]:
+    """Return each message's seq and its searchable text (its text and its calls' arguments)."""
+    out: list[tuple[int, str]] = []
+    for seq, message in zip(span.seqs, span.messages, strict=False):
+        calls = " ".join(c.function.arguments for c in message.tool_calls or ())
+        out.append((seq, _flat(f"{message.text()} {calls}")))
+    return out
+
+
+def _candidates(span: SummaryInput) -> dict[Section, list[str]]:
+    """Return what the span holds that each narrative section could name, in span order."""
+    facts = span.facts()
+    return {
+        Section.PRIMARY_REQUEST: list(dict.fromkeys(facts.requests)),
+        Section.KEY_CONCEPTS: list(facts.terms),
+        Section.FILES_AND_CODE: [path for _, path in facts.files()],
+        Section.ERRORS_AND_FIXES: [r.failure for r in facts.runs.values() if r.failure],
+        Section.CRITICAL_CONTEXT: list(dict.fromkeys(s for s, _ in facts.constraints)),
+    }
+
+
+def _named(item: str, text: str) -> bool:
+    head = _flat(item)[:HEAD]
+    return not head or head in text
+
+
+def dropped_sections(checkpoint: Checkpoint, span: SummaryInput) -> tuple[DroppedSection, ...]:
+    """Return, per narrative section, what the span held that the Checkpoint's section omits."""
+    haystacks: list[tuple[int, str]] | None = None
+    out: list[DroppedSection] = []
+    for section, items in _candidates(span).items():
+        text = checkpoint.section(section)
+        shown = _flat(text if isinstance(text, str) else "\n".join(text))
+        left = [i for i in items if not _named(i, shown)]
+        if not left:
+            continue
+        haystacks = haystacks or _haystacks(span)
+        listed = tuple(
+            DroppedItem(text=_flat(i)[:ITEM_CHARS], seqs=_seqs_of(i, haystacks))
+            for i in left[:MAX_ITEMS]
+        )
+        out.append(
+            DroppedSection(section=section.value, items=listed, more=len(left) - len(listed))
+        )
+    return tuple(out)
+
+
+def _seqs_of(item: str, haystacks: list[tuple[int, str]]) -> tuple[int, ...]:
+    head = _flat(item)[:HEAD]
+    seqs = [seq for seq, text in haystacks if head in text]
+    return tuple(seqs[:MAX_SEQS])

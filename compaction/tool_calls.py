@@ -1,0 +1,112 @@
+"""`call_tool` for agent loops: every built-in tool, the ``compact_context`` tool included.
+
+The dispatcher of the tools room (`compaction.tools.dispatch.call_tool`) runs the session's own
+tools and the host's, under the turn's mode policy. ``compact_context`` runs a compaction, which
+sits above the tools room, so this module adds it: `call_tool` here is the one a host imports
+(``from compaction import call_tool``); it hands ``compact_context`` to the dispatcher as a
+handler, so the mode policy, the argument checks and the unknown-tool answer stay in one place.
+
+`compact_context` compacts at the next safe cut, as a forced compaction would (the call's own
+assistant message, waiting for this result, stays in the kept tail), and returns one line naming
+the span replaced and the tokens saved, or saying plainly that there is nothing to compact.
+
+Invariants: a refused or rejected call appends nothing; a compaction it runs is an ordinary
+``compaction/checkpoint`` event (with its receipt), whose ``instructions`` hold the model's focus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from compaction.compactor import CompactionPolicy, compact
+from compaction.errors import CompactionError, ToolInputError
+from compaction.session import Session
+from compaction.summarizers import Summarizer
+from compaction.tools.arguments import Arguments
+from compaction.tools.compact_context import (
+    COMPACT_CONTEXT,
+    NOTHING_LINE,
+    compacted_line,
+    not_compacted_line,
+    parse_compact_context,
+)
+from compaction.tools.dispatch import ToolHandler
+from compaction.tools.dispatch import call_tool as dispatch
+from compaction.tools.tool_result import ToolResult
+
+
+def compact_context(
+    session: Session,
+    arguments: Arguments | None = None,
+    *,
+    policy: CompactionPolicy | None = None,
+    fixed_tokens: int = 0,
+    summarizer: Summarizer | None = None,
+) -> ToolResult:
+    """Run ``compact_context`` (the mode policy is the caller's to check: see `call_tool`).
+
+    Args:
+        session: the live session.
+        arguments: the model's arguments (an optional ``focus``).
+        policy: the window and the tail (default `CompactionPolicy()`).
+        fixed_tokens: the system prompt and tool catalog (`prompts.fixed_tokens`).
+        summarizer: writes the narrative (default: extractive).
+    """
+    try:
+        focus = parse_compact_context(arguments)
+    except ToolInputError as exc:
+        return ToolResult(str(exc), is_error=True)
+    try:
+        result = compact(
+            session,
+            policy,
+            summarizer=summarizer,
+            force=True,
+            instructions=focus,
+            fixed_tokens=fixed_tokens,
+        )
+    except CompactionError as exc:
+        if exc.code in ("nothing_to_compact", "no_safe_cut"):
+            return ToolResult(NOTHING_LINE)
+        return ToolResult(not_compacted_line(str(exc)), is_error=True)
+    data = result.data
+    return ToolResult(compacted_line(1, data.last_seq, data.tokens_before, data.tokens_after))
+
+
+def call_tool(
+    session: Session,
+    name: str,
+    arguments: Arguments | None = None,
+    *,
+    handlers: Mapping[str, ToolHandler] | None = None,
+    agent: str | None = None,
+    mode: str | None = None,
+    policy: CompactionPolicy | None = None,
+    fixed_tokens: int = 0,
+    summarizer: Summarizer | None = None,
+) -> ToolResult:
+    """Run the tool `name` with the model's `arguments`, under the session's mode policy.
+
+    Args:
+        session: the live session; its current turn's mode decides what is allowed.
+        name: the tool the model called.
+        arguments: the raw arguments (JSON text, bytes, or a mapping); None means ``{}``.
+        handlers: the host's tools by name; each is called with the parsed arguments.
+        agent: the agent making the call, for the task tools (default: the session's).
+        mode: run under this mode instead of the current turn's.
+        policy: for ``compact_context``: the window and tail (default `CompactionPolicy()`).
+        fixed_tokens: for ``compact_context``: the system prompt and tool catalog's tokens.
+        summarizer: for ``compact_context``: writes the narrative (default: extractive).
+
+    Returns:
+        The result for the model; ``is_error`` when the call was refused or rejected.
+    """
+
+    def run_compact(parsed: dict[str, Any]) -> ToolResult:
+        return compact_context(
+            session, parsed, policy=policy, fixed_tokens=fixed_tokens, summarizer=summarizer
+        )
+
+    table: dict[str, ToolHandler] = {**(handlers or {}), COMPACT_CONTEXT: run_compact}
+    return dispatch(session, name, arguments, handlers=table, agent=agent, mode=mode)
