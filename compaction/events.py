@@ -231,6 +231,26 @@ class TaskRef(_Frozen):
     subject: str
 
 
+class ProviderCompactionData(_Frozen):
+    """What a provider's compaction returned for one checkpoint (or why it did not).
+
+    The item is opaque: only the provider that made it can read it. The checkpoint's local
+    text stays beside it, so any other format (or another provider) gets the local Checkpoint.
+    """
+
+    backend: str
+    """The backend asked: ``openai-responses`` or ``anthropic``."""
+    item: dict[str, JsonValue] | None = None
+    """The provider's compaction item (OpenAI) or block (Anthropic), whole, exactly as returned;
+    None when the backend failed and the local Checkpoint stands."""
+    usage: dict[str, JsonValue] | None = None
+    """The token usage the provider reported for the compaction call, as returned."""
+    model: str | None = None
+    """The model that compacted."""
+    fallback_reason: str | None = None
+    """Why the provider's item is missing (one line, secrets redacted); None when it is there."""
+
+
 class CheckpointData(_Frozen):
     """A compaction: a Checkpoint that replaces the events `first_seq..last_seq` in the context."""
 
@@ -258,6 +278,8 @@ class CheckpointData(_Frozen):
     """The shared list's `pending` tasks in Pending Jobs, copied by code (None: no tasks)."""
     current_tasks: tuple[TaskRef, ...] | None = None
     """The shared list's `in_progress` tasks in Current Work, copied by code (None: no tasks)."""
+    provider: ProviderCompactionData | None = None
+    """A provider backend's compaction beside the local Checkpoint (None: local only)."""
 
 
 class UsageReportData(_Frozen):

@@ -1,0 +1,46 @@
+"""Compaction backends: the provider's own compaction beside the code-owned Checkpoint.
+
+``local`` is the toolkit's Checkpoint alone; ``openai-responses`` adds OpenAI's
+``/v1/responses/compact`` item, ``anthropic`` the Messages API's ``compact_20260112`` block;
+``auto`` picks the provider's backend for a request format that has one (``responses``,
+``anthropic``), ``local`` otherwise. `make_backend` builds one (``None`` for ``local``); the
+HTTP backends load httpx (the ``llm`` extra) only when built.
+
+Import it as ``compaction.backends``.
+"""
+
+from compaction.backends.base import (
+    BACKEND_NAMES,
+    REASON_LIMIT,
+    BackendConfig,
+    BackendName,
+    BackendSpan,
+    CompactionBackend,
+    SpanEncoder,
+    record_backend,
+)
+from compaction.backends.table import (
+    BACKEND_FORMATS,
+    DEFAULT_BASE_URLS,
+    make_backend,
+    resolve_backend,
+)
+from compaction.backends.view import code_owned_message, code_owned_text, provider_item
+
+__all__ = [
+    "BACKEND_FORMATS",
+    "BACKEND_NAMES",
+    "DEFAULT_BASE_URLS",
+    "REASON_LIMIT",
+    "BackendConfig",
+    "BackendName",
+    "BackendSpan",
+    "CompactionBackend",
+    "SpanEncoder",
+    "code_owned_message",
+    "code_owned_text",
+    "make_backend",
+    "provider_item",
+    "record_backend",
+    "resolve_backend",
+]
