@@ -6,6 +6,7 @@ add a session's context view; `policy_table` turns modes into the tool policies 
 enforces (refusing `todo_write`, the task writes and forbidden user tools by mode).
 """
 
+from prompts.backends import compaction_backend, record_server_compaction
 from prompts.budget import RequestSize, fixed_tokens, request_size
 from prompts.builder import (
     SWITCH_STRATEGIES,
@@ -56,6 +57,14 @@ from prompts.requests import (
     openai_message,
     openai_request,
 )
+from prompts.responses import (
+    RESPONSES_BACKEND,
+    provider_conversation,
+    responses_input,
+    responses_items,
+    responses_request,
+    responses_tool,
+)
 from prompts.sandbox import LIMITS, RenderLimits, check_plain
 from prompts.stability import (
     PrefixOrder,
@@ -71,6 +80,7 @@ __all__ = [
     "DEFAULT_MODE",
     "LIMITS",
     "MAX_CACHE_BREAKPOINTS",
+    "RESPONSES_BACKEND",
     "SWITCH_STRATEGIES",
     "TOOL_STRATEGIES",
     "BreakpointSection",
@@ -99,6 +109,7 @@ __all__ = [
     "catalog_text",
     "check_plain",
     "common_prefix_length",
+    "compaction_backend",
     "dumps",
     "fixed_tokens",
     "get_mode",
@@ -111,9 +122,15 @@ __all__ = [
     "openai_request",
     "openai_tool",
     "policy_table",
+    "provider_conversation",
+    "record_server_compaction",
     "refusal",
     "render",
     "request_size",
+    "responses_input",
+    "responses_items",
+    "responses_request",
+    "responses_tool",
     "shared_prefix_tokens",
     "switch_mode",
     "task_tool_spec",

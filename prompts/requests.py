@@ -25,8 +25,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from compaction import ContextWindow, ImagePart, Message, Session, TextPart
+from compaction.backends import with_block_first
 from prompts.builder import PromptBuilder, PromptLayers
 from prompts.modes import Mode
+from prompts.responses import provider_conversation
 
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 """Anthropic's cache breakpoint, set on the last stable system block and the last message."""
@@ -288,11 +290,14 @@ def anthropic_request(
     *,
     model: str | None = None,
     max_tokens: int | None = None,
+    compact_trigger: int | None = None,
 ) -> dict[str, Any]:
     """Return the Anthropic messages request for `mode` over a context view.
 
     It carries two cache breakpoints: the last stable system block and the last block of the
-    last message (the rolling one); `cache_breakpoints` reads them back.
+    last message (the rolling one); `cache_breakpoints` reads them back. After an ``anthropic``
+    backend compaction, the messages open with its compaction block (in an assistant turn),
+    then the code-owned sections, then the kept tail.
 
     Args:
         builder: lays out the system prompt and the tool catalog.
@@ -300,12 +305,16 @@ def anthropic_request(
         context: the log's context view (or a session); None for the prompt alone.
         model: the model name, included when given.
         max_tokens: the output limit, included when given (the API requires it).
+        compact_trigger: turn on server-side compaction past this many input tokens (the
+            ``compact_20260112`` edit; send the ``anthropic-beta: compact-2026-01-12`` header).
     """
     layers = builder.layers(mode)
     window = _window(context)
+    block, conversation = provider_conversation(window, "anthropic")
+    messages = anthropic_messages(conversation, rolling_breakpoint=True)
     request: dict[str, Any] = {
         "system": anthropic_system(layers, window),
-        "messages": anthropic_messages(_conversation(window), rolling_breakpoint=True),
+        "messages": with_block_first(block, messages) if block is not None else messages,
     }
     if layers.tools:
         request["tools"] = [t.anthropic() for t in layers.tools]
@@ -313,4 +322,10 @@ def anthropic_request(
         request["model"] = model
     if max_tokens is not None:
         request["max_tokens"] = max_tokens
+    if compact_trigger is not None:
+        edit = {
+            "type": "compact_20260112",
+            "trigger": {"type": "input_tokens", "value": compact_trigger},
+        }
+        request["context_management"] = {"edits": [edit]}
     return request

@@ -27,7 +27,14 @@ FORBIDDEN: dict[str, frozenset[str]] = {
 """Top-level packages each package must never import (harness runs benchmarks from a checkout,
 through `importlib`, only when `harness bench` runs)."""
 
-ROOTS = ("compaction", "compaction.importers", "compaction.llm", "prompts", "harness.simulation")
+ROOTS = (
+    "compaction",
+    "compaction.backends",
+    "compaction.importers",
+    "compaction.llm",
+    "prompts",
+    "harness.simulation",
+)
 """Package roots: the CLI and the benchmarks import these packages' `__all__`, nothing deeper."""
 
 CONVENTIONAL_NAMES = frozenset({"__init__", "__main__", "conftest", "base", "_common"})

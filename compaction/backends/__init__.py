@@ -9,6 +9,7 @@ HTTP backends load httpx (the ``llm`` extra) only when built.
 Import it as ``compaction.backends``.
 """
 
+from compaction.backends.anthropic import with_block_first
 from compaction.backends.base import (
     BACKEND_NAMES,
     REASON_LIMIT,
@@ -19,6 +20,7 @@ from compaction.backends.base import (
     SpanEncoder,
     record_backend,
 )
+from compaction.backends.server import ReturnedItem, returned_item
 from compaction.backends.table import (
     BACKEND_FORMATS,
     DEFAULT_BASE_URLS,
@@ -36,6 +38,7 @@ __all__ = [
     "BackendName",
     "BackendSpan",
     "CompactionBackend",
+    "ReturnedItem",
     "SpanEncoder",
     "code_owned_message",
     "code_owned_text",
@@ -43,4 +46,6 @@ __all__ = [
     "provider_item",
     "record_backend",
     "resolve_backend",
+    "returned_item",
+    "with_block_first",
 ]
