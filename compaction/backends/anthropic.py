@@ -34,9 +34,6 @@ BETA: Final = "compact-2026-01-12"
 API_VERSION: Final = "2023-06-01"
 """The ``anthropic-version`` header."""
 
-DEFAULT_TRIGGER: Final = 50_000
-"""Input tokens past which the edit compacts (the API's smallest trigger)."""
-
 COMPACT_REQUEST: Final = "Compact the conversation so far."
 """The user message the span ends with, so the request ends on a user turn."""
 
@@ -48,7 +45,6 @@ class AnthropicBackend:
         config: the endpoint (``base_url`` is the API root, e.g. ``https://api.anthropic.com``),
             model, key variable (sent as ``x-api-key``) and limits.
         encode: turns messages into Anthropic messages (`prompts.anthropic_messages`).
-        trigger: the edit's input-token trigger.
         transport: an httpx transport, for tests that mock the network.
     """
 
@@ -59,14 +55,13 @@ class AnthropicBackend:
         config: BackendConfig,
         encode: SpanEncoder,
         *,
-        trigger: int = DEFAULT_TRIGGER,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         from compaction.backends.http import EndpointClient
 
         self.config = config
         self.encode = encode
-        self.trigger = trigger
+        self.trigger = config.compact_trigger
         headers = {"anthropic-version": API_VERSION, "anthropic-beta": BETA}
         self.client = EndpointClient(
             config, path=MESSAGES_PATH, auth="x-api-key", extra_headers=headers, transport=transport

@@ -80,6 +80,9 @@ class BackendConfig:
         max_retries: further attempts after a transient failure (429, 5xx, timeouts).
         max_output_tokens: cap on the provider's summary (Anthropic's ``max_tokens``); the
             answer read is capped at 16 bytes a token plus 64 KiB.
+        compact_trigger: Anthropic's ``compact_20260112`` trigger, in input tokens: the API
+            compacts only a request at least this long (default 50,000, the smallest the
+            API documents), so a shorter span falls back to the local Checkpoint.
     """
 
     base_url: str
@@ -88,6 +91,7 @@ class BackendConfig:
     timeout: float = 60.0
     max_retries: int = 3
     max_output_tokens: int = 4096
+    compact_trigger: int = 50_000
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
