@@ -75,7 +75,7 @@ def run(session: Session, stub: StubModel, backend: str, **extra: Any) -> Compac
 def recorded(result: CompactionResult) -> CheckpointData:
     """The payload of the event the compaction appended."""
     assert result.event is not None
-    return recorded(result)
+    return result.event.data
 
 
 def provider_of(result: CompactionResult) -> ProviderCompactionData:
