@@ -36,7 +36,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from benchmarks import stub_responses
-from benchmarks.stub_cache import Api, PrefixCache
+from benchmarks.stub_cache import Api as Api
+from benchmarks.stub_cache import PrefixCache as PrefixCache
+from benchmarks.stub_cache import prompt_pieces as prompt_pieces
 
 PATHS: dict[str, Api] = {
     "/v1/chat/completions": "openai",
