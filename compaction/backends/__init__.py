@@ -4,7 +4,8 @@
 ``/v1/responses/compact`` item, ``anthropic`` the Messages API's ``compact_20260112`` block;
 ``auto`` picks the provider's backend for a request format that has one (``responses``,
 ``anthropic``), ``local`` otherwise. `make_backend` builds one (``None`` for ``local``); the
-HTTP backends load httpx (the ``llm`` extra) only when built.
+HTTP backends load httpx (the ``llm`` extra) only when built. `ToolResultClearer` clears old
+tool results only when the provider's cache allows it (`compaction.backends.clearing`).
 
 Import it as ``compaction.backends``.
 """
@@ -20,6 +21,16 @@ from compaction.backends.base import (
     SpanEncoder,
     record_backend,
 )
+from compaction.backends.clearing import (
+    CACHE_LIFETIMES,
+    CACHED_PRICES,
+    ClearingPolicy,
+    ResultSlot,
+    ToolResultClearer,
+    cleared_note,
+    cleared_window,
+    clearing_due,
+)
 from compaction.backends.server import ReturnedItem, returned_item
 from compaction.backends.table import (
     BACKEND_FORMATS,
@@ -32,14 +43,22 @@ from compaction.backends.view import code_owned_message, code_owned_text, provid
 __all__ = [
     "BACKEND_FORMATS",
     "BACKEND_NAMES",
+    "CACHED_PRICES",
+    "CACHE_LIFETIMES",
     "DEFAULT_BASE_URLS",
     "REASON_LIMIT",
     "BackendConfig",
     "BackendName",
     "BackendSpan",
+    "ClearingPolicy",
     "CompactionBackend",
+    "ResultSlot",
     "ReturnedItem",
     "SpanEncoder",
+    "ToolResultClearer",
+    "cleared_note",
+    "cleared_window",
+    "clearing_due",
     "code_owned_message",
     "code_owned_text",
     "make_backend",
