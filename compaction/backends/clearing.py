@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Final
+from typing import Final, Literal
 
 from compaction.errors import ConfigError
 from compaction.events import Message
@@ -57,6 +57,10 @@ class ClearingPolicy:
         cached_price: a cached input token's price, as a share of an uncached one.
         write_price: a token written to the cache, as a share of an uncached one (1.25 on
             Anthropic; 1 where writes are billed as misses).
+        reuse: what of a request survives a clearing in the cache: ``prefix`` (OpenAI,
+            DeepSeek: every token before the first cleared result) or ``breakpoints``
+            (Anthropic: only up to an earlier breakpoint, the end of the system prompt with
+            this toolkit's layout, so the whole conversation is re-sent).
     """
 
     keep_calls: int = 3
@@ -64,6 +68,7 @@ class ClearingPolicy:
     payback_calls: int | None = None
     cached_price: float = 0.1
     write_price: float = 1.0
+    reuse: Literal["prefix", "breakpoints"] = "prefix"
 
     def __post_init__(self) -> None:
         problems = []
@@ -97,6 +102,7 @@ class ClearingPolicy:
             payback_calls=payback_calls,
             cached_price=cached,
             write_price=write,
+            reuse="breakpoints" if provider == "anthropic" else "prefix",
         )
 
 
@@ -137,7 +143,7 @@ def clearing_due(
         return seqs
     if policy.payback_calls is None:
         return ()
-    first = min(c.offset for c in candidates)
+    first = min(c.offset for c in candidates) if policy.reuse == "prefix" else 0
     resent = max(request_tokens - first - saved, 0)
     one_off = resent * (policy.write_price - policy.cached_price)
     per_call = saved * policy.cached_price

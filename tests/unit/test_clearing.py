@@ -76,6 +76,21 @@ class TestRule:
             due = clearing_due(policy, SLOTS, gap_seconds=1.0, request_tokens=1800, note_tokens=30)
             assert due == expected
 
+    def test_breakpoint_caches_resend_the_whole_conversation(self) -> None:
+        """With Anthropic's breakpoints, a clearing re-sends everything after the system prompt."""
+        prefix = ClearingPolicy(payback_calls=2)
+        breakpoints = ClearingPolicy(payback_calls=2, reuse="breakpoints")
+        # prefix: 1740 - 100 - 1440 = 200 re-sent (180 <= 288); breakpoints: 300 (270 <= 288);
+        # at 1840 tokens: 300 re-sent (270) against 400 (360 > 288).
+        for tokens, expected in ((1740, ((5, 9), (5, 9))), (1840, ((5, 9), ()))):
+            got = tuple(
+                clearing_due(p, SLOTS, gap_seconds=1.0, request_tokens=tokens, note_tokens=30)
+                for p in (prefix, breakpoints)
+            )
+            assert got == expected
+        assert ClearingPolicy.for_provider("anthropic").reuse == "breakpoints"
+        assert ClearingPolicy.for_provider("openai").reuse == "prefix"
+
     @pytest.mark.parametrize(
         ("kwargs", "match"),
         [
