@@ -90,11 +90,19 @@ class ServerSideClearing:
 
     tokenizer: Tokenizer
     cleared: set[int] = field(default_factory=set)
+    counts: dict[tuple[int, bool], int] = field(default_factory=dict)
+
+    def size(self, seq: int, message: Message) -> int:
+        """Return the tokens of a message as shown (cleared or not), counted once."""
+        key = (seq, seq in self.cleared)
+        if key not in self.counts:
+            self.counts[key] = count_message(self.tokenizer, message)
+        return self.counts[key]
 
     def view(self, window: ContextWindow, *, at: float) -> ContextWindow:
         """Clear all but the latest `KEEP` results once the input passes the trigger."""
         shown = cleared_window(window, self.cleared)
-        sizes = [count_message(self.tokenizer, m) for m in shown.messages]
+        sizes = [self.size(s, m) for s, m in zip(shown.seqs, shown.messages, strict=True)]
         if sum(sizes) <= SERVER_TRIGGER:
             return shown
         tools = [s for s, m in zip(shown.seqs, shown.messages, strict=True) if m.role == "tool"]

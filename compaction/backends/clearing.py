@@ -176,6 +176,8 @@ class ToolResultClearer:
     """Seqs cleared so far (they stay cleared)."""
     last_at: float | None = None
     """When the previous request was sent, in seconds."""
+    counts: dict[int, int] = field(default_factory=dict)
+    """Token count of each message seen, by seq (a seq's message never changes)."""
 
     def view(self, window: ContextWindow, *, at: float) -> ContextWindow:
         """Return the context to send at time `at` (seconds), clearing what the rule allows."""
@@ -184,7 +186,9 @@ class ToolResultClearer:
         old = set(tool_seqs[: max(len(tool_seqs) - self.policy.keep_calls, 0)])
         slots, offset = [], 0
         for seq, message in pairs:
-            n = count_message(self.tokenizer, message)
+            n = self.counts.get(seq)
+            if n is None:
+                n = self.counts[seq] = count_message(self.tokenizer, message)
             if seq in old and seq not in self.cleared:
                 slots.append(ResultSlot(seq=seq, tokens=n, offset=offset))
             offset += n
