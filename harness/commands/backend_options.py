@@ -29,13 +29,21 @@ REQUEST_FORMATS: tuple[str, ...] = ("openai", "responses", "anthropic")
 
 
 def add_backend_options(p: argparse.ArgumentParser) -> None:
-    """Add ``--backend`` and ``--backend-format``."""
+    """Add ``--backend``, ``--compact-trigger`` and ``--backend-format``."""
     p.add_argument(
         "--backend",
         choices=BACKEND_NAMES,
         default="local",
         help="whose compaction goes beside the Checkpoint: local only, or the provider's opaque "
         "item too (openai-responses, anthropic; auto: by --backend-format) (%(default)s)",
+    )
+    p.add_argument(
+        "--compact-trigger",
+        type=int,
+        default=50_000,
+        metavar="N",
+        help="anthropic: input tokens past which the compact_20260112 edit compacts; a shorter "
+        "span falls back to the local Checkpoint (%(default)s)",
     )
     p.add_argument(
         "--backend-format",
@@ -62,9 +70,14 @@ def backend_from_args(args: argparse.Namespace) -> CompactionBackend | None:
             "--api-key-env takes the NAME of an environment variable holding the key "
             "(e.g. ANTHROPIC_API_KEY), not the key itself"
         )
-    for flag, value in (("--timeout", args.timeout), ("--max-retries", args.max_retries)):
-        if value < 0 or (flag == "--timeout" and value == 0):
-            raise ConfigError(f"{flag} must be > 0, not {value}")
+    checks = (
+        ("--timeout", args.timeout, 0),
+        ("--max-retries", args.max_retries, -1),
+        ("--compact-trigger", args.compact_trigger, 0),
+    )
+    for flag, value, above in checks:
+        if not value > above:
+            raise ConfigError(f"{flag} must be > {above}, not {value}")
     config = BackendConfig(
         base_url=args.base_url or DEFAULT_BASE_URLS[concrete],
         model=args.model,
@@ -72,6 +85,7 @@ def backend_from_args(args: argparse.Namespace) -> CompactionBackend | None:
         timeout=args.timeout,
         max_retries=args.max_retries,
         max_output_tokens=args.max_output_tokens,
+        compact_trigger=args.compact_trigger,
     )
     return compaction_backend(concrete, config)
 

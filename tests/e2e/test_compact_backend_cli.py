@@ -87,6 +87,22 @@ class TestBackendCli:
         assert event.data.provider.item is None
         assert event.data.current == ("Test the flag",)
 
+    def test_anthropic_compact_trigger(self, log: Path) -> None:
+        """--compact-trigger sets the edit's trigger: a low one gets the block recorded."""
+        with StubModel([Reply(compaction="anthropic summary")]) as stub:
+            done = run_cli(
+                "compact", log, "--force", "--window", "4000", "--json",
+                "--backend", "anthropic", "--compact-trigger", "100",
+                "--base-url", stub.root_url, "--model", "claude-stub", "--max-retries", "0",
+            )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        edit = stub.requests[0].json()["context_management"]["edits"][0]
+        assert edit["trigger"] == {"type": "input_tokens", "value": 100}
+        assert json.loads(done.stdout)["backend_item"] is True
+        block = checkpoint(log).data.provider
+        assert block is not None
+        assert block.item == {"type": "compaction", "content": "anthropic summary"}
+
     def test_fallback_is_reported_in_one_line(self, log: Path) -> None:
         """A 500 leaves the local Checkpoint, and the report says why on one line."""
         with StubModel([Reply(status=500)]) as stub:
@@ -112,6 +128,8 @@ class TestBackendCli:
                 ["--backend", "openai-responses", "--model", "m", "--base-url", "ftp://x"],
                 "base_url must start with http",
             ),
+            (["--backend", "anthropic", "--model", "m", "--compact-trigger", "0"], "> 0, not 0"),
+            (["--backend", "anthropic", "--model", "m", "--timeout", "0"], "--timeout must be > 0"),
         ],
     )
     def test_bad_options_are_one_line(self, log: Path, extra: list[str], message: str) -> None:
