@@ -1,6 +1,6 @@
-"""Real Claude Code sessions compacted through each provider backend keep every unfinished task.
+"""A real Claude Code session compacted through each provider backend keeps every unfinished task.
 
-Each transcript is read from ../shared/transcripts (skipped when absent, never copied here),
+The transcript is read from ../shared/transcripts (skipped when absent, never copied here),
 imported and replayed with local compactions at a 32,000-token window, then compacted once more
 through each provider backend against the stub. The oracle is a plain scan of the log: the last
 ``todo/write`` list's unfinished items and each task's last recorded state.
@@ -33,11 +33,8 @@ from prompts import (
     responses_request,
 )
 
-TRANSCRIPTS = [
-    "claude-code-2.1_spotter_fa812bfe_task-tools_2compactions.jsonl",
-    "claude-code_entire-cli_f839a29c35ef_ends-with-pending.jsonl",
-    "claude-code-2.1_entire-cli_64-df6ebeea39_taskcreate-taskupdate.jsonl",
-]
+TRANSCRIPTS = ["claude-code_entire-cli_f839a29c35ef_ends-with-pending.jsonl"]
+"""The recorded sessions whose log ends with unfinished work (the others finish every task)."""
 
 
 def unfinished(session: Session) -> tuple[list[str], list[str]]:
