@@ -2,7 +2,9 @@
 
 Tests, benchmarks and the examples point real clients at it (`compaction.llm.ChatClient`, the
 official ``openai`` and ``anthropic`` SDKs): it answers ``POST /v1/chat/completions`` in the
-OpenAI chat-completions shape and ``POST /v1/messages`` in the Anthropic messages shape, with
+OpenAI chat-completions shape, ``POST /v1/messages`` in the Anthropic messages shape (with the
+``compact_20260112`` edit's compaction block), and ``POST /v1/responses`` and
+``POST /v1/responses/compact`` in the OpenAI Responses shapes (`benchmarks.stub_responses`), with
 the replies it was scripted with, in order (the last one repeats), and records every request's
 raw bytes. A reply can hold text and tool calls (`ToolCall`), a status with a ``Retry-After``, a
 malformed body, an empty answer, or no answer at all (the connection hangs until the client
@@ -30,13 +32,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
-Api = Literal["openai", "anthropic"]
-"""Which provider API a request spoke, by its path."""
+from benchmarks import stub_responses
+from benchmarks.stub_cache import Api as Api
+from benchmarks.stub_cache import PrefixCache as PrefixCache
+from benchmarks.stub_cache import prompt_pieces as prompt_pieces
 
-PATHS: dict[str, Api] = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic"}
+PATHS: dict[str, Api] = {
+    "/v1/chat/completions": "openai",
+    "/v1/messages": "anthropic",
+    "/v1/responses": "responses",
+    "/v1/responses/compact": "responses_compact",
+}
 """The paths the stub answers, and the API each speaks; any other path gets a 404."""
 
 MAX_BODY = 8 * 1024 * 1024
@@ -95,6 +104,9 @@ class Reply:
     """Tool calls, in order: ``message.tool_calls`` or ``tool_use`` blocks after the text."""
     stop_reason: str | None = None
     """Messages' ``stop_reason``; None: ``tool_use`` with tool calls, else ``end_turn``."""
+    compaction: str | None = None
+    """A compaction item's ``encrypted_content`` (Responses) or block's summary (messages);
+    None: ``stub-compaction-<index>``; ``""``: answer without one (`benchmarks.stub_responses`)."""
 
 
 Script = Reply | Callable[[Mapping[str, Any]], Reply]
@@ -113,86 +125,6 @@ class RecordedRequest:
     def json(self) -> Any:  # noqa: ANN401 - a decoded JSON body has no narrower type
         """Return the decoded JSON body."""
         return json.loads(self.body)
-
-
-def _tokens(size: int) -> int:
-    """Return the stub's token estimate for `size` bytes: about four bytes a token."""
-    return size // 4
-
-
-def _dump(value: object) -> bytes:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True).encode()
-
-
-def prompt_pieces(api: Api, request: Mapping[str, Any]) -> list[tuple[bytes, bool]]:
-    """Return a request's prompt in the order the provider reads it, as (bytes, breakpoint).
-
-    Chat-completions: the tools, then each message. Messages: each tool, each system block,
-    then each message's content blocks; a piece is a breakpoint when it carries
-    ``cache_control``.
-    """
-    if api == "openai":
-        return [(_dump(request.get("tools", [])), False)] + [
-            (_dump(m), False) for m in request.get("messages", [])
-        ]
-    system = request.get("system", [])
-    blocks: list[Any] = list(request.get("tools", []))
-    blocks += [{"type": "text", "text": system}] if isinstance(system, str) else list(system)
-    for message in request.get("messages", []):
-        content = message.get("content") if isinstance(message, Mapping) else None
-        blocks += [content] if isinstance(content, str) else list(content or [])
-    return [(_dump(b), isinstance(b, Mapping) and "cache_control" in b) for b in blocks]
-
-
-def _common_prefix(a: bytes, b: bytes) -> int:
-    """Return the length of the longest common prefix of `a` and `b` (a binary search)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-@dataclass
-class PrefixCache:
-    """The stub's prefix-cache model: the prompts it has seen, per API."""
-
-    seen: dict[str, list[tuple[bytes, tuple[int, ...]]]] = field(default_factory=dict)
-    """Per API, each earlier prompt's bytes and its breakpoint offsets."""
-
-    def usage(self, api: Api, request: Mapping[str, Any], answer: str) -> dict[str, Any]:
-        """Return the usage of `request` against the prompts seen before, then remember it."""
-        pieces = prompt_pieces(api, request)
-        prompt = b"".join(p for p, _ in pieces)
-        offsets, at = [], 0
-        for piece, breakpoint in pieces:
-            at += len(piece)
-            offsets += [at] if breakpoint else []
-        earlier = self.seen.setdefault(api, [])
-        total, out = _tokens(len(prompt)), _tokens(len(answer.encode()))
-        if api == "openai":
-            shared = max((_common_prefix(prompt, p) for p, _ in earlier), default=0)
-            cached = 0 if _tokens(shared) < 1024 else _tokens(shared) // 128 * 128
-            earlier.append((prompt, ()))
-            return {
-                "prompt_tokens": total,
-                "completion_tokens": out,
-                "total_tokens": total + out,
-                "prompt_tokens_details": {"cached_tokens": cached},
-            }
-        hits = [m for p, marks in earlier for m in marks if prompt[:m] == p[:m]]
-        read = _tokens(max(hits, default=0))
-        written = max(_tokens(offsets[-1]) - read, 0) if offsets else 0
-        earlier.append((prompt, tuple(offsets)))
-        return {
-            "input_tokens": total - read - written,
-            "output_tokens": out,
-            "cache_read_input_tokens": read,
-            "cache_creation_input_tokens": written,
-        }
 
 
 class StubModel:
@@ -300,7 +232,11 @@ class StubModel:
             if usage is None:
                 usage = self.cache.usage(api, decoded, text + _calls_text(reply))
         if api == "anthropic":
-            answer = self._anthropic_answer(reply, index, usage)
+            answer = self._anthropic_answer(reply, index, usage, decoded)
+        elif api == "responses":
+            answer = stub_responses.responses_answer(decoded, reply, index, usage, self.model)
+        elif api == "responses_compact":
+            answer = stub_responses.compact_answer(decoded, reply, index, usage)
         else:
             answer = self._openai_answer(reply, index, usage)
         return json.dumps(answer, ensure_ascii=False).encode()
@@ -329,9 +265,12 @@ class StubModel:
         }
 
     def _anthropic_answer(
-        self, reply: Reply, index: int, usage: Mapping[str, Any]
+        self, reply: Reply, index: int, usage: Mapping[str, Any], request: Mapping[str, Any]
     ) -> dict[str, Any]:
-        content: list[dict[str, Any]] = []
+        block, pause = stub_responses.anthropic_compaction(request, reply, index)
+        content: list[dict[str, Any]] = [block] if block is not None else []
+        if pause:
+            return self._anthropic_envelope(content, "compaction", index, usage)
         if reply.content:
             content.append({"type": "text", "text": reply.content})
         content += [
@@ -344,13 +283,18 @@ class StubModel:
             for i, call in enumerate(reply.tool_calls)
         ]
         default = "tool_use" if reply.tool_calls else "end_turn"
+        return self._anthropic_envelope(content, reply.stop_reason or default, index, usage)
+
+    def _anthropic_envelope(
+        self, content: list[dict[str, Any]], stop: str, index: int, usage: Mapping[str, Any]
+    ) -> dict[str, Any]:
         return {
             "id": f"msg_stub_{index}",
             "type": "message",
             "role": "assistant",
             "model": self.model,
             "content": content,
-            "stop_reason": reply.stop_reason or default,
+            "stop_reason": stop,
             "stop_sequence": None,
             "usage": dict(usage),
         }

@@ -69,6 +69,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
+from compaction.backends.base import BackendSpan, CompactionBackend, record_backend
 from compaction.checkpoint import Checkpoint, Section, parse_checkpoint, render_checkpoint
 from compaction.cuts import cut_points, tail_tokens
 from compaction.cuts import select_cut as select_cut
@@ -172,6 +173,7 @@ def compact(
     on_compact_start: CompactStarts | None = None,
     on_compact_end: CompactEnd | None = None,
     fixed_tokens: int = 0,
+    backend: CompactionBackend | None = None,
 ) -> CompactionResult:
     """Compact the session's context into a Checkpoint and append the checkpoint event.
 
@@ -195,6 +197,9 @@ def compact(
         on_compact_end: called with the `CompactionResult` at the end.
         fixed_tokens: tokens of the request besides the context view: the system prompt and
             the tool catalog (`prompts.fixed_tokens` counts them).
+        backend: a provider's compaction recorded beside the local Checkpoint
+            (`compaction.backends`; None: local only); not called on a dry run; on any
+            failure the local Checkpoint stands and the event records why.
 
     Raises:
         CompactionError: ``below_threshold`` (without `force`), ``nothing_to_compact``,
@@ -217,6 +222,7 @@ def compact(
             fixed=fixed_tokens,
         )
         if not dry_run:
+            result = _with_backend(backend, session, result)
             try:
                 event = session.append(result.data, expected_seq=seen)
             except SeqConflictError:
@@ -231,6 +237,22 @@ def compact(
         f"{session.where}: other writers appended during each of {COMPACTION_ATTEMPTS} attempts, "
         "so no checkpoint was written (it would have carried an out-of-date view); retry",
     )
+
+
+def _with_backend(
+    backend: CompactionBackend | None, session: Session, result: CompactionResult
+) -> CompactionResult:
+    """Return the result with the provider backend's item (or its failure) in the event."""
+    if backend is None:
+        return result
+    context, k = session.context, result.replaced_messages
+    span = BackendSpan(
+        messages=context.messages[:k],
+        seqs=context.seqs[:k],
+        previous=context.checkpoint,
+        instructions=result.data.instructions,
+    )
+    return replace(result, data=record_backend(backend, span, result.data))
 
 
 def _plan(

@@ -328,6 +328,26 @@ class DroppedSection(_Frozen):
     """Further items left out beyond the cap."""
 
 
+class ProviderCompactionData(_Frozen):
+    """What a provider's compaction returned for one checkpoint (or why it did not).
+
+    The item is opaque: only the provider that made it can read it. The checkpoint's local
+    text stays beside it, so any other format (or another provider) gets the local Checkpoint.
+    """
+
+    backend: str
+    """The backend asked: ``openai-responses`` or ``anthropic``."""
+    item: dict[str, JsonValue] | None = None
+    """The provider's compaction item (OpenAI) or block (Anthropic), whole, exactly as returned;
+    None when the backend failed and the local Checkpoint stands."""
+    usage: dict[str, JsonValue] | None = None
+    """The token usage the provider reported for the compaction call, as returned."""
+    model: str | None = None
+    """The model that compacted."""
+    fallback_reason: str | None = None
+    """Why the provider's item is missing (one line, secrets redacted); None when it is there."""
+
+
 class CheckpointData(_Frozen):
     """A compaction: a Checkpoint that replaces the events `first_seq..last_seq` in the context."""
 
@@ -362,6 +382,8 @@ class CheckpointData(_Frozen):
     resume: Resume | None = None
     """``continue`` when the context ended inside a tool loop, ``await_user`` when it ended with
     the agent's answer (None in logs written before this field)."""
+    provider: ProviderCompactionData | None = None
+    """A provider backend's compaction beside the local Checkpoint (None: local only)."""
 
 
 class UsageReportData(_Frozen):

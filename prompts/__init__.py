@@ -12,6 +12,7 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
+    from prompts.backends import compaction_backend, record_server_compaction
     from prompts.budget import RequestSize, fixed_tokens, request_size
     from prompts.builder import (
         SWITCH_STRATEGIES,
@@ -59,9 +60,18 @@ if _typing.TYPE_CHECKING:
         anthropic_request,
         anthropic_system,
         cache_breakpoints,
+        clear_tool_uses_edit,
         dumps,
         openai_message,
         openai_request,
+    )
+    from prompts.responses import (
+        RESPONSES_BACKEND,
+        provider_conversation,
+        responses_input,
+        responses_items,
+        responses_request,
+        responses_tool,
     )
     from prompts.sandbox import LIMITS, RenderLimits, check_plain
     from prompts.stability import (
@@ -80,6 +90,7 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_MODE": "prompts.modes",
     "LIMITS": "prompts.sandbox",
     "MAX_CACHE_BREAKPOINTS": "prompts.requests",
+    "RESPONSES_BACKEND": "prompts.responses",
     "SWITCH_STRATEGIES": "prompts.builder",
     "TOKEN_BYTES": "prompts.stability",
     "TOOL_STRATEGIES": "prompts.modes",
@@ -108,9 +119,11 @@ _EXPORTS: dict[str, str] = {
     "cache_breakpoints": "prompts.requests",
     "catalog_text": "prompts.stability",
     "check_plain": "prompts.sandbox",
+    "clear_tool_uses_edit": "prompts.requests",
     "common_prefix": "prompts.stability",
     "common_prefix_length": "prompts.stability",
     "compact_context_spec": "prompts.catalog",
+    "compaction_backend": "prompts.backends",
     "dumps": "prompts.requests",
     "fixed_tokens": "prompts.budget",
     "get_mode": "prompts.modes",
@@ -123,9 +136,15 @@ _EXPORTS: dict[str, str] = {
     "openai_request": "prompts.requests",
     "openai_tool": "prompts.catalog",
     "policy_table": "prompts.refusals",
+    "provider_conversation": "prompts.responses",
+    "record_server_compaction": "prompts.backends",
     "refusal": "prompts.refusals",
     "render": "prompts.rendering",
     "request_size": "prompts.budget",
+    "responses_input": "prompts.responses",
+    "responses_items": "prompts.responses",
+    "responses_request": "prompts.responses",
+    "responses_tool": "prompts.responses",
     "shared_prefix_tokens": "prompts.stability",
     "switch_mode": "prompts.builder",
     "task_tool_spec": "prompts.catalog",
@@ -145,6 +164,7 @@ __all__ = [
     "DEFAULT_MODE",
     "LIMITS",
     "MAX_CACHE_BREAKPOINTS",
+    "RESPONSES_BACKEND",
     "SWITCH_STRATEGIES",
     "TOKEN_BYTES",
     "TOOL_STRATEGIES",
@@ -173,9 +193,11 @@ __all__ = [
     "cache_breakpoints",
     "catalog_text",
     "check_plain",
+    "clear_tool_uses_edit",
     "common_prefix",
     "common_prefix_length",
     "compact_context_spec",
+    "compaction_backend",
     "dumps",
     "fixed_tokens",
     "get_mode",
@@ -188,9 +210,15 @@ __all__ = [
     "openai_request",
     "openai_tool",
     "policy_table",
+    "provider_conversation",
+    "record_server_compaction",
     "refusal",
     "render",
     "request_size",
+    "responses_input",
+    "responses_items",
+    "responses_request",
+    "responses_tool",
     "shared_prefix_tokens",
     "switch_mode",
     "task_tool_spec",

@@ -25,8 +25,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from compaction import ContextWindow, ImagePart, Message, Session, TextPart
+from compaction.backends import with_block_first
 from prompts.builder import PromptBuilder, PromptLayers
 from prompts.modes import Mode
+from prompts.responses import provider_conversation
 
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 """Anthropic's cache breakpoint, set on the last stable system block and the last message."""
@@ -288,11 +290,15 @@ def anthropic_request(
     *,
     model: str | None = None,
     max_tokens: int | None = None,
+    compact_trigger: int | None = None,
+    clear_tool_uses: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Return the Anthropic messages request for `mode` over a context view.
 
     It carries two cache breakpoints: the last stable system block and the last block of the
-    last message (the rolling one); `cache_breakpoints` reads them back.
+    last message (the rolling one); `cache_breakpoints` reads them back. After an ``anthropic``
+    backend compaction, the messages open with its compaction block (in an assistant turn),
+    then the code-owned sections, then the kept tail.
 
     Args:
         builder: lays out the system prompt and the tool catalog.
@@ -300,12 +306,18 @@ def anthropic_request(
         context: the log's context view (or a session); None for the prompt alone.
         model: the model name, included when given.
         max_tokens: the output limit, included when given (the API requires it).
+        compact_trigger: turn on server-side compaction past this many input tokens (the
+            ``compact_20260112`` edit; send the ``anthropic-beta: compact-2026-01-12`` header).
+        clear_tool_uses: a ``clear_tool_uses_20250919`` edit (`clear_tool_uses_edit`), for
+            server-side clearing of old tool results (beta ``context-management-2025-06-27``).
     """
     layers = builder.layers(mode)
     window = _window(context)
+    block, conversation = provider_conversation(window, "anthropic")
+    messages = anthropic_messages(conversation, rolling_breakpoint=True)
     request: dict[str, Any] = {
         "system": anthropic_system(layers, window),
-        "messages": anthropic_messages(_conversation(window), rolling_breakpoint=True),
+        "messages": with_block_first(block, messages) if block is not None else messages,
     }
     if layers.tools:
         request["tools"] = [t.anthropic() for t in layers.tools]
@@ -313,4 +325,28 @@ def anthropic_request(
         request["model"] = model
     if max_tokens is not None:
         request["max_tokens"] = max_tokens
+    edits: list[dict[str, Any]] = [dict(clear_tool_uses)] if clear_tool_uses else []
+    if compact_trigger is not None:
+        trigger = {"type": "input_tokens", "value": compact_trigger}
+        edits.append({"type": "compact_20260112", "trigger": trigger})
+    if edits:
+        request["context_management"] = {"edits": edits}
     return request
+
+
+def clear_tool_uses_edit(
+    *, keep: int = 3, trigger_tokens: int = 100_000, clear_at_least: int | None = None
+) -> dict[str, Any]:
+    """Return Anthropic's ``clear_tool_uses_20250919`` edit: keep the latest `keep` tool uses.
+
+    The server clears older tool results once the input passes `trigger_tokens`, and only when
+    at least `clear_at_least` tokens would go (so a cleared cache prefix pays for itself).
+    """
+    edit: dict[str, Any] = {
+        "type": "clear_tool_uses_20250919",
+        "keep": {"type": "tool_uses", "value": keep},
+        "trigger": {"type": "input_tokens", "value": trigger_tokens},
+    }
+    if clear_at_least is not None:
+        edit["clear_at_least"] = {"type": "input_tokens", "value": clear_at_least}
+    return edit

@@ -931,3 +931,23 @@ def progress_payloads(draw: st.DrawFn) -> list[Any]:
         elif kind == "ckpt":
             out.append("checkpoint")
     return out
+
+
+_backend_choices = st.sampled_from(["openai-responses", "anthropic", "local", "failing"])
+
+
+@st.composite
+def provider_compaction_scripts(draw: st.DrawFn) -> list[tuple[list[TodoItem], str, int]]:
+    """Rounds of (todo list written, backend that compacts after it, turns of padding).
+
+    ``failing`` is a provider backend that raises: the local Checkpoint stands.
+    """
+    rounds = draw(st.integers(min_value=1, max_value=4))
+    return [
+        (
+            draw(valid_todo_lists()),
+            draw(_backend_choices),
+            draw(st.integers(min_value=1, max_value=4)),
+        )
+        for _ in range(rounds)
+    ]

@@ -51,6 +51,7 @@ no store or compactor (the session runs them); the LLM client sits below its sum
 
 ROOTS = (
     "compaction",
+    "compaction.backends",
     "compaction.importers",
     "compaction.llm",
     "compaction.stores",

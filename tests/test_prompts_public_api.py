@@ -37,7 +37,8 @@ def test_core_names_present() -> None:
     core = {
         "Mode", "BUILTIN_MODES", "load_modes", "ToolCatalog", "PromptBuilder", "Environment",
         "openai_request", "anthropic_request", "policy_table", "switch_mode", "openai_tool",
-        "anthropic_tool", "task_tool_spec", "tool_refusal",
+        "anthropic_tool", "task_tool_spec", "tool_refusal", "responses_request",
+        "responses_input", "compaction_backend", "record_server_compaction",
     }  # fmt: skip
     assert core <= set(prompts.__all__)
 

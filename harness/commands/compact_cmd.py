@@ -33,7 +33,7 @@ from compaction import (
     compact,
     get_tokenizer,
 )
-from harness.commands import llm_options
+from harness.commands import backend_options, llm_options
 from harness.commands.prompt_cmd import builder_from_args
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from harness.output import (
@@ -67,6 +67,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=examples(
             "harness compact s.jsonl --window 32000",
             "harness compact s.jsonl --force --dry-run --json",
+            "harness compact s.jsonl --backend openai-responses --model gpt-5.2",
         ),
         help="compact a log's context into a Checkpoint",
         description=(
@@ -122,6 +123,7 @@ def _add_summarizer_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
     llm_options.add_openai_options(p)
+    backend_options.add_backend_options(p)
 
 
 def make_summarizer(
@@ -216,6 +218,7 @@ def run(args: argparse.Namespace) -> int:
         )
         size = request_size(builder_from_args(args), mode, session)
         summarizer = make_summarizer(args.summarizer, session, args)
+        backend = backend_options.backend_from_args(args)
         try:
             result = compact(
                 session,
@@ -225,6 +228,7 @@ def run(args: argparse.Namespace) -> int:
                 dry_run=args.dry_run,
                 instructions=args.instructions,
                 fixed_tokens=size.fixed,
+                backend=backend,
             )
         except CompactionError as exc:
             if exc.code != "below_threshold":
@@ -233,7 +237,13 @@ def run(args: argparse.Namespace) -> int:
         usage = llm_options.finish(summarizer, session, dry_run=args.dry_run)
     if args.json:
         request = request_json(size, result.tokens_after, policy)
-        print_json(result_json(result, dry_run=args.dry_run) | request | {"summary_usage": usage})
+        backend_json = backend_options.backend_json(result)
+        print_json(
+            result_json(result, dry_run=args.dry_run)
+            | request
+            | {"summary_usage": usage}
+            | backend_json
+        )
         return 0
     _report(result, dry_run=args.dry_run)
     for report in usage:
@@ -279,3 +289,6 @@ def _report(result: CompactionResult, *, dry_run: bool) -> None:
     out.print(carried_line(data), markup=False)
     if data.fallback_reason:
         out.print(f"fallback: {data.fallback_reason}", markup=False)
+    backend = backend_options.backend_line(result)
+    if backend:
+        out.print(backend, markup=False)

@@ -20,7 +20,17 @@ from harness.commands.prompt_cmd import (
 )
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from harness.output import HelpFormatter, examples
-from prompts import anthropic_request, available_modes, dumps, get_mode, openai_request
+from prompts import (
+    anthropic_request,
+    available_modes,
+    dumps,
+    get_mode,
+    openai_request,
+    responses_request,
+)
+
+CONTEXT_FORMATS: tuple[str, ...] = (*FORMATS, "responses")
+"""``--format`` choices: the prompt formats plus OpenAI's Responses API."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,18 +42,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "harness context s.jsonl",
             "harness context s.jsonl --format anthropic --max-tokens 4096",
             "harness context s.jsonl --format text --remind",
+            "harness context s.jsonl --format responses --model gpt-5.2",
         ),
         help="print the request the model would receive now, from a log",
         description=(
             "Build the request for the next model call from LOG's context view (checkpoint and "
             "kept messages) under a mode: text (system prompt, then the messages), openai "
-            "(chat completions) or anthropic (messages API)."
+            "(chat completions), anthropic (messages API) or responses (OpenAI Responses API). "
+            "After a provider compaction, that provider's format carries its opaque item and "
+            "the code-owned sections; every other format carries the local Checkpoint."
         ),
     )
     p.add_argument("log", metavar="LOG", help=LOG_HELP)
     add_session_option(p)
     add_prompt_options(p, mode_default=LOG_MODE_DEFAULT)
-    p.add_argument("--format", choices=FORMATS, default="openai", help="output format (openai)")
+    p.add_argument(
+        "--format", choices=CONTEXT_FORMATS, default="openai", help="output format (openai)"
+    )
     p.add_argument(
         "--json", action="store_true", help="print JSON: the openai request unless --format says"
     )
@@ -88,6 +103,9 @@ def _print(args: argparse.Namespace, session: Session) -> int:
         args.format = "openai"
     if args.format == "openai":
         request = openai_request(builder, mode, session, model=args.model)
+        sys.stdout.write(dumps(request, indent=2) + "\n")
+    elif args.format == "responses":
+        request = responses_request(builder, mode, session, model=args.model)
         sys.stdout.write(dumps(request, indent=2) + "\n")
     elif args.format == "anthropic":
         request = anthropic_request(

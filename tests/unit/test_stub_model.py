@@ -220,3 +220,84 @@ class TestBoundedReads:
             response = httpx.post(stub.root_url + "/v1/messages", json={}, timeout=10)
         assert response.status_code == 200
         assert [r.body for r in stub.requests] == [b"{}"]
+
+
+class TestResponsesShapes:
+    def test_sdk_reads_a_responses_answer(self) -> None:
+        """Openai's responses.create parses the stub's text and function-call items."""
+        reply = Reply("hello", tool_calls=[ToolCall("read_file", {"path": "a.py"})])
+        with StubModel([reply]) as stub:
+            client = openai_client(stub)
+            answer = client.responses.create(model="m", input="hi")
+            client.close()
+        assert answer.output_text == "hello"
+        call = answer.output[1]
+        assert call.type == "function_call"
+        assert (call.name, json.loads(call.arguments)) == ("read_file", {"path": "a.py"})
+        assert answer.usage is not None
+        assert answer.usage.input_tokens > 0
+        assert stub.requests_to("responses")[0].json()["input"] == "hi"
+
+    def test_sdk_reads_a_compact_answer(self) -> None:
+        """Openai's responses.compact parses the user messages and the compaction item."""
+        with StubModel([Reply(compaction="opaque")]) as stub:
+            client = openai_client(stub)
+            answer = client.responses.compact(
+                model="m",
+                input=[
+                    {"type": "message", "role": "user", "content": "do it"},
+                    {"type": "message", "role": "assistant", "content": "done"},
+                ],
+            )
+            client.close()
+        assert answer.object == "response.compaction"
+        assert [item.type for item in answer.output] == ["message", "compaction"]
+        item = answer.output[-1]
+        assert item.type == "compaction"
+        assert item.encrypted_content == "opaque"
+
+    @pytest.mark.parametrize(("threshold", "compacted"), [(1, True), (10**9, False)])
+    def test_server_side_compaction_past_the_threshold(
+        self, threshold: int, compacted: bool
+    ) -> None:
+        """context_management compaction adds an item only once the input passes the threshold."""
+        with StubModel([Reply("ok")]) as stub:
+            client = openai_client(stub)
+            answer = client.responses.create(
+                model="m",
+                input="hi",
+                context_management=[{"type": "compaction", "compact_threshold": threshold}],
+            )
+            client.close()
+        kinds = [item.type for item in answer.output]
+        assert kinds == (["compaction", "message"] if compacted else ["message"])
+
+    @pytest.mark.parametrize(
+        ("pause", "kinds"), [(True, ["compaction"]), (False, ["compaction", "text"])]
+    )
+    def test_anthropic_beta_reads_a_compaction_block(self, pause: bool, kinds: list[str]) -> None:
+        """Anthropic's beta messages parse the block; pausing answers with it alone."""
+        with StubModel([Reply("after", compaction="the summary")]) as stub:
+            client = anthropic_client(stub)
+            answer = client.beta.messages.create(
+                model="m",
+                max_tokens=10,
+                messages=[{"role": "user", "content": "hi"}],
+                betas=["compact-2026-01-12"],
+                context_management={
+                    "edits": [
+                        {
+                            "type": "compact_20260112",
+                            "trigger": {"type": "input_tokens", "value": 1},
+                            "pause_after_compaction": pause,
+                        }
+                    ]
+                },
+            )
+            client.close()
+        assert [block.type for block in answer.content] == kinds
+        block = answer.content[0]
+        assert block.type == "compaction"
+        assert block.content == "the summary"
+        assert answer.stop_reason == ("compaction" if pause else "end_turn")
+        assert stub.requests[0].headers["anthropic-beta"] == "compact-2026-01-12"

@@ -1,0 +1,70 @@
+"""Compaction backends: the provider's own compaction beside the code-owned Checkpoint.
+
+``local`` is the toolkit's Checkpoint alone; ``openai-responses`` adds OpenAI's
+``/v1/responses/compact`` item, ``anthropic`` the Messages API's ``compact_20260112`` block;
+``auto`` picks the provider's backend for a request format that has one (``responses``,
+``anthropic``), ``local`` otherwise. `make_backend` builds one (``None`` for ``local``); the
+HTTP backends load httpx (the ``llm`` extra) only when built. `ToolResultClearer` clears old
+tool results only when the provider's cache allows it (`compaction.backends.clearing`).
+
+Import it as ``compaction.backends``.
+"""
+
+from compaction.backends.anthropic import with_block_first
+from compaction.backends.base import (
+    BACKEND_NAMES,
+    REASON_LIMIT,
+    BackendConfig,
+    BackendName,
+    BackendSpan,
+    CompactionBackend,
+    SpanEncoder,
+    record_backend,
+)
+from compaction.backends.clearing import (
+    CACHE_LIFETIMES,
+    CACHED_PRICES,
+    ClearingPolicy,
+    ResultSlot,
+    ToolResultClearer,
+    cleared_note,
+    cleared_window,
+    clearing_due,
+)
+from compaction.backends.server import ReturnedItem, returned_item
+from compaction.backends.table import (
+    BACKEND_FORMATS,
+    DEFAULT_BASE_URLS,
+    make_backend,
+    resolve_backend,
+)
+from compaction.backends.view import code_owned_message, code_owned_text, provider_item
+
+__all__ = [
+    "BACKEND_FORMATS",
+    "BACKEND_NAMES",
+    "CACHED_PRICES",
+    "CACHE_LIFETIMES",
+    "DEFAULT_BASE_URLS",
+    "REASON_LIMIT",
+    "BackendConfig",
+    "BackendName",
+    "BackendSpan",
+    "ClearingPolicy",
+    "CompactionBackend",
+    "ResultSlot",
+    "ReturnedItem",
+    "SpanEncoder",
+    "ToolResultClearer",
+    "cleared_note",
+    "cleared_window",
+    "clearing_due",
+    "code_owned_message",
+    "code_owned_text",
+    "make_backend",
+    "provider_item",
+    "record_backend",
+    "resolve_backend",
+    "returned_item",
+    "with_block_first",
+]
