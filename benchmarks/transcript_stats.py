@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from compaction import (
+    EventData,
     Message,
     TaskCreateData,
     TaskUpdateData,
@@ -47,8 +48,12 @@ class FileStats:
     task_events: int = 0
     tasks: int = 0
     failures: int = 0
+    task_owners: list[str] = field(default_factory=list)
+    """Owners named on the shared tasks, in order of appearance."""
     between_writes: list[int] = field(default_factory=list)
-    """Model calls between two consecutive list writes (todo or task), and after the last."""
+    """Model calls between two consecutive todo-list writes."""
+    between_task_events: list[int] = field(default_factory=list)
+    """Model calls between two consecutive task events (create or update)."""
     output_tokens: list[int] = field(default_factory=list)
     """Tokens of each tool output."""
     turn_calls: list[int] = field(default_factory=list)
@@ -68,12 +73,22 @@ def _failures(path: Path) -> int:
 
 def measure_file(path: Path) -> FileStats:
     """Count one transcript's calls, list writes, output sizes, turn lengths and failures."""
+    out = measure_payloads(path.name, [e.data for e in load(path)])
+    out.failures = _failures(path)
+    return out
+
+
+def measure_payloads(name: str, payloads: Iterable[EventData]) -> FileStats:
+    """Count a session's calls, list writes, output sizes and turn lengths (not failures).
+
+    The same counts for a transcript and for a generated session, so the two compare.
+    """
     tok = get_tokenizer()
-    out = FileStats(name=path.name, failures=_failures(path))
-    since_write, in_turn, wrote = 0, 0, False
+    out = FileStats(name=name)
+    in_turn = 0
+    since: dict[str, int | None] = {"todo": None, "task": None}
     task_ids: set[str] = set()
-    for event in load(path):
-        data = event.data
+    for data in payloads:
         if isinstance(data, TurnStartData):
             if in_turn:
                 out.turn_calls.append(in_turn)
@@ -81,23 +96,26 @@ def measure_file(path: Path) -> FileStats:
         elif isinstance(data, Message) and data.role == "assistant":
             out.model_calls += 1
             in_turn += 1
-            since_write += 1
             out.tool_calls += len(data.tool_calls or ())
+            since = {k: None if v is None else v + 1 for k, v in since.items()}
         elif isinstance(data, Message) and data.role == "tool":
             out.output_tokens.append(tok.count(data.text()))
-        elif isinstance(data, TodoWriteData | TaskCreateData | TaskUpdateData):
-            if isinstance(data, TodoWriteData):
-                out.todo_writes += 1
-            else:
-                out.task_events += 1
-                task_ids.add(data.task.id)
-            if wrote:
-                out.between_writes.append(since_write)
-            since_write, wrote = 0, True
+        elif isinstance(data, TodoWriteData):
+            out.todo_writes += 1
+            if since["todo"] is not None:
+                out.between_writes.append(since["todo"])
+            since["todo"] = 0
+        elif isinstance(data, TaskCreateData | TaskUpdateData):
+            out.task_events += 1
+            task_ids.add(data.task.id)
+            owners = out.task_owners
+            if data.task.owner and data.task.owner not in owners:
+                owners.append(data.task.owner)
+            if since["task"] is not None:
+                out.between_task_events.append(since["task"])
+            since["task"] = 0
     if in_turn:
         out.turn_calls.append(in_turn)
-    if wrote:
-        out.between_writes.append(since_write)
     out.tasks = len(task_ids)
     return out
 
@@ -106,9 +124,7 @@ def measure(folder: Path = TRANSCRIPTS) -> list[FileStats]:
     """Measure every transcript in `folder` (none when it is absent), sorted by name."""
     if not folder.is_dir():
         return []
-    return [
-        measure_file(p) for p in sorted(folder.iterdir()) if p.is_file() and p.name not in SKIP
-    ]
+    return [measure_file(p) for p in sorted(folder.iterdir()) if p.is_file() and p.name not in SKIP]
 
 
 def _spread(values: Sequence[int]) -> dict[str, float]:
@@ -130,7 +146,6 @@ def _flat(rows: Iterable[FileStats], name: str) -> list[int]:
 
 def pooled(rows: Sequence[FileStats]) -> dict[str, Any]:
     """Pool the files: totals, and the spread of every per-call series."""
-    writers = [r for r in rows if r.todo_writes or r.task_events]
     return {
         "files": len(rows),
         "model_calls": sum(r.model_calls for r in rows),
@@ -138,7 +153,8 @@ def pooled(rows: Sequence[FileStats]) -> dict[str, Any]:
         "todo_writes": sum(r.todo_writes for r in rows),
         "task_events": sum(r.task_events for r in rows),
         "failures": sum(r.failures for r in rows),
-        "between_writes": _spread(_flat(writers, "between_writes")),
+        "between_writes": _spread(_flat(rows, "between_writes")),
+        "between_task_events": _spread(_flat(rows, "between_task_events")),
         "output_tokens": _spread(_flat(rows, "output_tokens")),
         "turn_calls": _spread(_flat(rows, "turn_calls")),
     }
@@ -149,7 +165,7 @@ def as_json(rows: Sequence[FileStats]) -> dict[str, Any]:
     files: list[Mapping[str, Any]] = []
     for r in rows:
         d = asdict(r)
-        for key in ("between_writes", "output_tokens", "turn_calls"):
+        for key in ("between_writes", "between_task_events", "output_tokens", "turn_calls"):
             d[key] = _spread(d[key])
         files.append(d)
     return {"source": str(TRANSCRIPTS.name), "files": files, "pooled": pooled(rows)}
@@ -159,19 +175,33 @@ def markdown(rows: Sequence[FileStats]) -> list[str]:
     """Return the table of `benchmarks/README.md`: one row per transcript, then the pool."""
     lines = [
         "| transcript | model calls | tool calls | todo writes | task events (tasks) | "
-        "calls between writes (median / max) | tool output tokens (median / p90 / max) | "
+        "calls between todo writes (median / max) | calls between task events (median / max) | "
+        "tool output tokens (median / p90 / max) | "
         "calls per turn (median / max) | failed tool calls |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        bw, ot, tc = _spread(r.between_writes), _spread(r.output_tokens), _spread(r.turn_calls)
+        bw, bt = _spread(r.between_writes), _spread(r.between_task_events)
+        ot, tc = _spread(r.output_tokens), _spread(r.turn_calls)
         lines.append(
             f"| `{r.name}` | {r.model_calls} | {r.tool_calls} | {r.todo_writes} | "
             f"{r.task_events} ({r.tasks}) | {bw['median']:g} / {bw['max']:g} | "
+            f"{bt['median']:g} / {bt['max']:g} | "
             f"{ot['median']:g} / {ot['p90']:g} / {ot['max']:g} | {tc['median']:g} / {tc['max']:g} "
             f"| {r.failures} |"
         )
     return lines
+
+
+def generated_rows(turns: int = 24, seeds: Sequence[int] = (0, 1, 2, 7)) -> list[FileStats]:
+    """Measure generated sessions of every profile, one row per (profile, seed)."""
+    from harness.simulation import PROFILES, generate
+
+    return [
+        measure_payloads(f"generated {name} t{turns}-s{seed}", generate(turns, seed, name))
+        for name in PROFILES
+        for seed in seeds
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -179,8 +209,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folder", type=Path, default=TRANSCRIPTS)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--generated", action="store_true", help="add the generated profiles' sessions"
+    )
     args = parser.parse_args(argv)
     rows = measure(args.folder)
+    if args.generated:
+        rows += generated_rows()
     if args.json:
         print(json.dumps(as_json(rows), indent=1, sort_keys=True))
     else:
