@@ -46,6 +46,7 @@ from harness.simulation.demo import (
     DEFAULT_SEED,
     DEFAULT_TURNS,
     DEFAULT_WINDOW,
+    DEMO_PROFILE,
     DemoResult,
     run_demo,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "DEFAULT_SEED",
     "DEFAULT_TURNS",
     "DEFAULT_WINDOW",
+    "DEMO_PROFILE",
     "ENVIRONMENT",
     "EXCHANGE_FORMAT",
     "PRICES_PATH",
