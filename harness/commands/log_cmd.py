@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from rich.table import Table
 
 from compaction import (
+    DEFAULT_WINDOW,
     RULES,
     TOKENIZER_NAMES,
     ConfigError,
@@ -33,6 +35,7 @@ from harness.output import (
     count_lines,
     examples,
     is_large,
+    positive_int,
     print_json,
     progress,
 )
@@ -48,6 +51,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "harness log s.jsonl",
             "harness log s.jsonl --json",
             "harness log --schema",
+            "harness log s.jsonl --plot requests.png --window 200000",
         ),
         help="validate a log and summarise it",
         description=(
@@ -75,6 +79,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--modes-file", metavar="FILE", help="user modes (TOML or JSON)")
+    p.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE.png",
+        help="draw the request size of each model call (from usage/report where present, "
+        "else counted), compactions marked and the window drawn; needs the charts extra",
+    )
+    p.add_argument(
+        "--window",
+        type=positive_int,
+        default=DEFAULT_WINDOW,
+        metavar="N",
+        help=f"the context window --plot draws (default: {DEFAULT_WINDOW})",
+    )
     p.set_defaults(func=run)
 
 
@@ -87,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give a LOG to summarise, or --schema")
     if args.seq is not None:
         return _show(args)
+    if args.plot is not None:
+        return _plot(args)
     report = ReadReport(path=args.log)
     # One streaming pass: the checks and the usage fold keep counts and ids, never the events.
     checker = LogChecker(RULES if not args.skip_bad else ())
@@ -164,6 +184,35 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"bad line {bad.line}: {bad.reason} (skipped)")
     for warning in warnings:
         out.print(f"warning: {warning}")
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    """Draw the log's request sizes to --plot (see `harness.commands.log_plot`)."""
+    from harness.commands.log_plot import plot_series, request_series
+
+    events = read_log(args, ReadReport(path=args.log))
+    series = request_series(events, get_tokenizer(args.tokenizer))
+    if not series.sizes:
+        raise LogError(f"{args.log} holds no model call (no assistant message) to plot")
+    path = plot_series(series, args.plot, window=args.window, title=str(args.log))
+    summary = {
+        "plot": str(path),
+        "model_calls": len(series.sizes),
+        "reported_calls": series.reported_calls,
+        "compactions": len(series.compactions),
+        "peak_request_tokens": max(series.sizes),
+        "window": args.window,
+    }
+    if args.json:
+        print_json(summary)
+    else:
+        print(
+            f"wrote {path}: {summary['model_calls']} model calls "
+            f"({summary['reported_calls']} from usage/report), "
+            f"{summary['compactions']} compactions, peak {summary['peak_request_tokens']:,} "
+            f"tokens against a {args.window:,}-token window"
+        )
     return 0
 
 
