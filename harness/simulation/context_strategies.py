@@ -187,6 +187,17 @@ def _from_call(arguments: str) -> dict[str, TodoStatus] | None:
         return None
 
 
+def recorded_todos(arguments: str) -> tuple[TodoItem, ...]:
+    """Return the list a full-overwrite todo call wrote, read leniently (content and status).
+
+    For other agents' tools (Claude Code's ``TodoWrite`` items also hold ``activeForm``): an
+    item with an unknown status is left out; arguments that are not such a list give ``()``.
+    """
+    state = _from_call(arguments) or {}
+    allowed = ("pending", "in_progress", "completed")
+    return tuple(TodoItem(content=c, status=s) for c, s in state.items() if c and s in allowed)
+
+
 @lru_cache(maxsize=256)
 def _from_checkpoint(text: str) -> dict[str, TodoStatus] | None:
     try:

@@ -80,7 +80,14 @@ from harness.simulation.cache_models import (
     DeepSeekCache,
     pack,
 )
-from harness.simulation.context_strategies import TODO_TOOL, Strategy, retained, visible_todos
+from harness.simulation.context_strategies import (
+    TODO_TOOL,
+    TODO_TOOL_NAMES,
+    Strategy,
+    recorded_todos,
+    retained,
+    visible_todos,
+)
 from harness.simulation.sessions import user_tools
 from prompts import (
     DEFAULT_MODE,
@@ -284,6 +291,10 @@ class _Loop:
             if call.function.name == TODO_TOOL:
                 with contextlib.suppress(ToolInputError):
                     self.truth = parse_todo_write(call.function.arguments, allow_parallel=True)
+            elif call.function.name in TODO_TOOL_NAMES:
+                # Another agent's list tool (Claude Code's TodoWrite in an imported session):
+                # its items carry more fields than ours, so read content and status alone.
+                self.truth = recorded_todos(call.function.arguments) or self.truth
 
     def fixed_tokens(self) -> int:
         """Tokens of the system prompt (with the strategy's suffix) and the tool catalog."""
