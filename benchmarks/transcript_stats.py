@@ -140,6 +140,14 @@ def _spread(values: Sequence[int]) -> dict[str, float]:
     }
 
 
+def _pair(values: Sequence[int]) -> str:
+    """Return "median / max" of a series, or "-" when it is empty."""
+    if not values:
+        return "-"
+    spread = _spread(values)
+    return f"{spread['median']:g} / {spread['max']:g}"
+
+
 def _flat(rows: Iterable[FileStats], name: str) -> list[int]:
     return [v for r in rows for v in getattr(r, name)]
 
@@ -181,14 +189,12 @@ def markdown(rows: Sequence[FileStats]) -> list[str]:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        bw, bt = _spread(r.between_writes), _spread(r.between_task_events)
-        ot, tc = _spread(r.output_tokens), _spread(r.turn_calls)
+        bw, bt = _pair(r.between_writes), _pair(r.between_task_events)
+        ot, tc = _spread(r.output_tokens), _pair(r.turn_calls)
         lines.append(
             f"| `{r.name}` | {r.model_calls} | {r.tool_calls} | {r.todo_writes} | "
-            f"{r.task_events} ({r.tasks}) | {bw['median']:g} / {bw['max']:g} | "
-            f"{bt['median']:g} / {bt['max']:g} | "
-            f"{ot['median']:g} / {ot['p90']:g} / {ot['max']:g} | {tc['median']:g} / {tc['max']:g} "
-            f"| {r.failures} |"
+            f"{r.task_events} ({r.tasks}) | {bw} | {bt} | "
+            f"{ot['median']:g} / {ot['p90']:g} / {ot['max']:g} | {tc} | {r.failures} |"
         )
     return lines
 

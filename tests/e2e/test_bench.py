@@ -210,3 +210,18 @@ def test_checkpoint_probes_in_results_and_report(bench: Path, results: dict[str,
         assert generated["compactions"] >= 1
         assert generated["score"] == 1.0, generated["failures"]
         assert f"| {name} | generated | {generated['compactions']} | 100.0% |" in report
+
+
+def test_real_transcripts_replayed_or_said_missing(bench: Path, results: dict[str, Any]) -> None:
+    """The quick run replays the short real transcript under every run, or says it is absent."""
+    real = results["real_replay"]
+    report = (bench / "report.md").read_text(encoding="utf-8")
+    assert "## Real transcripts under every strategy" in report
+    assert real["budget"] == results["config"]["budget"]
+    if not real["records"]:
+        assert real["missing"]
+        assert "Skipped:" in report
+        return
+    runs = {r["strategy"] for r in real["records"]}
+    assert runs == set(results["strategies"]) | {"B:blind", "A:blind"}
+    assert all(r["session"].startswith("real-") for r in real["records"])
