@@ -162,6 +162,14 @@ class RequestRecord:
     checkpoint_tokens: int = 0
     """Tokens of the Checkpoint message in the request (0 without one): of what a compaction
     keeps, the summary; the rest of the messages is the verbatim tail."""
+    latest_tool_kept: bool | None = None
+    """The latest tool result of the session is in the request (whole or clipped); None before
+    the first tool result."""
+
+    @property
+    def tail_tokens(self) -> int:
+        """Tokens of the request's messages after the Checkpoint: what the model has verbatim."""
+        return max(0, self.prompt_tokens - self.fixed_tokens - self.checkpoint_tokens)
 
 
 @dataclass(frozen=True)
@@ -262,6 +270,8 @@ class _Loop:
     exact: CacheSimulator = field(default_factory=lambda: DeepSeekCache(unit=1).simulator())
     """Longest token prefix shared with any earlier request, unrounded."""
     summarizer_for: SummarizerFor | None = None
+    last_tool: str | None = None
+    """Call id of the latest tool result appended."""
     fixed: dict[tuple[str, str | None], int] = field(default_factory=dict)
     """Fixed request tokens by (prompt mode, system suffix), counted once each."""
 
@@ -287,6 +297,8 @@ class _Loop:
         """Track the latest todo list from the calls (A records no todo/write events)."""
         if message.role == "user" and self.first_request is None:
             self.first_request = message.text()
+        if message.role == "tool" and message.tool_call_id:
+            self.last_tool = message.tool_call_id
         for call in message.tool_calls or ():
             if call.function.name == TODO_TOOL:
                 with contextlib.suppress(ToolInputError):
@@ -426,6 +438,9 @@ class _Loop:
         # Checkpoint when there is one.
         checkpoint = len(packed[2 + len(window.system)]) if window.checkpoint is not None else 0
         marks = self.breakpoints(packed) if "anthropic" in self.sims else []
+        kept = None
+        if self.last_tool is not None:
+            kept = any(m.tool_call_id == self.last_tool for m in window.messages)
         hits = {name: sim.serve(data, marks) for name, sim in self.sims.items()}
         exact = self.exact.serve(data)
         self.result.records.append(
@@ -441,6 +456,7 @@ class _Loop:
                 compacted=compacted,
                 fixed_tokens=stable_end,
                 checkpoint_tokens=checkpoint // 4,
+                latest_tool_kept=kept,
             )
         )
         self.seen = frozenset(lines[2:])
