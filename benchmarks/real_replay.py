@@ -10,9 +10,9 @@ the latest list) and the unfinished items kept at compactions. Session names say
 came from (agent, version, tool family, source file). Run it alone as
 ``python -m benchmarks.real_replay --out FILE.json``; the full ``harness bench`` run includes it.
 
-The peers (`benchmarks/peers`) do not replay these sessions yet, and the retention counted here
-is the todo list's only: the shared task list (TaskCreate / TaskUpdate) is not counted by the
-replayer. Both are said in the report, not hidden.
+Every-call retention is counted for the todo list and for the shared task list (TaskCreate /
+TaskUpdate: each unfinished task's id at its latest status). The peers (`benchmarks/peers`) do
+not replay these sessions yet; the report says so.
 
 Invariants: a run is a pure function of the transcript bytes, the strategy and the policy; a
 missing folder or file gives a row with a reason, never an error.
@@ -117,6 +117,8 @@ def replay_session(
                 "kept": result.kept,
                 "expected": result.expected,
                 "task_events": tasks,
+                "task_checks": result.task_checks,
+                "task_every_call": round(result.task_retention, 6),
             }
         )
     return records
@@ -163,10 +165,10 @@ def markdown(results: Mapping[str, Any]) -> list[str]:
         "",
         f"The shared real transcripts (`../shared/transcripts`), replayed request by request at "
         f"the matched whole-request budget of {results['budget']:,} tokens "
-        "(`benchmarks/real_replay.py`). *Every call*: share of calls, made while the latest "
-        "todo list had unfinished items, whose request shows every one of them. Task events "
-        "(TaskCreate / TaskUpdate) are counted but their retention is not measured yet; the "
-        "peers do not replay these sessions yet.",
+        "(`benchmarks/real_replay.py`). *Every call (todos)*: share of calls, made while the "
+        "latest todo list had unfinished items, whose request shows every one of them at its "
+        "latest status; *every call (tasks)*: the same for the shared task list's unfinished "
+        "tasks (id and status). The peers do not replay these sessions yet.",
         "",
     ]
     if not results["records"]:
@@ -176,16 +178,17 @@ def markdown(results: Mapping[str, Any]) -> list[str]:
     head = (
         "| session | run | calls | compactions | summed input | "
         + " | ".join(f"{p} USD" for p in providers)
-        + " | every call | kept at compactions | task events |"
+        + " | every call (todos) | kept at compactions | task events | every call (tasks) |"
     )
-    lines += [head, "|" + "---|" * 2 + "---:|" * (7 + len(providers) - 1)]
+    lines += [head, "|" + "---|" * 2 + "---:|" * (8 + len(providers) - 1)]
     for r in results["records"]:
         every = f"{r['every_call']:.1%}" if r["todo_checks"] else "no open todo"
+        tasks = f"{r['task_every_call']:.1%}" if r["task_checks"] else "no open task"
         lines.append(
             f"| `{r['session']}` | {r['strategy']} | {r['requests']} | {r['compactions']} | "
             f"{r['summed_input_tokens']:,} | "
             + " | ".join(f"{r['cost'][p]['usd']:.3f}" for p in providers)
-            + f" | {every} | {r['kept']}/{r['expected']} | {r['task_events']} |"
+            + f" | {every} | {r['kept']}/{r['expected']} | {r['task_events']} | {tasks} |"
         )
     for name, why in results["missing"].items():
         lines.append(f"\n`{name}` skipped: {why}.")

@@ -139,6 +139,8 @@ def run_summary(result: ReplayResult) -> dict[str, Any]:
         },
         "todo_checks": result.todo_checks,
         "request_retention": result.request_retention,
+        "task_checks": result.task_checks,
+        "task_retention": result.task_retention,
         "first_request_kept": result.first_request_kept,
         "seconds": round(result.seconds, 3),
         "per_request": {
