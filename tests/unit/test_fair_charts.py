@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from benchmarks import fair_charts
@@ -77,7 +79,7 @@ def test_per_call_chart_without_peers(tmp_path):
 
 def _drawn(monkeypatch, tmp_path, draw):
     """Draw a chart and return its figure (kept open instead of closed)."""
-    figures = []
+    figures: list[Any] = []
     monkeypatch.setattr(plt, "close", figures.append)
     draw(plt, _results(), tmp_path / "c.png")
     (fig,) = figures
