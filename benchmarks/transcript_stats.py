@@ -4,7 +4,8 @@
 and counts, per file: model calls, tool calls, writes of the todo list (``TodoWrite``) and of the
 shared task list (``TaskCreate`` / ``TaskUpdate``), model calls between two list writes, tokens
 of each tool output, model calls per user turn, and failed tool calls (Claude Code's
-``is_error`` results). `pooled` pools them over the files. Run it as
+``is_error`` results), and the tokens of each summary the agent wrote at its own compactions.
+`pooled` pools them over the files. Run it as
 ``python -m benchmarks.transcript_stats`` to print the table ``benchmarks/README.md`` quotes.
 
 Invariants: the figures are a pure function of the files' bytes; a missing folder gives no rows,
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from compaction import (
+    CheckpointData,
     EventData,
     Message,
     TaskCreateData,
@@ -58,6 +60,9 @@ class FileStats:
     """Tokens of each tool output."""
     turn_calls: list[int] = field(default_factory=list)
     """Model calls per user turn."""
+    summary_tokens: list[int] = field(default_factory=list)
+    """Tokens of each summary the agent itself wrote at its own compactions (Claude Code's
+    recorded compact summaries): the output a summary call is priced at."""
 
 
 def _failures(path: Path) -> int:
@@ -100,6 +105,8 @@ def measure_payloads(name: str, payloads: Iterable[EventData]) -> FileStats:
             since = {k: None if v is None else v + 1 for k, v in since.items()}
         elif isinstance(data, Message) and data.role == "tool":
             out.output_tokens.append(tok.count(data.text()))
+        elif isinstance(data, CheckpointData):
+            out.summary_tokens.append(tok.count(data.text))
         elif isinstance(data, TodoWriteData):
             out.todo_writes += 1
             if since["todo"] is not None:
@@ -165,6 +172,7 @@ def pooled(rows: Sequence[FileStats]) -> dict[str, Any]:
         "between_task_events": _spread(_flat(rows, "between_task_events")),
         "output_tokens": _spread(_flat(rows, "output_tokens")),
         "turn_calls": _spread(_flat(rows, "turn_calls")),
+        "summary_tokens": _spread(_flat(rows, "summary_tokens")),
     }
 
 
@@ -173,7 +181,8 @@ def as_json(rows: Sequence[FileStats]) -> dict[str, Any]:
     files: list[Mapping[str, Any]] = []
     for r in rows:
         d = asdict(r)
-        for key in ("between_writes", "between_task_events", "output_tokens", "turn_calls"):
+        keys = ("between_writes", "between_task_events", "output_tokens", "turn_calls")
+        for key in (*keys, "summary_tokens"):
             d[key] = _spread(d[key])
         files.append(d)
     return {"source": str(TRANSCRIPTS.name), "files": files, "pooled": pooled(rows)}

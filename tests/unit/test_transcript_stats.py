@@ -42,3 +42,16 @@ def test_folder_measured_and_tabled(tmp_path):
     pooled = transcript_stats.pooled(rows)
     assert pooled["model_calls"] == rows[0].model_calls + rows[1].model_calls
     assert transcript_stats.measure(tmp_path / "absent") == []
+
+
+def test_recorded_summaries_are_measured():
+    """A recorded compaction's summary is counted in tokens: the output a summary call costs."""
+    from compaction import CheckpointData, get_tokenizer
+
+    text = "The user asked for a parser; two tests still fail."
+    cp = CheckpointData(
+        text=text, first_seq=1, last_seq=2, tokens_before=9, tokens_after=3, summarizer="x"
+    )
+    stats = transcript_stats.measure_payloads("s", [*generate(1, 0), cp])
+    assert stats.summary_tokens == [get_tokenizer().count(text)]
+    assert transcript_stats.pooled([stats])["summary_tokens"]["n"] == 1
