@@ -6,11 +6,11 @@ Each function takes ``matplotlib.pyplot``, the results with their ``comparison``
 - `retention_chart`: every-call retention of every run and peer (worst session), with B's
   after-compaction figure beside it.
 - `cost_chart`: summed cost over the sessions under each provider, every run and peer at the
-  matched budget.
+  matched budget, in the same order of designs on every panel.
 - `per_call_chart`: input tokens per model call on the chart session, one small panel per peer
   configuration, each with B drawn under it for reference.
 
-Invariants: charts only read the results.
+Invariants: charts only read the results; every chart has a legend.
 """
 
 from __future__ import annotations
@@ -35,6 +35,16 @@ def _rows(results: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
             if r["matched"]:
                 out.setdefault(r["name"], []).append(r)
     return out
+
+
+def _kind_handles(plt: ModuleType) -> list[Any]:
+    """Return the legend handles of the bar colours: B, this package's other runs, the peers."""
+    patch = plt.matplotlib.patches.Patch
+    return [
+        patch(color=_OUR_COLOR, label="B (this toolkit)"),
+        patch(color=_OTHER_COLOR, label="this package's other runs"),
+        patch(color=_PEER_COLOR, label="peers"),
+    ]
 
 
 def _color(name: str, kind: str) -> str:
@@ -67,6 +77,7 @@ def retention_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> 
     ax.set_xlim(min([*worst, 100.0]) - 5, 103)
     ax.set_xlabel("every-call retention, %")
     ax.tick_params(axis="y", labelsize=7)
+    ax.legend(handles=_kind_handles(plt), fontsize=7, loc="lower left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -78,9 +89,11 @@ def cost_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> str:
     rows = _rows(results)
     providers = list(results["comparison"]["prices"]["providers"])
     fig, axes = plt.subplots(1, len(providers), figsize=(5 * len(providers), 0.3 * len(rows) + 2))
+    # One order of designs on every panel: by cost at the first provider's prices.
+    first = providers[0]
+    names = sorted(rows, key=lambda n: (sum(r["cost"][first]["usd"] for r in rows[n]), n))
     for ax, provider in zip(axes, providers, strict=True):
         totals = {n: sum(r["cost"][provider]["usd"] for r in rs) for n, rs in rows.items()}
-        names = sorted(totals, key=lambda n: totals[n])
         ax.barh(
             names, [totals[n] for n in names], color=[_color(n, rows[n][0]["kind"]) for n in names]
         )
@@ -88,6 +101,7 @@ def cost_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> str:
         ax.set_title(f"{provider} ({price['model']})", fontsize=9)
         ax.set_xlabel("USD, every session summed")
         ax.tick_params(axis="y", labelsize=6)
+    axes[-1].legend(handles=_kind_handles(plt), fontsize=7, loc="lower right")
     taken = results["comparison"]["prices"]["taken"]
     fig.suptitle(f"Session cost at the matched budget (prices of {taken})", fontsize=10)
     fig.tight_layout()
@@ -121,6 +135,11 @@ def per_call_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> s
         if b is not None:
             ax.plot(b["per_request"]["prompt_tokens"], color=_OUR_COLOR, lw=0.9, label="B")
         ax.plot(rec["metrics"]["prompt_tokens"], color=_PEER_COLOR, lw=0.9, label="peer")
+        budget_tokens = results["config"].get("budget")
+        if budget_tokens:
+            ax.axhline(
+                budget_tokens, color="tab:red", ls="--", lw=0.8, label="whole-request trigger"
+            )
         budget = "" if rec.get("budget") else " (no token budget)"
         ax.set_title(f"{rec['peer']}/{rec['variant']} ({rec['summarizer']}){budget}", fontsize=8)
         ax.tick_params(labelsize=7)

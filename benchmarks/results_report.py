@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import checkpoint_quality, fair_report, throughput, usage_check
+from benchmarks import checkpoint_quality, fair_report, real_replay, throughput, usage_check
 from compaction import CompactionPolicy, get_tokenizer
 from harness.simulation import (
     BASELINE,
@@ -72,6 +72,8 @@ class BenchConfig:
     """Check the Anthropic cache model against the real transcripts' usage (slow: full run)."""
     quality_transcripts: int | None = None
     """How many real transcripts the Checkpoint probes read (None: all; a quick run reads 1)."""
+    real_sessions: tuple[str, ...] | None = None
+    """The real transcripts replayed under every run (`benchmarks.real_replay`; None: all)."""
 
     @classmethod
     def full(cls) -> BenchConfig:
@@ -94,6 +96,7 @@ class BenchConfig:
             "synthetic-t4-s0",
             quick=True,
             quality_transcripts=1,
+            real_sessions=real_replay.QUICK_SESSIONS,
         )
 
     def policy(self) -> CompactionPolicy:
@@ -136,6 +139,8 @@ def run_summary(result: ReplayResult) -> dict[str, Any]:
         },
         "todo_checks": result.todo_checks,
         "request_retention": result.request_retention,
+        "task_checks": result.task_checks,
+        "task_retention": result.task_retention,
         "first_request_kept": result.first_request_kept,
         "seconds": round(result.seconds, 3),
         "per_request": {
@@ -222,6 +227,7 @@ def run_bench(
         max_transcripts=config.quality_transcripts,
     )
     say("checkpoint probes: " + _quality_line(quality))
+    real = real_replay.run(window=config.window_tokens, sessions=config.real_sessions, progress=say)
     scale = throughput.run(config.scale_sizes, progress=say)
     peers = read_peers(peers_path) if peers_path else {"available": False, "reason": "not read"}
     return {
@@ -241,6 +247,7 @@ def run_bench(
         "summary": summarize(runs),
         "throughput": scale,
         "checkpoint_quality": quality,
+        "real_replay": real,
         "peers": peers,
         "usage_check": check_usage(TRANSCRIPTS)
         if config.real_usage
@@ -649,6 +656,8 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
     lines += fair_report.usage_section(results)
     lines += throughput_section(results)
     lines += quality_section(results)
+    if results.get("real_replay"):
+        lines += real_replay.markdown(results["real_replay"])
     lines += ["## Charts", ""]
     lines += [f"![{c}]({c})" for c in charts] if charts else [results.get("charts_note", "")]
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import importlib
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 
@@ -38,7 +39,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "variants, no compaction), count the cache hits of the DeepSeek, OpenAI, Anthropic "
             "and vLLM cache models, measure throughput from 10^3 to 10^6 events, read the "
             "peers' results (peers.json) if present, and write results.json, report.md and PNG "
-            "charts to DIR. --quick runs one short session and small sizes (under two minutes). "
+            "charts to DIR. --quick runs one short session and small sizes (under two "
+            "minutes) and, without --out, writes to a fresh temporary folder (printed), "
+            "never to the committed benchmarks/results/; only a full run rewrites those. "
             "The suite lives in a checkout of the repository (benchmarks/), not in the installed "
             "package: run it from the checkout."
         ),
@@ -55,7 +58,10 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help="output folder (default: the checkout's benchmarks/results/)",
+        help=(
+            "output folder (default: the checkout's benchmarks/results/ for a full run or "
+            "--report-only, a fresh temporary folder for --quick)"
+        ),
     )
     p.add_argument(
         "--peers",
@@ -129,10 +135,23 @@ def _peers_path(args: argparse.Namespace, out: Path, default_out: Path) -> Path:
     return local if local.is_file() else default_out / "peers.json"
 
 
+def output_folder(args: argparse.Namespace, default_out: Path) -> Path:
+    """Return where the run writes: `--out`, a fresh temp folder for `--quick`, else the default.
+
+    A quick run never writes into the committed results: without `--out` it gets a new folder
+    under the system's temporary directory (`harness-bench-quick-*`), which the command prints.
+    """
+    if args.out is not None:
+        return Path(args.out)
+    if args.quick and not args.report_only:
+        return Path(tempfile.mkdtemp(prefix="harness-bench-quick-"))
+    return default_out
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark and print where the report is."""
     suite = load_suite()
-    out = Path(args.out) if args.out is not None else suite.DEFAULT_OUT
+    out = output_folder(args, suite.DEFAULT_OUT)
     config = suite.BenchConfig.quick_run() if args.quick else suite.BenchConfig.full()
     if args.sizes:
         config = dataclasses.replace(config, scale_sizes=tuple(args.sizes))
@@ -160,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"out": str(out), **{name: str(path) for name, path in paths.items()}})
         return 0
+    print(f"out: {out}")
     for name, path in paths.items():
         print(f"{name}: {path}")
     return 0

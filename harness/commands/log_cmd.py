@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
 from compaction import (
+    DEFAULT_WINDOW,
     RULES,
     TOKENIZER_NAMES,
     CheckpointRecorded,
@@ -42,6 +44,7 @@ from harness.output import (
     count_lines,
     examples,
     is_large,
+    positive_int,
     print_json,
     progress,
 )
@@ -57,6 +60,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "harness log s.jsonl",
             "harness log s.jsonl --json",
             "harness log --schema",
+            "harness log s.jsonl --plot requests.png --window 200000",
         ),
         help="validate a log and summarise it",
         description=(
@@ -84,6 +88,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--modes-file", metavar="FILE", help="user modes (TOML or JSON)")
+    p.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE.png",
+        help="draw the request size of each model call (from usage/report where present, "
+        "else counted), compactions marked and the window drawn; needs the charts extra",
+    )
+    p.add_argument(
+        "--window",
+        type=positive_int,
+        default=DEFAULT_WINDOW,
+        metavar="N",
+        help=f"the context window --plot draws (default: {DEFAULT_WINDOW})",
+    )
     p.set_defaults(func=run)
 
 
@@ -96,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give a LOG to summarise, or --schema")
     if args.seq is not None:
         return _show(args)
+    if args.plot is not None:
+        return _plot(args)
     shown = redact_url(args.log)  # a store URL's password is never printed
     report = ReadReport(path=shown)
     usage, warnings, open_turns = _check(args, report)
@@ -219,6 +239,35 @@ def _print_open_turns(turns: list[dict[str, object]]) -> None:
     for turn in turns[-MAX_OPEN_TURNS:]:
         work = OpenWork.model_validate({k: v for k, v in turn.items() if k != "seq"})
         sys.stdout.write(f"  turn/end at seq {turn['seq']}: {open_work_text(work)}\n")
+
+
+def _plot(args: argparse.Namespace) -> int:
+    """Draw the log's request sizes to --plot (see `harness.commands.log_plot`)."""
+    from harness.commands.log_plot import plot_series, request_series
+
+    events = read_log(args, ReadReport(path=redact_url(args.log)))
+    series = request_series(events, get_tokenizer(args.tokenizer))
+    if not series.sizes:
+        raise LogError(f"{redact_url(args.log)} holds no model call (no assistant message) to plot")
+    path = plot_series(series, args.plot, window=args.window, title=redact_url(args.log))
+    summary = {
+        "plot": str(path),
+        "model_calls": len(series.sizes),
+        "reported_calls": series.reported_calls,
+        "compactions": len(series.compactions),
+        "peak_request_tokens": max(series.sizes),
+        "window": args.window,
+    }
+    if args.json:
+        print_json(summary)
+    else:
+        print(
+            f"wrote {path}: {summary['model_calls']} model calls "
+            f"({summary['reported_calls']} from usage/report), "
+            f"{summary['compactions']} compactions, peak {summary['peak_request_tokens']:,} "
+            f"tokens against a {args.window:,}-token window"
+        )
+    return 0
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -46,6 +46,7 @@ from harness.simulation.demo import (
     DEFAULT_SEED,
     DEFAULT_TURNS,
     DEFAULT_WINDOW,
+    DEMO_PROFILE,
     DemoResult,
     run_demo,
 )
@@ -70,12 +71,20 @@ from harness.simulation.request_replay import (
     replay,
     serialize,
 )
-from harness.simulation.sessions import (
+from harness.simulation.session_exchange import (
     EXCHANGE_FORMAT,
     dump_exchange,
-    generate,
     load_exchange,
     to_exchange,
+)
+from harness.simulation.session_profiles import (
+    DEFAULT_PROFILE,
+    PROFILES,
+    SessionProfile,
+    get_profile,
+)
+from harness.simulation.sessions import (
+    generate,
     unfinished,
     user_tools,
     write_session,
@@ -86,12 +95,15 @@ __all__ = [
     "BLIND_RUNS",
     "CONTENT_BLIND_SUMMARY",
     "CONTRASTS",
+    "DEFAULT_PROFILE",
     "DEFAULT_SEED",
     "DEFAULT_TURNS",
     "DEFAULT_WINDOW",
+    "DEMO_PROFILE",
     "ENVIRONMENT",
     "EXCHANGE_FORMAT",
     "PRICES_PATH",
+    "PROFILES",
     "PROVIDER_MODELS",
     "STRATEGIES",
     "SWITCH_VARIANTS",
@@ -109,6 +121,7 @@ __all__ = [
     "PriceTable",
     "ReplayResult",
     "SegmentTokens",
+    "SessionProfile",
     "Strategy",
     "SummarizerFor",
     "SummaryCallRecord",
@@ -119,6 +132,7 @@ __all__ = [
     "default_prices",
     "dump_exchange",
     "generate",
+    "get_profile",
     "load_exchange",
     "load_prices",
     "log_payloads",

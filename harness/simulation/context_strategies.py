@@ -28,6 +28,7 @@ model-facing text comes from ``harness/simulation/templates``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -39,6 +40,8 @@ from compaction import (
     CompactionError,
     EventData,
     Message,
+    TaskCreateData,
+    TaskUpdateData,
     TodoItem,
     TodoStatus,
     TodoWriteData,
@@ -96,7 +99,11 @@ class Strategy:
     compaction: bool = True
 
     def transform(self, payloads: Iterable[EventData]) -> list[EventData]:
-        """Return the log this strategy replays (A: the list as a message, no todo events)."""
+        """Return the log this strategy replays (A: the list as a message, no todo events).
+
+        A keeps the shared task list only in the messages too: its task events are dropped,
+        so no Checkpoint copies a task by code.
+        """
         if self.todos != "message":
             return list(payloads)
         out: list[EventData] = []
@@ -104,6 +111,8 @@ class Strategy:
         for p in payloads:
             if isinstance(p, TodoWriteData):
                 latest = p.todos
+                continue
+            if isinstance(p, TaskCreateData | TaskUpdateData):
                 continue
             if isinstance(p, Message) and p.role == "tool" and _answers_todo(out, p):
                 text = render_todos("todo_message.md.j2", latest)
@@ -185,6 +194,86 @@ def _from_call(arguments: str) -> dict[str, TodoStatus] | None:
         return {str(t["content"]).strip(): t["status"] for t in args["todos"]}
     except (ValueError, KeyError, TypeError):
         return None
+
+
+TASK_CREATE_NAMES: frozenset[str] = frozenset({"task_create", "TaskCreate"})
+TASK_UPDATE_NAMES: frozenset[str] = frozenset({"task_update", "TaskUpdate"})
+_CREATED = re.compile(r"^(?:Created task |Task #)([A-Za-z0-9_.:-]{1,64}?)(?::| )")
+"""A task tool's answer that names the new task: ours (``Created task 3: ...``) or Claude
+Code's (``Task #3 created successfully: ...``)."""
+
+
+def created_task_id(answer: str) -> str | None:
+    """Return the id a task-create answer names (ours or Claude Code's), or None."""
+    hit = _CREATED.match(answer)
+    return hit.group(1) if hit else None
+
+
+def update_args(arguments: str) -> tuple[str, str] | None:
+    """Return (task id, status) of a task-update call's arguments, if it sets a status."""
+    try:
+        args = json.loads(arguments)
+        task, status = args.get("id", args.get("taskId")), args.get("status")
+    except (ValueError, AttributeError):
+        return None
+    if isinstance(task, str | int) and isinstance(status, str):
+        return str(task), status
+    return None
+
+
+def visible_tasks(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Return the shared tasks a model would read in an OpenAI-format request, id -> status.
+
+    The latest statement wins: a Checkpoint's tasks (Pending Jobs: ``pending``, Current Work:
+    ``in_progress``) replace what came before; then each task-create answer (``pending``) and
+    each task-update call that sets a status, in order.
+    """
+    preamble = checkpoint_preamble()
+    creates: set[str] = set()
+    state: dict[str, str] = {}
+    for m in messages:
+        content = m.get("content")
+        text = content if isinstance(content, str) else ""
+        if m["role"] == "user" and text.startswith(preamble):
+            found = _tasks_from_checkpoint(text[len(preamble) :])
+            if found is not None:
+                state = dict(found)
+        elif m["role"] == "tool" and m.get("tool_call_id") in creates:
+            created = created_task_id(text)
+            if created:
+                state[created] = "pending"
+        for call in m.get("tool_calls") or ():
+            name = call["function"]["name"]
+            if name in TASK_CREATE_NAMES:
+                creates.add(call["id"])
+            elif name in TASK_UPDATE_NAMES:
+                update = update_args(call["function"]["arguments"])
+                if update:
+                    state[update[0]] = update[1]
+    return state
+
+
+@lru_cache(maxsize=256)
+def _tasks_from_checkpoint(text: str) -> tuple[tuple[str, str], ...] | None:
+    try:
+        checkpoint = parse_checkpoint(text)
+    except CompactionError:
+        return None
+    return tuple(
+        [(t.id, "pending") for t in checkpoint.pending_tasks]
+        + [(t.id, "in_progress") for t in checkpoint.current_tasks]
+    )
+
+
+def recorded_todos(arguments: str) -> tuple[TodoItem, ...]:
+    """Return the list a full-overwrite todo call wrote, read leniently (content and status).
+
+    For other agents' tools (Claude Code's ``TodoWrite`` items also hold ``activeForm``): an
+    item with an unknown status is left out; arguments that are not such a list give ``()``.
+    """
+    state = _from_call(arguments) or {}
+    allowed = ("pending", "in_progress", "completed")
+    return tuple(TodoItem(content=c, status=s) for c, s in state.items() if c and s in allowed)
 
 
 @lru_cache(maxsize=256)

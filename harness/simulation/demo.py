@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from compaction import (
     CompactionPolicy,
@@ -46,8 +47,11 @@ from prompts import (
     switch_mode,
 )
 
-DEFAULT_TURNS = 24
+DEFAULT_TURNS = 12
+"""With the `real` shape, about 300 model calls: long enough to compact a dozen times."""
 DEFAULT_SEED = 7
+DEMO_PROFILE = "real"
+"""The demo's session shape: the list written rarely, long work between (see `PROFILES`)."""
 DEFAULT_WINDOW = 32_000
 """A small window, so a short demo compacts several times."""
 
@@ -56,6 +60,12 @@ PLAN_ATTEMPT = '{"todos": [{"content": "Implement the plan", "status": "in_progr
 
 Progress = Callable[[str, int, int], None]
 """Called as (stage, done, total) while the demo runs."""
+
+OURS = "this toolkit"
+BASELINE_LABEL = "no compaction"
+SMALL_CONTRAST = 0.05
+"""A contrast whose design lost sight of unfinished tasks on fewer than this share of calls
+is called small: the demo says so rather than let the table suggest more."""
 
 CONTRASTS: dict[str, tuple[str, SummarizerFor | None]] = {
     "list in the messages": ("A", None),
@@ -81,6 +91,77 @@ class DemoResult:
     """The same session under each of `CONTRASTS`, by label."""
     output_tokens: int = 0
     """Tokens the model generated over the session (the same under every design)."""
+    profile: str = DEMO_PROFILE
+    """The session's shape (a name of `harness.simulation.PROFILES`)."""
+
+    def runs(self) -> dict[str, ReplayResult]:
+        """Return every replay by label: this toolkit, the contrasts, then no compaction."""
+        assert self.ours is not None  # run_demo always replays both
+        assert self.baseline is not None
+        return {OURS: self.ours, **self.contrasts, BASELINE_LABEL: self.baseline}
+
+    def design_figures(self, result: ReplayResult) -> dict[str, Any]:
+        """Return one design's figures: calls, tokens, cache hits, tasks in sight, costs."""
+        return {
+            "model_calls": len(result.records),
+            "compactions": result.compactions,
+            "summed_input_tokens": result.total_prompt_tokens,
+            "last_request_tokens": result.records[-1].prompt_tokens if result.records else 0,
+            "cache_hit_rates": {k: round(v, 4) for k, v in self.hit_rates(result).items()},
+            "ideal_hit_rate": round(result.total_ideal / (result.total_prompt_tokens or 1), 4),
+            "calls_checked": result.todo_checks,
+            "calls_lost_sight": result.todo_checks - result.todo_held,
+            "every_call": round(result.request_retention, 4),
+            "kept_at_compactions": result.kept,
+            "expected_at_compactions": result.expected,
+            "cost_usd": {p: round(c.usd, 6) for p, c in self.costs(result).items()},
+        }
+
+    def contrast_figures(self) -> list[dict[str, Any]]:
+        """Return, per contrast, what it lost against this toolkit and what it cost."""
+        assert self.ours is not None
+        ours = self.costs(self.ours)
+        out = []
+        for label, other in self.contrasts.items():
+            lost = other.todo_checks - other.todo_held
+            share = lost / other.todo_checks if other.todo_checks else 0.0
+            theirs = self.costs(other)
+            out.append(
+                {
+                    "design": label,
+                    "calls_lost_sight": lost,
+                    "calls_checked": other.todo_checks,
+                    "share_lost": round(share, 4),
+                    "small": share < SMALL_CONTRAST,
+                    "kept_at_compactions": other.kept,
+                    "expected_at_compactions": other.expected,
+                    "extra_cost_of_ours": {
+                        p: round(ours[p].usd / theirs[p].usd - 1, 4) if theirs[p].usd else 0.0
+                        for p in ours
+                    },
+                }
+            )
+        return out
+
+    def figures(self) -> dict[str, Any]:
+        """Return every figure the demo prints, as plain data (what ``--json`` carries).
+
+        ``designs`` is a list in the printed order: this toolkit, the contrasts, no compaction.
+        """
+        assert self.ours is not None
+        return {
+            "profile": self.profile,
+            "events": self.events,
+            "compactions": len(self.compactions),
+            "unfinished": list(self.unfinished),
+            "savings": round(self.savings, 4),
+            "output_tokens": self.output_tokens,
+            "designs": [
+                {"design": label, **self.design_figures(r)} for label, r in self.runs().items()
+            ],
+            "contrasts": self.contrast_figures(),
+            "small_contrast_below": SMALL_CONTRAST,
+        }
 
     def costs(self, result: ReplayResult) -> dict[str, Cost]:
         """Return the session's cost under each provider's prices, by provider."""
@@ -154,11 +235,17 @@ def run_demo(
     window: int = DEFAULT_WINDOW,
     log: Path,
     progress: Progress | None = None,
+    profile: str = DEMO_PROFILE,
 ) -> DemoResult:
-    """Run the demo: the live session, then the replays for the figures."""
-    payloads = generate(turns=turns, seed=seed)
+    """Run the demo: the live session, then the replays for the figures.
+
+    Raises:
+        ValueError: `profile` names no session profile.
+    """
+    payloads = generate(turns=turns, seed=seed, profile=profile)
     policy = CompactionPolicy(window_tokens=window)
     result = live_session(payloads, log, policy, progress)
+    result.profile = profile
     result.unfinished = tuple(t.content for t in unfinished(payloads))
     calls = sum(1 for p in payloads if isinstance(p, Message) and p.role == "assistant")
 

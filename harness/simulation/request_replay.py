@@ -64,6 +64,8 @@ from compaction import (
     Message,
     Session,
     Summarizer,
+    TaskCreateData,
+    TaskUpdateData,
     TodoItem,
     TodoWriteData,
     Tokenizer,
@@ -80,7 +82,19 @@ from harness.simulation.cache_models import (
     DeepSeekCache,
     pack,
 )
-from harness.simulation.context_strategies import TODO_TOOL, Strategy, retained, visible_todos
+from harness.simulation.context_strategies import (
+    TASK_CREATE_NAMES,
+    TASK_UPDATE_NAMES,
+    TODO_TOOL,
+    TODO_TOOL_NAMES,
+    Strategy,
+    created_task_id,
+    recorded_todos,
+    retained,
+    update_args,
+    visible_tasks,
+    visible_todos,
+)
 from harness.simulation.sessions import user_tools
 from prompts import (
     DEFAULT_MODE,
@@ -155,6 +169,14 @@ class RequestRecord:
     checkpoint_tokens: int = 0
     """Tokens of the Checkpoint message in the request (0 without one): of what a compaction
     keeps, the summary; the rest of the messages is the verbatim tail."""
+    latest_tool_kept: bool | None = None
+    """The latest tool result of the session is in the request (whole or clipped); None before
+    the first tool result."""
+
+    @property
+    def tail_tokens(self) -> int:
+        """Tokens of the request's messages after the Checkpoint: what the model has verbatim."""
+        return max(0, self.prompt_tokens - self.fixed_tokens - self.checkpoint_tokens)
 
 
 @dataclass(frozen=True)
@@ -192,6 +214,10 @@ class ReplayResult:
     """Calls made while the latest todo list had unfinished items."""
     todo_held: int = 0
     """Of those, calls whose request shows every unfinished item at its latest status."""
+    task_checks: int = 0
+    """Calls made while the shared task list had unfinished (pending, in progress) tasks."""
+    task_held: int = 0
+    """Of those, calls whose request shows every unfinished task (id) at its latest status."""
     first_request_kept: bool = False
     """The user's first request is still in the last request, verbatim."""
     seconds: float = 0.0
@@ -217,6 +243,11 @@ class ReplayResult:
     def request_retention(self) -> float:
         """Share of calls showing every unfinished item (1.0 when none had to)."""
         return self.todo_held / self.todo_checks if self.todo_checks else 1.0
+
+    @property
+    def task_retention(self) -> float:
+        """Share of calls showing every unfinished shared task (1.0 when none had to)."""
+        return self.task_held / self.task_checks if self.task_checks else 1.0
 
     @property
     def total_prompt_tokens(self) -> int:
@@ -255,6 +286,12 @@ class _Loop:
     exact: CacheSimulator = field(default_factory=lambda: DeepSeekCache(unit=1).simulator())
     """Longest token prefix shared with any earlier request, unrounded."""
     summarizer_for: SummarizerFor | None = None
+    last_tool: str | None = None
+    """Call id of the latest tool result appended."""
+    tasks: dict[str, str] = field(default_factory=dict)
+    """The shared task list's truth, id -> status: from the task events, or (A) the calls."""
+    task_calls: set[str] = field(default_factory=set)
+    """Ids of the task-create calls not answered yet."""
     fixed: dict[tuple[str, str | None], int] = field(default_factory=dict)
     """Fixed request tokens by (prompt mode, system suffix), counted once each."""
 
@@ -280,10 +317,27 @@ class _Loop:
         """Track the latest todo list from the calls (A records no todo/write events)."""
         if message.role == "user" and self.first_request is None:
             self.first_request = message.text()
+        if message.role == "tool" and message.tool_call_id:
+            self.last_tool = message.tool_call_id
+            if message.tool_call_id in self.task_calls:
+                self.task_calls.discard(message.tool_call_id)
+                created = created_task_id(message.text())
+                if created:
+                    self.tasks[created] = "pending"
         for call in message.tool_calls or ():
             if call.function.name == TODO_TOOL:
                 with contextlib.suppress(ToolInputError):
                     self.truth = parse_todo_write(call.function.arguments, allow_parallel=True)
+            elif call.function.name in TASK_CREATE_NAMES:
+                self.task_calls.add(call.id)
+            elif call.function.name in TASK_UPDATE_NAMES:
+                update = update_args(call.function.arguments)
+                if update:
+                    self.tasks[update[0]] = update[1]
+            elif call.function.name in TODO_TOOL_NAMES:
+                # Another agent's list tool (Claude Code's TodoWrite in an imported session):
+                # its items carry more fields than ours, so read content and status alone.
+                self.truth = recorded_todos(call.function.arguments) or self.truth
 
     def fixed_tokens(self) -> int:
         """Tokens of the system prompt (with the strategy's suffix) and the tool catalog."""
@@ -380,6 +434,11 @@ class _Loop:
         if expected and record:
             self.result.todo_checks += 1
             self.result.todo_held += retained(expected, visible) == len(expected)
+        open_tasks = {k: v for k, v in self.tasks.items() if v in ("pending", "in_progress")}
+        if open_tasks and record:
+            seen = visible_tasks(req["messages"])
+            self.result.task_checks += 1
+            self.result.task_held += all(seen.get(k) == v for k, v in open_tasks.items())
         if compacted or final:
             self.result.retention_checks.append(
                 (index if record else index - 1, len(expected), retained(expected, visible))
@@ -415,6 +474,9 @@ class _Loop:
         # Checkpoint when there is one.
         checkpoint = len(packed[2 + len(window.system)]) if window.checkpoint is not None else 0
         marks = self.breakpoints(packed) if "anthropic" in self.sims else []
+        kept = None
+        if self.last_tool is not None:
+            kept = any(m.tool_call_id == self.last_tool for m in window.messages)
         hits = {name: sim.serve(data, marks) for name, sim in self.sims.items()}
         exact = self.exact.serve(data)
         self.result.records.append(
@@ -430,6 +492,7 @@ class _Loop:
                 compacted=compacted,
                 fixed_tokens=stable_end,
                 checkpoint_tokens=checkpoint // 4,
+                latest_tool_kept=kept,
             )
         )
         self.seen = frozenset(lines[2:])
@@ -542,6 +605,8 @@ def _drive(
             continue
         if isinstance(p, TodoWriteData):
             loop.truth = p.todos  # the log's own record wins over a call's arguments
+        if isinstance(p, TaskCreateData | TaskUpdateData):
+            loop.tasks[p.task.id] = p.task.status
         if isinstance(p, Message):
             if p.role == "assistant":
                 loop.call()

@@ -7,16 +7,22 @@ completed, each recorded as the assistant's call, a `todo/write` event and the t
 result; a Plan-mode phase (a `turn/start` with ``mode="plan"`` in which the agent only reads and
 then presents a plan, followed by an agent turn that carries the plan out); one request
 interrupted by the user; and a last turn cut off mid-work, so that todos are unfinished at the
-end. Sizes follow a real Claude Code session (file reads of 2-12 kB, test logs of 1-8 kB).
+end.
 
-`write_session` appends the payloads to a `compaction.Session` log; `dump_exchange` writes the
-same session as plain OpenAI-format messages plus todo writes, for peers that run outside this
-package (the format is documented in ``benchmarks/README.md``); `load_exchange` reads it back.
+`write_session` appends the payloads to a `compaction.Session` log. The words and tool outputs
+come from `harness.simulation.session_text`; the exchange format for peers that run outside this
+package is `harness.simulation.session_exchange`.
 
-Invariants: the same `(turns, seed)` gives the same payloads, byte for byte; every `todo_write`
-call in a session passes `compaction.parse_todo_write`; every tool call is answered by exactly one
-tool message right after its assistant message; no `todo_write` call is made in Plan mode; the
-latest todo list at the end of a session holds at least one unfinished item.
+Sessions come in named shapes (`PROFILES`): ``stepwise`` (the original shape, kept byte for byte:
+the list rewritten after every item, one action per item) and ``real`` (the default of the demo:
+calibrated on the shared real transcripts, see ``benchmarks/README.md``: each item takes several
+actions, the list is rewritten after an item only now and then, so long stretches of work pass
+between two writes, and an occasional tool output is very large).
+
+Invariants: the same `(turns, seed, profile)` gives the same payloads, byte for byte; every
+`todo_write` call in a session passes `compaction.parse_todo_write`; every tool call is answered
+by exactly one tool message right after its assistant message; no `todo_write` call is made in
+Plan mode; the latest todo list at the end of a session holds at least one unfinished item.
 """
 
 from __future__ import annotations
@@ -44,127 +50,27 @@ from compaction import (
     parse_todo_write,
     summary_line,
 )
-
-EXCHANGE_FORMAT = "context-harness/session-exchange"
-EXCHANGE_VERSION = 1
-
-Kind = Literal["read", "search", "edit", "test", "docs", "run"]
-
-_NOUNS = (
-    "config",
-    "parser",
-    "cache",
-    "session",
-    "router",
-    "retry",
-    "metrics",
-    "auth",
-    "export",
-    "schema",
-    "report",
-    "queue",
-    "upload",
-    "webhook",
-    "billing",
-    "scheduler",
-    "migration",
-    "search",
-    "invoice",
-    "profile",
+from harness.simulation.session_profiles import (
+    DEFAULT_PROFILE,
+    STEPWISE,
+    SessionProfile,
+    get_profile,
 )
-_PACKAGES = ("app", "core", "api", "services", "storage", "cli", "utils")
-_VERBS = ("load", "parse", "render", "validate", "flush", "fetch", "merge", "resolve", "encode")
-_ERRORS = (
-    "KeyError: 'timeout'",
-    "AssertionError: assert 3 == 2",
-    "TypeError: 'NoneType' object is not subscriptable",
-    "ValueError: invalid literal for int() with base 10: ''",
-    "AttributeError: 'Settings' object has no attribute 'retries'",
-    "sqlite3.OperationalError: no such column: created_at",
-)
-
-_TEMPLATES: tuple[tuple[str, tuple[tuple[Kind, str], ...]], ...] = (
-    (
-        "Add a `--{flag}` option to the `{cmd}` command so that {noun} output can be {adj}. "
-        "Keep the default behaviour unchanged and add tests.",
-        (
-            ("read", "Read how the `{cmd}` command parses its options"),
-            ("edit", "Add the `--{flag}` option to the `{cmd}` parser"),
-            ("edit", "Pass the {flag} setting through to the {noun} renderer"),
-            ("edit", "Write tests for `--{flag}`"),
-            ("test", "Run the test suite and fix failures"),
-            ("docs", "Document `--{flag}` in the README"),
-        ),
-    ),
-    (
-        "The {noun} tests started failing after yesterday's merge with `{error}`. "
-        "Find the cause and fix it without skipping any test.",
-        (
-            ("test", "Reproduce the {noun} test failure"),
-            ("search", "Find where `{func}` changed in the merge"),
-            ("read", "Read `{path}` around the failing call"),
-            ("edit", "Fix the {noun} handling in `{path}`"),
-            ("test", "Run the {noun} tests again"),
-        ),
-    ),
-    (
-        "Refactor `{path}` so that all {noun} handling lives in one module. "
-        "Behaviour must stay identical; the public functions keep their names.",
-        (
-            ("search", "List every caller of the {noun} helpers"),
-            ("read", "Read `{path}` and its tests"),
-            ("edit", "Move the {noun} helpers into `{newpath}`"),
-            ("edit", "Update the imports of every caller"),
-            ("test", "Run the full test suite"),
-            ("run", "Run the linter and type checker"),
-        ),
-    ),
-    (
-        "Add retry with exponential backoff to the {noun} client: at most {n} attempts, "
-        "only on timeouts and 5xx responses, and log each retry.",
-        (
-            ("read", "Read the {noun} client in `{path}`"),
-            ("edit", "Add a backoff helper with jitter"),
-            ("edit", "Retry timeouts and 5xx responses in `{func}`"),
-            ("edit", "Log each retry with its attempt number"),
-            ("edit", "Write tests with a fake clock"),
-            ("test", "Run the {noun} client tests"),
-        ),
-    ),
-    (
-        "Write a migration that renames the `{old}` column of the {noun} table to `{new}`, "
-        "and update every query that uses it.",
-        (
-            ("search", "Find every query that uses `{old}`"),
-            ("edit", "Write the migration renaming `{old}` to `{new}`"),
-            ("edit", "Update the {noun} queries"),
-            ("test", "Run the migration tests"),
-            ("docs", "Note the rename in the changelog"),
-        ),
-    ),
-)
-
-_PLAN_REQUEST = (
-    "Before we change anything: plan how to add a {noun} export to CSV and JSON, streaming, "
-    "with the same filters as the {noun} list endpoint. Read what you need, but do not edit "
-    "files yet. Show me the plan first."
-)
-_PLAN_STEPS: tuple[tuple[Kind, str], ...] = (
-    ("read", "Read the {noun} list endpoint and its filters"),
-    ("edit", "Add a streaming {noun} exporter for CSV and JSON"),
-    ("edit", "Expose `GET /{noun}/export` with the list filters"),
-    ("edit", "Write tests for both formats and an empty result"),
-    ("test", "Run the API test suite"),
-    ("docs", "Document the export endpoint"),
-)
-_APPROVE = "The plan looks good. Go ahead, and keep the export memory-bounded."
-_INTERRUPT = "Stop that for now, something more urgent came up; we'll come back to it. {request}"
-_NARRATION = (
-    "Let me look at {what} first.",
-    "I'll check {what} before changing anything.",
-    "Next, {what}.",
-    "Now {what}.",
-    "That explains it. Moving on to {what}.",
+from harness.simulation.session_text import (
+    APPROVE,
+    ERRORS,
+    INTERRUPT,
+    NARRATION,
+    NOUNS,
+    PACKAGES,
+    PLAN_REQUEST,
+    PLAN_STEPS,
+    TEMPLATES,
+    VERBS,
+    Kind,
+    code_line,
+    source_file,
+    test_log,
 )
 
 
@@ -192,6 +98,7 @@ class _Builder:
 
     spec: SessionSpec
     rng: random.Random
+    profile: SessionProfile = STEPWISE
     out: list[EventData] = field(default_factory=list)
     turn: int = 0
     calls: int = 0
@@ -230,21 +137,21 @@ class _Builder:
     # --- content -----------------------------------------------------------------------------
 
     def path(self) -> str:
-        pkg = self.rng.choice(_PACKAGES)
-        return f"src/{pkg}/{self.rng.choice(_NOUNS)}.py"
+        pkg = self.rng.choice(PACKAGES)
+        return f"src/{pkg}/{self.rng.choice(NOUNS)}.py"
 
     def words(self) -> dict[str, str]:
         r = self.rng
-        noun = r.choice(_NOUNS)
+        noun = r.choice(NOUNS)
         return {
             "noun": noun,
             "flag": r.choice(("verbose", "dry-run", "json", "since", "limit", "color")),
             "cmd": r.choice(("export", "sync", "report", "import", "serve")),
             "adj": r.choice(("filtered", "paged", "machine-readable", "quieter")),
-            "error": r.choice(_ERRORS),
-            "func": f"{r.choice(_VERBS)}_{noun}",
-            "path": f"src/{r.choice(_PACKAGES)}/{noun}.py",
-            "newpath": f"src/{r.choice(_PACKAGES)}/{noun}_ops.py",
+            "error": r.choice(ERRORS),
+            "func": f"{r.choice(VERBS)}_{noun}",
+            "path": f"src/{r.choice(PACKAGES)}/{noun}.py",
+            "newpath": f"src/{r.choice(PACKAGES)}/{noun}_ops.py",
             "n": str(r.randint(3, 6)),
             "old": r.choice(("created", "owner", "ts", "kind")),
             "new": r.choice(("created_at", "owner_id", "timestamp", "category")),
@@ -252,16 +159,16 @@ class _Builder:
 
     def read_result(self, path: str) -> str:
         version = self.edits.get(path, 0)
-        return _source_file(self.spec.seed, path, version, self.rng.randint(40, 260))
+        return source_file(self.spec.seed, path, version, self.rng.randint(40, 260))
 
     def test_log(self, failing: bool) -> str:
-        return _test_log(self.rng, failing)
+        return test_log(self.rng, failing)
 
     def grep_result(self, pattern: str) -> str:
         r = self.rng
         lines = []
         for _ in range(r.randint(6, 40)):
-            lines.append(f"{self.path()}:{r.randint(1, 400)}:    {_code_line(r, pattern)}")
+            lines.append(f"{self.path()}:{r.randint(1, 400)}:    {code_line(r, pattern)}")
         return "\n".join(lines)
 
     # --- actions -----------------------------------------------------------------------------
@@ -270,7 +177,7 @@ class _Builder:
         """Do the work of one todo item (or one planning step): 1 to 3 model calls."""
         r = self.rng
         what = item[0].lower() + item[1:]
-        text = r.choice(_NARRATION).format(what=what) if r.random() < 0.6 else None
+        text = r.choice(NARRATION).format(what=what) if r.random() < 0.6 else None
         if kind == "read" or (readonly and kind != "search"):
             paths = [words["path"], self.path()][: r.randint(1, 2)]
             calls = [("read_file", {"path": p}, self.read_result(p)) for p in paths]
@@ -298,88 +205,37 @@ class _Builder:
             self.tools([("run_command", {"command": cmd}, self.test_log(failing=False))], None)
         else:
             cmd = r.choice(("ruff check .", "mypy src", "git status --short"))
-            out = "\n".join(_code_line(r, "ok") for _ in range(r.randint(3, 15)))
+            out = "\n".join(code_line(r, "ok") for _ in range(r.randint(3, 15)))
             self.tools([("run_command", {"command": cmd}, f"exit 0\n{out}")], text)
 
+    def work(self, kind: Kind, item: str, words: dict[str, str]) -> None:
+        """Do one item: the profile's exploratory actions, then the item's own action."""
+        low, high = self.profile.extra_actions
+        extra = self.rng.randint(low, high) if high else 0
+        for _ in range(extra):
+            if self.rng.random() < self.profile.huge_output_chance:
+                p = self.path()
+                big = source_file(self.spec.seed, p, -1, self.rng.randint(800, 1400))
+                self.tools([("read_file", {"path": p}, big)], None)
+            else:
+                look: Kind = self.rng.choice(("read", "search", "run"))
+                self.act(look, item, words)
+        self.act(kind, item, words)
+
+    def rewrites(self) -> bool:
+        """Whether the agent rewrites its list after the item it just finished."""
+        chance = self.profile.rewrite_chance
+        return chance >= 1.0 or self.rng.random() < chance
+
     def edit_args(self, r: random.Random, path: str, words: dict[str, str]) -> dict[str, str]:
-        old = _code_line(r, words["func"])
-        new = old + "\n" + _code_line(r, words["noun"])
+        old = code_line(r, words["func"])
+        new = old + "\n" + code_line(r, words["noun"])
         return {"path": path, "old_text": old, "new_text": new}
 
 
 def _args(obj: dict[str, Any]) -> str:
     """Serialize tool-call arguments the way models emit them: compact, key order kept."""
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-
-
-def _code_line(r: random.Random, word: str) -> str:
-    noun = r.choice(_NOUNS)
-    forms = (
-        f"result = {word}({noun}, timeout=settings.{noun}_timeout)",
-        f"if not {noun}.is_valid():",
-        f"raise {noun.capitalize()}Error(f'cannot {r.choice(_VERBS)} {{{noun}.id}}')",
-        f"return [{word}(item) for item in {noun}_items if item.enabled]",
-        f"logger.debug('{word}: %s', {noun}.name)",
-        f"from app.{noun} import {word}",
-    )
-    return r.choice(forms)
-
-
-@cache
-def _source_file(seed: int, path: str, version: int, lines: int) -> str:
-    """A plausible Python module, numbered like a file-read tool shows it."""
-    r = random.Random(f"{seed}:{path}:{version}:{lines}")
-    noun = Path(path).stem
-    body = [f'"""The {noun} module: {r.choice(_VERBS)} and {r.choice(_VERBS)} {noun} records."""']
-    body += ["", "from __future__ import annotations", "", "import logging", ""]
-    while len(body) < lines:
-        verb = r.choice(_VERBS)
-        name = f"{verb}_{r.choice(_NOUNS)}"
-        body += [
-            "",
-            "",
-            f"def {name}({noun}: {noun.capitalize()}, *, strict: bool = False) -> dict:",
-        ]
-        body.append(f'    """{verb.capitalize()} a {noun} and return its fields."""')
-        for _ in range(r.randint(4, 14)):
-            body.append("    " + _code_line(r, name))
-        body.append(f"    return {{'id': {noun}.id, 'status': {noun}.status}}")
-    return "\n".join(f"{i:6d}\t{line}" for i, line in enumerate(body[:lines], 1))
-
-
-def _test_log(r: random.Random, failing: bool) -> str:
-    noun = r.choice(_NOUNS)
-    n = r.randint(30, 180)
-    out = [
-        "============================= test session starts ==============================",
-        "platform linux -- Python 3.12.3, pytest-8.3.2, pluggy-1.5.0",
-        f"collected {n} items",
-        "",
-    ]
-    dots = "".join("F" if failing and r.random() < 0.04 else "." for _ in range(n))
-    if failing and "F" not in dots:
-        dots = "F" + dots[1:]
-    for i in range(0, n, 60):
-        out.append(f"tests/test_{noun}.py {dots[i : i + 60]}")
-    fails = dots.count("F")
-    if failing:
-        out += [
-            "",
-            "=================================== FAILURES ===================================",
-        ]
-        for k in range(fails):
-            out.append(
-                f"_____________________ test_{r.choice(_VERBS)}_{noun}_{k} _____________________"
-            )
-            for _ in range(r.randint(8, 25)):
-                out.append("    " + _code_line(r, f"{r.choice(_VERBS)}_{noun}"))
-            out.append(f"E   {r.choice(_ERRORS)}")
-        out.append(f"{'=' * 25} {fails} failed, {n - fails} passed in 3.21s {'=' * 26}")
-    else:
-        out.append(
-            f"============================== {n} passed in 2.87s ==============================="
-        )
-    return "\n".join(out)
 
 
 def _progress(items: Sequence[str], done: int, *, current: bool = True) -> tuple[TodoItem, ...]:
@@ -412,11 +268,12 @@ def _agent_turn(
         _progress(items, 0), intro or "I'll track this as a list and start on the first item."
     )
     for i, (kind, _) in enumerate(steps):
-        b.act(kind, items[i], words)
+        b.work(kind, items[i], words)
         if stop_after is not None and i + 1 >= stop_after:
-            b.write_todos(_progress(items, i + 1))
+            if b.rewrites():
+                b.write_todos(_progress(items, i + 1))
             return
-        if i + 1 < len(items):
+        if i + 1 < len(items) and b.rewrites():
             b.write_todos(_progress(items, i + 1))
     b.write_todos(_progress(items, len(items)))
     b.say(
@@ -430,7 +287,7 @@ def _agent_turn(
 
 def _plan_turns(b: _Builder) -> None:
     words = b.words()
-    request = _PLAN_REQUEST.format(**words)
+    request = PLAN_REQUEST.format(**words)
     b.out += [TurnStartData(mode="plan"), Message(role="user", content=request)]
     looks: tuple[tuple[Kind, str], ...] = (
         ("read", "the list endpoint"),
@@ -439,28 +296,31 @@ def _plan_turns(b: _Builder) -> None:
     )
     for kind, step in looks:
         b.act(kind, step, words, readonly=True)
-    items = [s.format(**words) for _, s in _PLAN_STEPS]
+    items = [s.format(**words) for _, s in PLAN_STEPS]
     plan = "\n".join(f"{i}. {text}" for i, text in enumerate(items, 1))
     b.say(f"Here is the plan. I have not changed any file.\n\n{plan}\n\nShall I go ahead?")
     b.out.append(TurnEndData())
     b.turn += 1
-    _agent_turn(b, _APPROVE, _PLAN_STEPS, words, intro="Starting on the approved plan.")
+    _agent_turn(b, APPROVE, PLAN_STEPS, words, intro="Starting on the approved plan.")
 
 
-def generate(turns: int = 12, seed: int = 0) -> list[EventData]:
+def generate(
+    turns: int = 12, seed: int = 0, profile: str | SessionProfile = DEFAULT_PROFILE
+) -> list[EventData]:
     """Return the payloads of a synthetic session, in log order (a pure function of its args).
 
     Args:
         turns: user requests in the session (at least 1); the Plan phase counts as two.
         seed: seed of every random choice.
+        profile: the session's shape, a name of `PROFILES` or a `SessionProfile`.
 
     Raises:
-        ValueError: `turns` is below 1.
+        ValueError: `turns` is below 1, or `profile` names no profile.
     """
     if turns < 1:
         raise ValueError(f"turns must be at least 1, not {turns}")
     spec = SessionSpec(turns=turns, seed=seed)
-    b = _Builder(spec=spec, rng=random.Random(seed))
+    b = _Builder(spec=spec, rng=random.Random(seed), profile=get_profile(profile))
     plan_at, cut_at = spec.plan_turn(), spec.interrupted_turn()
     while b.turn < turns:
         b.calls = 0
@@ -468,11 +328,11 @@ def generate(turns: int = 12, seed: int = 0) -> list[EventData]:
         if b.turn == plan_at and b.turn + 1 < turns - 1:
             _plan_turns(b)
         else:
-            template, steps = b.rng.choice(_TEMPLATES)
+            template, steps = b.rng.choice(TEMPLATES)
             words = b.words()
             request = template.format(**words)
             if b.turn == cut_at:
-                request = _INTERRUPT.format(request=request)
+                request = INTERRUPT.format(request=request)
             stop = len(steps) // 2 if last else None
             if cut_at is not None and b.turn + 1 == cut_at:
                 stop = 2
@@ -484,7 +344,12 @@ def generate(turns: int = 12, seed: int = 0) -> list[EventData]:
 
 
 def write_session(
-    path: Path | str, turns: int = 12, seed: int = 0, *, tokenizer: Tokenizer | None = None
+    path: Path | str,
+    turns: int = 12,
+    seed: int = 0,
+    *,
+    tokenizer: Tokenizer | None = None,
+    profile: str | SessionProfile = DEFAULT_PROFILE,
 ) -> Session:
     """Generate a session and append it to a new log at `path`; return the open `Session`.
 
@@ -496,7 +361,7 @@ def write_session(
         raise FileExistsError(f"{target} exists; choose a new path for the generated session")
     session = Session(target, tokenizer=tokenizer, sync="batch")
     with session.batch():
-        session.append_many(generate(turns, seed))
+        session.append_many(generate(turns, seed, profile))
     return session
 
 
@@ -519,88 +384,3 @@ def final_todos(payloads: Sequence[EventData]) -> tuple[TodoItem, ...]:
 def unfinished(payloads: Sequence[EventData]) -> tuple[TodoItem, ...]:
     """Return the items of the latest todo list that are not completed."""
     return tuple(t for t in final_todos(payloads) if t.status != "completed")
-
-
-def to_exchange(payloads: Sequence[EventData], **meta: object) -> dict[str, Any]:
-    """Return a session in the exchange format (see ``benchmarks/README.md``).
-
-    Args:
-        payloads: the session's events, in log order.
-        **meta: extra fields stored under ``meta`` (e.g. ``seed``, ``turns``).
-    """
-    turns: list[dict[str, Any]] = []
-    for p in payloads:
-        if isinstance(p, TurnStartData):
-            turns.append(
-                {"mode": p.mode or "agent", "messages": [], "todo_writes": [], "ended": False}
-            )
-            continue
-        if not turns:
-            turns.append({"mode": "agent", "messages": [], "todo_writes": [], "ended": False})
-        turn = turns[-1]
-        if isinstance(p, Message):
-            turn["messages"].append(p.model_dump(mode="json", exclude_none=True))
-        elif isinstance(p, TodoWriteData):
-            call_id = _last_call_id(turn["messages"])
-            turn["todo_writes"].append(
-                {
-                    "after_message": len(turn["messages"]) - 1,
-                    "tool_call_id": call_id,
-                    "todos": [t.model_dump() for t in p.todos],
-                }
-            )
-        elif isinstance(p, TurnEndData):
-            turn["ended"] = True
-            if p.reason:
-                turn["end_reason"] = p.reason
-    first_user = next((m for m in payloads if isinstance(m, Message) and m.role == "user"), None)
-    return {
-        "format": EXCHANGE_FORMAT,
-        "version": EXCHANGE_VERSION,
-        "meta": dict(sorted(meta.items())),
-        "tools": list(user_tools()),
-        "turns": turns,
-        "first_request": first_user.text() if first_user else None,
-        "final_todos": [t.model_dump() for t in final_todos(payloads)],
-        "unfinished": [t.model_dump() for t in unfinished(payloads)],
-    }
-
-
-def _last_call_id(messages: list[dict[str, Any]]) -> str | None:
-    for m in reversed(messages):
-        for call in m.get("tool_calls") or ():
-            if call["function"]["name"] == "todo_write":
-                return str(call["id"])
-    return None
-
-
-def dump_exchange(payloads: Sequence[EventData], path: Path | str, **meta: object) -> Path:
-    """Write a session as exchange-format JSON (UTF-8, sorted keys, 1-space indent)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(to_exchange(payloads, **meta), ensure_ascii=False, indent=1, sort_keys=True)
-    target.write_text(text + "\n", encoding="utf-8")
-    return target
-
-
-def load_exchange(path: Path | str) -> list[EventData]:
-    """Read an exchange-format file back into event payloads, in log order.
-
-    Raises:
-        ValueError: the file is not in the exchange format.
-    """
-    doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    if doc.get("format") != EXCHANGE_FORMAT:
-        raise ValueError(f"{path}: not a {EXCHANGE_FORMAT} file (format={doc.get('format')!r})")
-    out: list[EventData] = []
-    for turn in doc["turns"]:
-        out.append(TurnStartData(mode=turn["mode"]))
-        writes = {w["after_message"]: w for w in turn["todo_writes"]}
-        for i, m in enumerate(turn["messages"]):
-            out.append(Message.model_validate(m))
-            if i in writes:
-                todos = tuple(TodoItem.model_validate(t) for t in writes[i]["todos"])
-                out.append(TodoWriteData(todos=todos))
-        if turn["ended"]:
-            out.append(TurnEndData(reason=turn.get("end_reason")))
-    return out

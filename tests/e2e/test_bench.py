@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +16,59 @@ import pytest
 pytestmark = pytest.mark.slow  # `harness bench --quick` runs the whole benchmark once
 
 MODELS = ("deepseek", "openai", "anthropic", "vllm")
+CHECKOUT = Path(__file__).resolve().parents[2]
+COMMITTED = CHECKOUT / "benchmarks" / "results"
+
+
+def results_state() -> str | None:
+    """`git status` of the committed results, plus their bytes' digest (None outside a repo)."""
+    if shutil.which("git") is None:
+        return None
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--", str(COMMITTED)],
+        cwd=CHECKOUT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if done.returncode != 0:
+        return None
+    stamps = sorted((p.name, p.stat().st_mtime_ns) for p in COMMITTED.iterdir())
+    return done.stdout + repr(stamps)
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("bench") / "tmp"
+def quick_run() -> Iterator[tuple[Path, str | None, str | None]]:
+    before = results_state()
     done = subprocess.run(
-        [sys.executable, "-m", "harness", "bench", "--quick", "--out", str(out)],
+        [sys.executable, "-m", "harness", "bench", "--quick"],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
+        cwd=CHECKOUT,
     )
     assert done.returncode == 0, done.stderr
-    return out
+    line = next(x for x in done.stdout.splitlines() if x.startswith("out: "))
+    out = Path(line.removeprefix("out: "))
+    yield out, before, results_state()
+    shutil.rmtree(out, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def bench(quick_run: tuple[Path, str | None, str | None]) -> Path:
+    return quick_run[0]
+
+
+def test_quick_run_leaves_committed_results_alone(quick_run):
+    """`bench --quick` writes to a fresh folder it prints; benchmarks/results stays untouched."""
+    out, before, after = quick_run
+    assert not out.resolve().is_relative_to(COMMITTED.resolve())
+    assert (out / "results.json").is_file()
+    if before is None:
+        pytest.skip("not a git checkout")
+    assert after == before
 
 
 @pytest.fixture(scope="module")
@@ -169,3 +210,18 @@ def test_checkpoint_probes_in_results_and_report(bench: Path, results: dict[str,
         assert generated["compactions"] >= 1
         assert generated["score"] == 1.0, generated["failures"]
         assert f"| {name} | generated | {generated['compactions']} | 100.0% |" in report
+
+
+def test_real_transcripts_replayed_or_said_missing(bench: Path, results: dict[str, Any]) -> None:
+    """The quick run replays the short real transcript under every run, or says it is absent."""
+    real = results["real_replay"]
+    report = (bench / "report.md").read_text(encoding="utf-8")
+    assert "## Real transcripts under every strategy" in report
+    assert real["budget"] == results["config"]["budget"]
+    if not real["records"]:
+        assert real["missing"]
+        assert "Skipped:" in report
+        return
+    runs = {r["strategy"] for r in real["records"]}
+    assert runs == set(results["strategies"]) | {"B:blind", "A:blind"}
+    assert all(r["session"].startswith("real-") for r in real["records"])

@@ -215,4 +215,32 @@ class TestBenchOut:
     def test_help_names_out(self):
         """--out's help says where the default is."""
         text = " ".join(subcommands()["bench"].format_help().split())
-        assert "output folder (default: the checkout's benchmarks/results/)" in text
+        assert "default: the checkout's benchmarks/results/ for a full run" in text
+        assert "a fresh temporary folder for --quick" in text
+
+    @pytest.mark.parametrize(
+        ("quick", "report_only", "out", "where"),
+        [
+            (False, False, None, "default"),
+            (False, True, None, "default"),
+            (True, True, None, "default"),
+            (True, False, "given", "given"),
+            (False, False, "given", "given"),
+            (True, False, None, "fresh"),
+        ],
+    )
+    def test_output_folder(self, tmp_path, quick, report_only, out, where):
+        """Only a quick run without --out gets a fresh folder; it is never the default one."""
+        from harness.commands.bench_cmd import output_folder
+
+        default, given = tmp_path / "results", tmp_path / "given"
+        args = argparse.Namespace(quick=quick, report_only=report_only, out=given if out else None)
+        got = output_folder(args, default)
+        if where == "fresh":
+            assert got.is_dir()
+            assert not any(got.iterdir())
+            assert got.name.startswith("harness-bench-quick-")
+            assert got != default
+            got.rmdir()
+        else:
+            assert got == {"default": default, "given": given}[where]

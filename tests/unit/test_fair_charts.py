@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from benchmarks import fair_charts
@@ -73,3 +75,41 @@ def test_per_call_chart_without_peers(tmp_path):
     path = tmp_path / "calls.png"
     assert fair_charts.per_call_chart(plt, results, path) == "calls.png"
     assert path.stat().st_size > 0
+
+
+def _drawn(monkeypatch, tmp_path, draw):
+    """Draw a chart and return its figure (kept open instead of closed)."""
+    figures: list[Any] = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    draw(plt, _results(), tmp_path / "c.png")
+    (fig,) = figures
+    return fig
+
+
+@pytest.mark.parametrize(
+    "draw", [fair_charts.retention_chart, fair_charts.cost_chart, fair_charts.per_call_chart]
+)
+def test_every_chart_has_a_legend(monkeypatch, tmp_path, draw):
+    """Each chart carries a legend naming what its colours or lines are."""
+    fig = _drawn(monkeypatch, tmp_path, draw)
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    assert legends or fig.legends
+    texts = {t.get_text() for lg in legends for t in lg.get_texts()}
+    assert texts & {"B (this toolkit)", "B"}
+
+
+def test_cost_panels_share_one_order(monkeypatch, tmp_path):
+    """Every provider's panel lists the designs in the same order."""
+    fig = _drawn(monkeypatch, tmp_path, fair_charts.cost_chart)
+    orders = [[t.get_text() for t in ax.get_yticklabels()] for ax in fig.axes]
+    assert len(orders) == 3
+    assert all(order == orders[0] for order in orders)
+
+
+def test_per_call_chart_draws_the_trigger(monkeypatch, tmp_path):
+    """The per-call panels draw the whole-request trigger B and the peers use."""
+    fig = _drawn(monkeypatch, tmp_path, fair_charts.per_call_chart)
+    lines = [ln for ax in fig.axes for ln in ax.get_lines()]
+    trigger = [ln for ln in lines if ln.get_label() == "whole-request trigger"]
+    assert trigger
+    assert list(trigger[0].get_ydata()) == [100, 100]

@@ -1,0 +1,88 @@
+"""Real transcripts replayed under every strategy: names, records, and todo retention under A."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks import real_replay
+from compaction import CompactionPolicy, TodoItem
+from compaction.importers import load
+from harness.simulation import STRATEGIES, log_payloads, replay
+from harness.simulation.context_strategies import recorded_todos
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (
+            '{"todos": [{"content": "Fix it", "status": "in_progress", "activeForm": "Fixing"}]}',
+            (TodoItem(content="Fix it", status="in_progress"),),
+        ),
+        (
+            '{"todos": [{"content": "a", "status": "pending"}, {"content": "b", "status": "x"}]}',
+            (TodoItem(content="a", status="pending"),),
+        ),
+        ('{"todos": "nope"}', ()),
+        ("not json", ()),
+        ('{"items": []}', ()),
+    ],
+)
+def test_recorded_todos_reads_other_agents_lists(arguments, expected):
+    """Content and status are read from another agent's todo call; the rest is left out."""
+    assert recorded_todos(arguments) == expected
+
+
+def test_a_checks_calls_on_an_imported_todowrite_session():
+    """Under A (no todo events), the list of Claude Code's TodoWrite calls is still checked."""
+    payloads = log_payloads(load(FIXTURES / "claude_code_small.jsonl"))
+    assert any(
+        c.function.name == "TodoWrite"
+        for p in payloads
+        for c in (getattr(p, "tool_calls", None) or ())
+    )
+    result = replay(payloads, STRATEGIES["A"], policy=CompactionPolicy(window_tokens=30_000))
+    assert result.todo_checks > 0
+
+
+def test_every_real_session_is_named_by_its_source():
+    """Session names start `real-` and name the agent; each maps to a distinct file."""
+    names = list(real_replay.REAL_SESSIONS)
+    assert all(n.startswith("real-") for n in names)
+    assert len(set(real_replay.REAL_SESSIONS.values())) == len(names)
+    for name, file in real_replay.REAL_SESSIONS.items():
+        agent = file.split("_")[0]
+        assert agent.replace("-2.1", "") in name
+
+
+def test_run_records_every_run_and_prices_it(tmp_path):
+    """A run replays the chosen session under each run, priced at every provider."""
+    folder = tmp_path / "t"
+    folder.mkdir()
+    name = "real-swe-agent-gpt4-pydicom-1458"
+    target = folder / real_replay.REAL_SESSIONS[name]
+    target.write_bytes((FIXTURES / "swe_agent_small.traj").read_bytes())
+    runs = ["B", "A", "none"]
+    results = real_replay.run(window=12_000, folder=folder, sessions=[name], runs=runs)
+    assert [r["strategy"] for r in results["records"]] == runs
+    assert results["budget"] == CompactionPolicy(window_tokens=12_000).trigger_tokens
+    for r in results["records"]:
+        assert r["session"] == name
+        assert r["requests"] > 0
+        assert set(r["cost"]) == {"deepseek", "openai", "anthropic"}
+        assert all(c["usd"] > 0 for c in r["cost"].values())
+    text = "\n".join(real_replay.markdown(results))
+    assert f"`{name}` | B |" in text
+    json.dumps(results)
+
+
+def test_missing_transcript_is_a_reason_not_an_error(tmp_path):
+    """A transcript that is not there gives a reason in the results and the report."""
+    results = real_replay.run(window=12_000, folder=tmp_path, runs=["B"])
+    assert results["records"] == []
+    assert set(results["missing"]) == set(real_replay.REAL_SESSIONS)
+    assert "Skipped:" in "\n".join(real_replay.markdown(results))
