@@ -155,12 +155,15 @@ from compaction.views import (
     TasksProjection,
     TodoPanel,
     TodosProjection,
+    TokenEvidence,
+    TokenScaleProjection,
     Usage,
     UsageProjection,
     checkpoint_message_for,
     checkpoint_preamble,
     fold,
     panel_line,
+    scaled_tokens,
 )
 
 __all__ = [
@@ -253,6 +256,8 @@ __all__ = [
     "TodoWriteData",
     "TodoWritten",
     "TodosProjection",
+    "TokenEvidence",
+    "TokenScaleProjection",
     "Tokenizer",
     "TokenizerError",
     "ToolCall",
@@ -308,6 +313,7 @@ __all__ = [
     "read_update",
     "redact",
     "render_checkpoint",
+    "scaled_tokens",
     "select_cut",
     "shown_message",
     "split_sections",

@@ -499,8 +499,11 @@ def maybe_compact(
 
     `fixed_tokens` is the system prompt and tool catalog (`prompts.fixed_tokens`); the check is
     O(1): ``fixed_tokens + session.context_tokens`` against the trigger. `instructions` and the
-    hooks are those of `compact`.
+    hooks are those of `compact`. Once the session has learned the provider's token scale
+    (`Session.token_scale`), the policy's window is the provider's tokens: the check and the
+    compaction use `CompactionPolicy.in_counted_tokens`.
     """
+    policy = policy.in_counted_tokens(session.token_scale)
     if not policy.should_compact(session.context_tokens, fixed_tokens):
         return None
     return compact(

@@ -5,7 +5,8 @@
 - `board`: the shared task list (`task/create`, `task/update`);
 - `turn_modes`: which mode each stretch of the log ran in;
 - `context`: what the model sees (system messages, the newest Checkpoint, the kept messages);
-- `usage_view`: tokens per event and what providers reported.
+- `usage_view`: tokens per event and what providers reported;
+- `token_scale`: provider prompt tokens per counted token, learned from `usage/report`.
 
 Rule of this room: a view reads events and nothing else; it imports no tool, store or compactor.
 
@@ -38,6 +39,12 @@ from compaction.views.panel import (
     count_statuses,
 )
 from compaction.views.projection import Projection, fold
+from compaction.views.token_scale import (
+    ScaleSample,
+    TokenEvidence,
+    TokenScaleProjection,
+    scaled_tokens,
+)
 from compaction.views.turn_modes import TurnModes, TurnModesProjection
 from compaction.views.usage_view import (
     ProviderTotals,
@@ -57,11 +64,14 @@ __all__ = [
     "LatestTodosProjection",
     "Projection",
     "ProviderTotals",
+    "ScaleSample",
     "TaskBoard",
     "TasksProjection",
     "TasksState",
     "TodoPanel",
     "TodosProjection",
+    "TokenEvidence",
+    "TokenScaleProjection",
     "TurnModes",
     "TurnModesProjection",
     "Usage",
@@ -75,4 +85,5 @@ __all__ = [
     "fold",
     "panel_line",
     "quoted",
+    "scaled_tokens",
 ]

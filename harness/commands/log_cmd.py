@@ -21,6 +21,7 @@ from compaction import (
     MessageAdded,
     PolicyChecker,
     ReadReport,
+    TokenScaleProjection,
     UsageProjection,
     dump_event,
     event_json_schema,
@@ -94,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     warnings: list[str] = []
     projection = UsageProjection(get_tokenizer(args.tokenizer))
     state = projection.init()
+    scaling = TokenScaleProjection()
+    samples = scaling.init()
     large = is_large(args.log)
     total = count_lines(args.log) if large else None
     try:
@@ -101,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
             for n, event in enumerate(read_log(args, report), start=1):
                 checker.feed(event)
                 state = projection.apply(state, event)
+                samples = scaling.apply(samples, event)
                 if (found := policies.feed(event)) is not None:
                     warnings.append(str(found))
                 if n % 4096 == 0:
@@ -118,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
             f"{args.log} is not a session log: none of its {report.lines} lines is an event"
         )
     usage = projection.view(state)
+    scale = scaling.view(samples).scale(lambda seq: projection.tokens_of(state, seq))
     summary = {
         "path": args.log,
         "lines": report.lines,
@@ -127,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         "tokenizer": usage.tokenizer,
         "total_tokens": usage.total_tokens,
         "context_tokens": usage.context_tokens,
+        "token_scale": scale,
         "torn_line": report.torn_line,
         "bad_lines": [{"line": b.line, "reason": b.reason} for b in report.bad_lines],
         "provider_usage": {
@@ -149,6 +155,11 @@ def run(args: argparse.Namespace) -> int:
     out.print(
         f"tokens ({usage.tokenizer}): {usage.total_tokens} in all messages, "
         f"{usage.context_tokens} in the context now"
+    )
+    out.print(
+        f"token scale: {scale:g} provider prompt tokens per counted token"
+        if scale is not None
+        else "token scale: not known yet (too few provider usage reports)"
     )
     for purpose, t in usage.provider_by_purpose.items():
         hit = t.cache_hit_share
