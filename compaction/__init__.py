@@ -20,6 +20,11 @@ from compaction.compactor import (
     compact,
     maybe_compact,
 )
+from compaction.context_overflow import (
+    RequestOverflowError,
+    is_context_overflow,
+    overflow_policy,
+)
 from compaction.cuts import cut_points, select_cut
 from compaction.errors import (
     CompactionError,
@@ -227,6 +232,7 @@ __all__ = [
     "ProviderError",
     "ProviderTotals",
     "ReadReport",
+    "RequestOverflowError",
     "RetractData",
     "Section",
     "SeqConflictError",
@@ -295,12 +301,14 @@ __all__ = [
     "get_tokenizer",
     "install_bundled_encodings",
     "is_blank",
+    "is_context_overflow",
     "is_store_url",
     "load_policies",
     "make_event",
     "maybe_compact",
     "message_text",
     "open_store",
+    "overflow_policy",
     "panel_line",
     "parameters_schema",
     "parse_checkpoint",
