@@ -22,6 +22,7 @@ from compaction.compactor import (
 )
 from compaction.context_overflow import (
     RequestOverflowError,
+    compacting_call,
     is_context_overflow,
     overflow_policy,
 )
@@ -289,6 +290,7 @@ __all__ = [
     "clip_note",
     "clip_tool_output",
     "compact",
+    "compacting_call",
     "copy_session",
     "count_message",
     "cut_points",

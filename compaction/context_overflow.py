@@ -14,6 +14,11 @@ is smaller than the refused request, so the forced compaction runs under `overfl
 policy with its window cut down to the refused request's size, which keeps a tail of at most
 ``retain`` of that (a real shrink, where the configured window would keep everything).
 
+`compacting_call(session, policy, send)` does all of it for a loop that builds each
+request from the session: it compacts first when the request is due (`maybe_compact`), calls
+``send`` (which builds the request from the session and sends it), and after a refusal calls it
+once more, so the retry carries the compacted view.
+
 Invariants: recognition reads only the error's class name, its ``code`` / ``body`` fields and
 its text, never the network; a recognised error is never swallowed twice.
 """
@@ -21,11 +26,17 @@ its text, never the network; a recognised error is never swallowed twice.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Final
+from collections.abc import Callable, Mapping
+from typing import Final, TypeVar
 
-from compaction.errors import ConfigError, HarnessError
+from compaction.compactor import compact, maybe_compact
+from compaction.errors import CompactionError, ConfigError, HarnessError
 from compaction.policy import CompactionPolicy
+from compaction.session import Session
+from compaction.summarizers import Summarizer
+from compaction.views.token_scale import scaled_tokens
+
+T = TypeVar("T")
 
 OVERFLOW_CODES: Final = frozenset({"context_length_exceeded", "string_above_max_length"})
 """Error codes (OpenAI's, and servers that copy its shape) that mean "the request is too long"."""
@@ -118,3 +129,52 @@ def overflow_policy(policy: CompactionPolicy, refused_tokens: int) -> Compaction
         return dataclasses.replace(policy, window_tokens=window, output_reserve=reserve)
     except ConfigError:
         return policy
+
+
+def compacting_call(
+    session: Session,
+    policy: CompactionPolicy,
+    send: Callable[[], T],
+    *,
+    fixed_tokens: int = 0,
+    summarizer: Summarizer | None = None,
+) -> T:
+    """Compact when due, call `send`; on a context overflow, compact (forced) and call it again.
+
+    Args:
+        session: the session the request is built from.
+        policy: the loop's policy (its window is the provider's tokens).
+        send: builds the request from the session and sends it (called at most twice).
+        fixed_tokens: the request's system prompt and tools, counted.
+        summarizer: writes the Checkpoint's narrative sections (default: extractive).
+
+    Raises:
+        RequestOverflowError: the provider refused the retried request as too long too.
+    """
+    maybe_compact(session, policy, summarizer=summarizer, fixed_tokens=fixed_tokens)
+    try:
+        return send()
+    except Exception as exc:
+        if not is_context_overflow(exc):
+            raise
+        counted = policy.in_counted_tokens(session.token_scale)
+        refused = fixed_tokens + session.context_tokens
+        try:
+            compact(
+                session,
+                overflow_policy(counted, refused),
+                summarizer=summarizer,
+                force=True,
+                fixed_tokens=fixed_tokens,
+            )
+        except CompactionError as refusal:
+            if refusal.code not in ("nothing_to_compact", "no_safe_cut"):
+                raise
+    try:
+        return send()
+    except Exception as again:
+        if not is_context_overflow(again):
+            raise
+        size = scaled_tokens(fixed_tokens + session.context_tokens, session.token_scale)
+        size += policy.output_reserve
+        raise RequestOverflowError(size, policy.window_tokens, again) from None
