@@ -35,19 +35,24 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ToolCallRequest
-from langchain_core.messages import (
-    AnyMessage,
-    HumanMessage,
-    RemoveMessage,
-    SystemMessage,
-    ToolMessage,
-)
-from langchain_core.tools import BaseTool, StructuredTool
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
-from langgraph.runtime import Runtime
-from langgraph.types import Command
+from harness.integrations import missing_extra
+
+try:
+    from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+    from langchain.agents.middleware.types import ToolCallRequest
+    from langchain_core.messages import (
+        AnyMessage,
+        HumanMessage,
+        RemoveMessage,
+        SystemMessage,
+        ToolMessage,
+    )
+    from langchain_core.tools import BaseTool, StructuredTool
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+    from langgraph.runtime import Runtime
+    from langgraph.types import Command
+except ImportError as exc:  # the extra is missing, or too old
+    raise ImportError(missing_extra("langchain_agents", "langchain", "langchain>=1.3")) from exc
 
 from compaction import (
     TOOL_NAME,

@@ -44,16 +44,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents import (
-    FunctionTool,
-    Model,
-    ModelResponse,
-    OpenAIResponsesCompactionArgs,
-    RunConfig,
-    SessionSettings,
-    TResponseInputItem,
-)
-from agents.run_config import CallModelData, ModelInputData
+from harness.integrations import missing_extra
+
+try:
+    from agents import (
+        FunctionTool,
+        Model,
+        ModelResponse,
+        OpenAIResponsesCompactionArgs,
+        RunConfig,
+        SessionSettings,
+        TResponseInputItem,
+    )
+    from agents.run_config import CallModelData, ModelInputData
+except ImportError as exc:  # the extra is missing, or too old
+    raise ImportError(missing_extra("openai_agents", "agents", "openai-agents>=0.19")) from exc
 
 from compaction import (
     CompactionError,
