@@ -240,3 +240,40 @@ class TestOverflow:
         assert f"about {caught.value.request_tokens} tokens" in message
         assert "200000-token window" in message
         assert caught.value.request_tokens > 0
+
+
+class TestCounting:
+    def test_run_compaction_counts_the_fixed_part(self, tmp_path: Path) -> None:
+        """run_compaction adds the last request's instructions and tools to the context."""
+        policy = CompactionPolicy(window_tokens=WINDOW)
+        session = LogSession("u1", tmp_path / "s.jsonl", policy=policy)
+        items: list[Any] = [{"role": "user", "content": "word " * 700} for _ in range(10)]
+        asyncio.run(session.add_items(items))
+        assert session.log.context_tokens < policy.trigger_tokens
+        asyncio.run(session.run_compaction())
+        assert session.compactions == []
+        session.fixed_tokens = policy.trigger_tokens - session.log.context_tokens
+        asyncio.run(session.run_compaction())
+        assert len(session.compactions) == 1
+        assert session.compactions[0].fixed_tokens == session.fixed_tokens
+
+    def test_provider_usage_is_logged_before_each_reply(self, tmp_path: Path) -> None:
+        """The guard logs each answered call's input tokens; enough calls teach the token scale."""
+
+        class Counting(ScriptedModel):
+            async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+                response = await super().get_response(*args, **kwargs)
+                grown = 5_000 + 1_300 * len(self.requests)  # ~1.3 provider tokens per counted
+                response.usage = Usage(requests=1, input_tokens=grown, output_tokens=3)
+                return response
+
+        model = Counting(long_script(14))
+        session = LogSession("u1", tmp_path / "s.jsonl", policy=CompactionPolicy(200_000))
+        run(session, model, "go")
+        session.close()
+        events = list(read_events(tmp_path / "s.jsonl"))
+        reports = [e for e in events if e.type == "usage/report"]
+        assert len(reports) == 14
+        assert [r.data.prompt_tokens for r in reports[:2]] == [6_300, 7_600]
+        with Session(tmp_path / "s.jsonl") as log:
+            assert log.token_scale is not None
