@@ -871,3 +871,23 @@ def long_turn_loops(draw: st.DrawFn) -> tuple[list[Any], int, int, float, int]:
     retain = draw(st.sampled_from([0.0, 0.05, 0.16, 0.3]))
     reserve = draw(st.sampled_from([0, 256]))
     return payloads, window, fixed, retain, reserve
+
+
+@st.composite
+def provider_scaled_calls(draw: st.DrawFn) -> tuple[float, list[tuple[int, int]], bool]:
+    """A provider's token scale, agent calls (reply words, tool-result lines) and the log order.
+
+    The bool is True when each usage report is logged after its reply (an adapter's order),
+    False when before it (the importers' order).
+    """
+    scale = draw(st.floats(min_value=0.6, max_value=2.5, allow_nan=False))
+    calls = draw(
+        st.lists(
+            st.tuples(
+                st.integers(min_value=0, max_value=60), st.integers(min_value=30, max_value=60)
+            ),
+            min_size=10,
+            max_size=24,
+        )
+    )
+    return scale, calls, draw(st.booleans())
