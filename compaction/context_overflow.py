@@ -32,6 +32,7 @@ from typing import Final, TypeVar
 from compaction.compactor import compact, maybe_compact
 from compaction.errors import CompactionError, ConfigError, HarnessError
 from compaction.policy import CompactionPolicy
+from compaction.secrets import redact
 from compaction.session import Session
 from compaction.summarizers import Summarizer
 from compaction.views.token_scale import scaled_tokens
@@ -68,7 +69,8 @@ class RequestOverflowError(HarnessError):
     def __init__(self, request_tokens: int, window_tokens: int, cause: BaseException) -> None:
         self.request_tokens = request_tokens
         self.window_tokens = window_tokens
-        first = str(cause).strip().splitlines()[0][:200] if str(cause).strip() else ""
+        text = str(cause).strip()
+        first = redact(text.splitlines()[0][:200]) if text else ""
         detail = f" ({type(cause).__name__}: {first})" if first else f" ({type(cause).__name__})"
         super().__init__(
             f"the provider refused the request as too long after one compaction and a retry: "

@@ -87,7 +87,7 @@ def message_of(
         output = _text(data.get("output")) or ""
         return Message(role="tool", tool_call_id=call_id, content=output, provider_fields=keep)
     if role is not None:
-        if role not in ROLES:
+        if not isinstance(role, str) or role not in ROLES:
             raise MessageError(f"{where}.role", f"must be one of {sorted(ROLES)}, not {role!r}")
         mapped = "assistant" if role == "assistant" else "user" if role == "user" else "system"
         return Message(role=mapped, content=_text(data.get("content")), provider_fields=keep)
