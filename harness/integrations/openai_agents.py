@@ -263,12 +263,15 @@ class LogSession:
         instructions = data.model_data.instructions
         tools = _agent_tools(data)
         async with self._lock:
-            size = self.measure(instructions, tools, data.model_data.input)
+            # What would be sent: the log's view (the SDK's own input only grows in a run).
+            items = self.view() + self._unlogged(data.model_data.input)
+            size = self.measure(instructions, tools, items)
             self.fixed_tokens = size.fixed
             if self._policy().should_compact(size.input, size.fixed):
                 self._compact(force=True)
-            items = self.view() + self._unlogged(data.model_data.input)
-            self.requests.append(self.measure(instructions, tools, items))
+                items = self.view() + self._unlogged(data.model_data.input)
+                size = self.measure(instructions, tools, items)
+            self.requests.append(size)
         return ModelInputData(input=items, instructions=instructions)
 
     def measure(

@@ -170,6 +170,7 @@ class TestLongRun:
         assert result.final_output == "report written"
         assert len(model.requests) == 30
         assert session.compactions, "no compaction inside the run"
+        assert len(session.compactions) <= 6  # each one makes room: not one per call
         seen = [checkpoint_of(r[1]) for r in model.requests if "# Checkpoint" in json.dumps(r[1])]
         assert seen, "no model call saw a Checkpoint"
         peak = max(request_tokens(r) for r in model.requests)
