@@ -539,8 +539,11 @@ def maybe_compact(
     O(1): ``fixed_tokens + session.context_tokens`` against the trigger, or, with
     `CompactionPolicy.boundary_threshold`, against the boundary floor once a todo item or task
     turned completed since the last compaction (`CompactionPolicy.is_due`). `instructions` and
-    the hooks are those of `compact`.
+    the hooks are those of `compact`. Once the session has learned the provider's token scale
+    (`Session.token_scale`), the policy's window is the provider's tokens: the check and the
+    compaction use `CompactionPolicy.in_counted_tokens`.
     """
+    policy = policy.in_counted_tokens(session.token_scale)
     completed = session.progress.completed_since_checkpoint
     if not policy.is_due(session.context_tokens, fixed_tokens, completed=completed):
         return None

@@ -19,7 +19,7 @@ the same holds for ``boundary_threshold``, which is at most ``threshold``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from compaction.errors import ConfigError
@@ -160,6 +160,21 @@ class CompactionPolicy:
     def room_tokens(self) -> int:
         """Most tokens a request may hold so the reply's reserve still fits the window."""
         return self.window_tokens - self.output_reserve
+
+    def in_counted_tokens(self, scale: float | None) -> CompactionPolicy:
+        """Return this policy in the toolkit's counted tokens, for a provider's token scale.
+
+        The window and the reserve are the provider's tokens; with `scale` provider tokens per
+        counted token (`Session.token_scale`) they shrink by it, so every comparison against
+        counted figures means the provider's limit. None or 1 returns the policy itself.
+        """
+        if scale is None or scale == 1:
+            return self
+        return replace(
+            self,
+            window_tokens=max(1, int(self.window_tokens / scale)),
+            output_reserve=int(self.output_reserve / scale),
+        )
 
     def should_compact(self, context_tokens: int, fixed_tokens: int = 0) -> bool:
         """Tell whether a request of this size is due for compaction (O(1), for agent loops).

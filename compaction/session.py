@@ -84,6 +84,7 @@ from compaction.views import (
 )
 from compaction.views.board import TaskBoard, TasksProjection, TasksState
 from compaction.views.progress import Progress, ProgressProjection
+from compaction.views.token_scale import ScaleState, TokenScaleProjection
 from compaction.views.turn_modes import TurnModes, TurnModesProjection
 
 TaskEventData = TaskCreateData | TaskUpdateData
@@ -170,6 +171,9 @@ class Session:
         self._context: ContextState = self._context_p.init()
         self._usage: UsageState = UsageState()
         self._uncounted: list[Event] = []
+        self._scale_p = TokenScaleProjection()
+        self._scale: ScaleState = self._scale_p.init()
+        self._learned: tuple[object, float | None] = (None, None)
         self.applied_seq = 0
         try:
             self.refresh()
@@ -278,6 +282,7 @@ class Session:
         self._modes = self._modes_p.apply(self._modes, event)
         self._tasks = self._tasks_p.apply(self._tasks, event)
         self._progress = self._progress_p.apply(self._progress, event)
+        self._scale = self._scale_p.apply(self._scale, event)
         if isinstance(event, TurnStarted):
             self.mode = event.data.mode
         if self._usage_p is None:
@@ -608,6 +613,19 @@ class Session:
         """Tokens of the model's context now, in O(1) once counted: the budget check."""
         projection, state = self._counted()
         return projection.context_tokens(state)
+
+    @property
+    def token_scale(self) -> float | None:
+        """Provider prompt tokens per counted token, learned from `usage/report` events.
+
+        None until enough consecutive calls of the current model were reported (see
+        `compaction.views.token_scale`); every count the session gives stays raw.
+        """
+        key = (len(self._scale.samples), self._scale.model)
+        if self._learned[0] != key:
+            evidence = self._scale_p.view(self._scale)
+            self._learned = (key, evidence.scale(self.event_tokens))
+        return self._learned[1]
 
     def events(self) -> Iterable[Event]:
         """Stream this session's events from disk."""

@@ -5,13 +5,14 @@ Usage: anthropic_messages_loop.py LOG REQUEST; env MODEL, ANTHROPIC_API_KEY, ANT
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anthropic
 
 import compaction
-from compaction import CompactionPolicy, Session, ToolResult, call_tool, maybe_compact
+from compaction import CompactionPolicy, Session, ToolResult, call_tool, compacting_call
 from prompts import PromptBuilder, ToolCatalog, anthropic_request, fixed_tokens, get_mode
 
 PATH = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
@@ -29,17 +30,16 @@ def read_file(args: dict[str, Any]) -> ToolResult:
 def run(log: str, request: str) -> None:
     """Run one request to the end: call the model until it stops calling tools."""
     client, model = anthropic.Anthropic(), os.environ.get("MODEL", "claude-sonnet-4-5")
-    policy = CompactionPolicy(window_tokens=int(os.environ.get("WINDOW_TOKENS", "200000")))
+    policy = CompactionPolicy(window_tokens=int(os.environ.get("WINDOW_TOKENS", "160000")))  # o200k
     builder, mode = PromptBuilder(ToolCatalog([READ_FILE])), get_mode("agent")
     with Session(log, tool_output_cap=policy.tool_output_tokens) as session:
         session.start_turn(request)
-        while True:
-            maybe_compact(session, policy, fixed_tokens=fixed_tokens(builder, mode))
-            body = anthropic_request(builder, mode, session, model=model, max_tokens=4096)
-            reply = client.messages.create(**body)  # system and last message carry cache_control
-            session.add_message(reply)  # the SDK's Message, as is
+        build = partial(anthropic_request, builder, mode, session, model=model, max_tokens=4096)
+        ask = partial(compacting_call, session, policy, fixed_tokens=fixed_tokens(builder, mode))
+        while True:  # compacts when due; a context overflow: one forced compaction, one retry
+            session.add_message(reply := ask(lambda: client.messages.create(**build())))  # as is
             results = []  # todo_write runs in the session, read_file in its handler
-            for block in [b for b in reply.content if b.type == "tool_use"]:
+            for block in (b for b in reply.content if b.type == "tool_use"):
                 out = call_tool(session, block.name, block.input, handlers={"read_file": read_file})
                 results.append({"type": "tool_result", "tool_use_id": block.id, **vars(out)})
             if not results:

@@ -5,13 +5,14 @@ Usage: openai_chat_loop.py LOG REQUEST; env MODEL, OPENAI_API_KEY, OPENAI_BASE_U
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import openai
 
 import compaction
-from compaction import CompactionPolicy, Session, ToolResult, call_tool, maybe_compact
+from compaction import CompactionPolicy, Session, ToolResult, call_tool, compacting_call
 from prompts import PromptBuilder, ToolCatalog, fixed_tokens, get_mode, openai_request
 
 PATH = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
@@ -33,17 +34,16 @@ def run(log: str, request: str) -> None:
     builder, mode = PromptBuilder(ToolCatalog([READ_FILE])), get_mode("agent")
     with Session(log, tool_output_cap=policy.tool_output_tokens) as session:
         session.start_turn(request)
-        while True:
-            maybe_compact(session, policy, fixed_tokens=fixed_tokens(builder, mode))
-            body = openai_request(builder, mode, session, model=model)
-            message = client.chat.completions.create(**body).choices[0].message
+        build = partial(openai_request, builder, mode, session, model=model)
+        ask = partial(compacting_call, session, policy, fixed_tokens=fixed_tokens(builder, mode))
+        while True:  # compacts when due; a context overflow: one forced compaction, one retry
+            message = ask(lambda: client.chat.completions.create(**build())).choices[0].message
             session.add_message(message)  # the SDK's ChatCompletionMessage, as is
             calls = [c for c in message.tool_calls or [] if c.type == "function"]
-            for call in calls:  # todo_write runs in the session, read_file in the handler
-                name, args = call.function.name, call.function.arguments
-                result = call_tool(session, name, args, handlers={"read_file": read_file})
-                reply = {"role": "tool", "tool_call_id": call.id, "content": result.content}
-                session.add_message(reply)
+            for c in calls:  # todo_write runs in the session, read_file in the handler
+                name, args = c.function.name, c.function.arguments
+                out = call_tool(session, name, args, handlers={"read_file": read_file})
+                session.add_message({"role": "tool", "tool_call_id": c.id, "content": out.content})
             if not calls:
                 break
         session.end_turn()

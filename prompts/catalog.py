@@ -141,7 +141,7 @@ def todo_write_description(*, allow_parallel_in_progress: bool) -> str:
     return text.rstrip("\n")
 
 
-def todo_write_spec(*, allow_parallel_in_progress: bool) -> ToolSpec:
+def todo_write_spec(*, allow_parallel_in_progress: bool = False) -> ToolSpec:
     """Return `todo_write` as a strict `ToolSpec`: compaction's schema, the mode's description."""
     description = todo_write_description(allow_parallel_in_progress=allow_parallel_in_progress)
     return ToolSpec(

@@ -951,3 +951,23 @@ def provider_compaction_scripts(draw: st.DrawFn) -> list[tuple[list[TodoItem], s
         )
         for _ in range(rounds)
     ]
+
+
+@st.composite
+def provider_scaled_calls(draw: st.DrawFn) -> tuple[float, list[tuple[int, int]], bool]:
+    """A provider's token scale, agent calls (reply words, tool-result lines) and the log order.
+
+    The bool is True when each usage report is logged after its reply (an adapter's order),
+    False when before it (the importers' order).
+    """
+    scale = draw(st.floats(min_value=0.6, max_value=2.5, allow_nan=False))
+    calls = draw(
+        st.lists(
+            st.tuples(
+                st.integers(min_value=0, max_value=60), st.integers(min_value=30, max_value=60)
+            ),
+            min_size=10,
+            max_size=24,
+        )
+    )
+    return scale, calls, draw(st.booleans())

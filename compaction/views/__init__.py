@@ -6,7 +6,8 @@
 - `turn_modes`: which mode each stretch of the log ran in;
 - `context`: what the model sees (system messages, the newest Checkpoint, the kept messages);
 - `progress`: assistant messages since each list was written, completions since a checkpoint;
-- `usage_view`: tokens per event and what providers reported.
+- `usage_view`: tokens per event and what providers reported;
+- `token_scale`: provider prompt tokens per counted token, learned from `usage/report`.
 
 Rule of this room: a view reads events and nothing else; it imports no tool, store or compactor.
 
@@ -40,6 +41,12 @@ from compaction.views.panel import (
 )
 from compaction.views.progress import Progress, ProgressProjection
 from compaction.views.projection import Projection, fold
+from compaction.views.token_scale import (
+    ScaleSample,
+    TokenEvidence,
+    TokenScaleProjection,
+    scaled_tokens,
+)
 from compaction.views.turn_modes import TurnModes, TurnModesProjection
 from compaction.views.usage_view import (
     ProviderTotals,
@@ -61,11 +68,14 @@ __all__ = [
     "ProgressProjection",
     "Projection",
     "ProviderTotals",
+    "ScaleSample",
     "TaskBoard",
     "TasksProjection",
     "TasksState",
     "TodoPanel",
     "TodosProjection",
+    "TokenEvidence",
+    "TokenScaleProjection",
     "TurnModes",
     "TurnModesProjection",
     "Usage",
@@ -79,4 +89,5 @@ __all__ = [
     "fold",
     "panel_line",
     "quoted",
+    "scaled_tokens",
 ]

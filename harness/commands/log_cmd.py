@@ -28,6 +28,7 @@ from compaction import (
     OpenWork,
     PolicyChecker,
     ReadReport,
+    TokenScaleProjection,
     TurnEnded,
     Usage,
     UsageProjection,
@@ -118,11 +119,11 @@ def run(args: argparse.Namespace) -> int:
         return _plot(args)
     shown = redact_url(args.log)  # a store URL's password is never printed
     report = ReadReport(path=shown)
-    usage, warnings, open_turns = _check(args, report)
+    usage, warnings, open_turns, scale = _check(args, report)
     if args.json:
-        print_json(_summary(shown, report, usage, warnings, open_turns))
+        print_json(_summary(shown, report, usage, warnings, open_turns, scale))
     else:
-        _print_summary(shown, report, usage, warnings, open_turns)
+        _print_summary(shown, report, usage, warnings, open_turns, scale)
     return 0
 
 
@@ -130,7 +131,9 @@ OpenTurns = list[dict[str, object]]
 """The turns that ended with open work: each `turn/end`'s seq and its `open` counts and ids."""
 
 
-def _check(args: argparse.Namespace, report: ReadReport) -> tuple[Usage, list[str], OpenTurns]:
+def _check(
+    args: argparse.Namespace, report: ReadReport
+) -> tuple[Usage, list[str], OpenTurns, float | None]:
     """Read LOG in one streaming pass: check its rules, fold its usage, collect policy warnings.
 
     The checks and the usage fold keep counts and ids, never the events.
@@ -146,6 +149,8 @@ def _check(args: argparse.Namespace, report: ReadReport) -> tuple[Usage, list[st
     open_turns: OpenTurns = []
     projection = UsageProjection(get_tokenizer(args.tokenizer))
     state = projection.init()
+    scaling = TokenScaleProjection()
+    samples = scaling.init()
     large = is_large(args.log)
     total = count_lines(args.log) if large else None
     try:
@@ -153,6 +158,7 @@ def _check(args: argparse.Namespace, report: ReadReport) -> tuple[Usage, list[st
             for n, event in enumerate(read_log(args, report), start=1):
                 checker.feed(event)
                 state = projection.apply(state, event)
+                samples = scaling.apply(samples, event)
                 if (found := policies.feed(event)) is not None:
                     warnings.append(str(found))
                 if isinstance(event, TurnEnded) and event.data.open is not None:
@@ -171,11 +177,17 @@ def _check(args: argparse.Namespace, report: ReadReport) -> tuple[Usage, list[st
         raise LogError(
             f"{report.path} is not a session log: none of its {report.lines} lines is an event"
         )
-    return projection.view(state), warnings, open_turns
+    scale = scaling.view(samples).scale(lambda seq: projection.tokens_of(state, seq))
+    return projection.view(state), warnings, open_turns, scale
 
 
 def _summary(
-    log: str, report: ReadReport, usage: Usage, warnings: list[str], open_turns: OpenTurns
+    log: str,
+    report: ReadReport,
+    usage: Usage,
+    warnings: list[str],
+    open_turns: OpenTurns,
+    scale: float | None,
 ) -> dict[str, Any]:
     """Return the summary ``--json`` prints."""
     return {
@@ -187,6 +199,7 @@ def _summary(
         "tokenizer": usage.tokenizer,
         "total_tokens": usage.total_tokens,
         "context_tokens": usage.context_tokens,
+        "token_scale": scale,
         "torn_line": report.torn_line,
         "bad_lines": [{"line": b.line, "reason": b.reason} for b in report.bad_lines],
         "provider_usage": {
@@ -199,7 +212,12 @@ def _summary(
 
 
 def _print_summary(
-    log: str, report: ReadReport, usage: Usage, warnings: list[str], open_turns: OpenTurns
+    log: str,
+    report: ReadReport,
+    usage: Usage,
+    warnings: list[str],
+    open_turns: OpenTurns,
+    scale: float | None,
 ) -> None:
     """Print the summary as a table of events and tokens by type, then one line per finding."""
     out = console()
@@ -213,6 +231,11 @@ def _print_summary(
     out.print(
         f"tokens ({usage.tokenizer}): {usage.total_tokens} in all messages, "
         f"{usage.context_tokens} in the context now"
+    )
+    out.print(
+        f"token scale: {scale:g} provider prompt tokens per counted token"
+        if scale is not None
+        else "token scale: not known yet (too few provider usage reports)"
     )
     for purpose, t in usage.provider_by_purpose.items():
         hit = t.cache_hit_share

@@ -17,45 +17,42 @@ One source of truth: **the session log.** The graph state is a view of it:
   `compaction.Session.todo_write`: the `todo/write` event is appended to the log first, then the
   state's ``todos`` key is set to the log's latest list, so the state's list is always the log's.
   A tool the mode forbids is refused the same way, with the mode's refusal as the tool result.
-- When a whole request (the system prompt and the tool specs the model was last sent, plus the
-  log's context view) reaches the policy's trigger, ``before_model`` compacts the log and
-  replaces the state's messages with the log's context view: the Checkpoint as a human message
-  (id ``context-harness-checkpoint-<last folded seq>``), then the kept messages with their own
-  ids. A tool result over the session's `tool_output_cap` is logged whole and replaced in the
-  state by the clipped text the context view shows.
-
-The fixed part of the request (system prompt and tool specs) is measured on every model call,
-so the trigger of the next call counts it; before the first call it is `fixed_tokens` (default
-0), or what the log's earlier calls measured for a resumed session in the same process.
+- When a whole request (the system prompt and tool specs last sent, plus the log's view; in
+  the provider's tokens once the log has learned its token scale) reaches the policy's trigger,
+  ``before_model`` compacts the log and replaces the state's messages with the log's view: the
+  Checkpoint as a human message, then the kept messages with their own ids. A tool result over
+  the policy's tool-output share is logged whole and shown clipped (head, note, tail).
+- Resume: ``before_agent`` puts the log's view into a state that lacks it (a restarted process
+  without a LangGraph checkpointer), then the new input.
+- Overflow: when the provider refuses a request as too long (`compaction.is_context_overflow`),
+  ``wrap_model_call`` forces one compaction (`compaction.overflow_policy`) and sends the log's
+  view once; a second refusal raises `compaction.RequestOverflowError`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, NotRequired, cast
+from typing import Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ToolCallRequest
-from langchain_core.messages import (
-    AIMessage,
-    AnyMessage,
-    BaseMessage,
-    HumanMessage,
-    RemoveMessage,
-    SystemMessage,
-    ToolMessage,
-    convert_to_messages,
-    convert_to_openai_messages,
-    message_to_dict,
-    messages_from_dict,
-)
-from langchain_core.tools import BaseTool, StructuredTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
-from langgraph.runtime import Runtime
-from langgraph.types import Command
+from harness.integrations import missing_extra
+
+try:
+    from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+    from langchain.agents.middleware.types import ToolCallRequest
+    from langchain_core.messages import (
+        AnyMessage,
+        HumanMessage,
+        RemoveMessage,
+        SystemMessage,
+        ToolMessage,
+    )
+    from langchain_core.tools import BaseTool, StructuredTool
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+    from langgraph.runtime import Runtime
+    from langgraph.types import Command
+except ImportError as exc:  # the extra is missing, or too old
+    raise ImportError(missing_extra("langchain_agents", "langchain", "langchain>=1.3")) from exc
 
 from compaction import (
     TOOL_NAME,
@@ -64,30 +61,34 @@ from compaction import (
     CompactionResult,
     Event,
     EventData,
-    Message,
     MessageAdded,
+    RequestOverflowError,
     Session,
     Summarizer,
     TurnEndData,
     TurnStartData,
-    UsageReportData,
-    checkpoint_message_for,
-    count_message,
-    from_openai,
+    compact,
+    is_context_overflow,
     maybe_compact,
+    overflow_policy,
+    scaled_tokens,
 )
-from prompts import DEFAULT_MODE, PromptBuilder, get_mode, openai_message, todo_write_spec
+from harness.integrations.langchain_view import (
+    CHECKPOINT_ID,
+    CHECKPOINT_SOURCE,
+    ID_FIELD,
+    MESSAGE_FIELD,
+    fixed_part_tokens,
+    is_checkpoint,
+    messages_tokens,
+    record,
+    system_text,
+    usage_of,
+    view_messages,
+    with_system,
+)
+from prompts import DEFAULT_MODE, Mode, PromptBuilder, get_mode, todo_write_spec
 
-ID_FIELD = "langchain_id"
-"""The provider field that keeps a logged message's LangChain id."""
-MESSAGE_FIELD = "langchain_message"
-"""The provider field that keeps a logged message in LangChain's own serialized form."""
-CHECKPOINT_SOURCE = "context-harness"
-"""``additional_kwargs["lc_source"]`` of the Checkpoint message (it is never logged as a turn)."""
-CHECKPOINT_ID = "context-harness-checkpoint-{seq}"
-"""The Checkpoint message's id: `seq` is the last event its span folds (it grows with each one)."""
-LOGGED_ID = "context-harness-{seq}"
-"""The id given to a message of the log that no LangChain message recorded (a resumed log)."""
 QUIET_REFUSALS = ("below_threshold", "nothing_to_compact", "no_safe_cut")
 """Compaction refusals that only mean "not now": the agent goes on with the state as it is."""
 REPORTED_FAILURES = ("does_not_fit",)
@@ -114,13 +115,17 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             open `compaction.Session` (on any store; the caller closes it).
         policy: window, trigger and tail of the compaction (default `CompactionPolicy()`).
         mode: the mode each turn runs in (its tool policy decides what is refused; Plan mode
-            refuses `todo_write`); default the built-in default mode.
+            refuses `todo_write`); default the built-in default mode. Set `mode` between
+            invocations to switch (the next turn is logged in the new mode).
         summarizer: writes the Checkpoint's narrative sections (default: extractive).
         system_prompt: text appended to the agent's system message on every call (default: the
             mode's block of this toolkit's prompt, which tells the model how to use
             `todo_write`); "" appends nothing.
         fixed_tokens: the system prompt and tool specs, in tokens, assumed before the first
             model call has measured them.
+
+    Raises:
+        ConfigError: an unknown mode.
     """
 
     state_schema = HarnessState
@@ -136,29 +141,22 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         fixed_tokens: int = 0,
     ) -> None:
         super().__init__()
-        self._owned = not isinstance(log, Session)
-        self.session = log if isinstance(log, Session) else Session(log)
         self.policy = policy or CompactionPolicy()
-        self.mode = mode or DEFAULT_MODE
-        mode_spec = get_mode(self.mode)
-        self.summarizer = summarizer
-        self.system_prompt = (
-            PromptBuilder().mode_block(mode_spec) if system_prompt is None else system_prompt
+        self._owned = not isinstance(log, Session)
+        self.session = (
+            log
+            if isinstance(log, Session)
+            else Session(log, tool_output_cap=self.policy.tool_output_tokens)
         )
+        self.summarizer = summarizer
+        self._custom_prompt = system_prompt
         self.fixed_tokens = fixed_tokens
         self.compactions: list[CompactionResult] = []
         self.failures: list[CompactionError] = []
         """Compactions that could not make the request fit (``does_not_fit``), in order."""
-        spec = todo_write_spec(allow_parallel_in_progress=mode_spec.todo.allow_parallel_in_progress)
-        self.tools: list[BaseTool] = [
-            StructuredTool.from_function(
-                func=_unreachable,
-                name=TOOL_NAME,
-                description=spec.description,
-                args_schema=spec.parameters,
-                infer_schema=False,
-            )
-        ]
+        self.retries = 0
+        """How many model calls were sent again after a context overflow."""
+        self.mode = mode or DEFAULT_MODE
         self._logged: set[str] = set()
         for event in self.session.events() if self.session.applied_seq else ():
             if isinstance(event, MessageAdded):
@@ -171,6 +169,29 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         """The middleware's name in the graph."""
         return "HarnessMiddleware"
 
+    @property
+    def mode(self) -> str:
+        """The mode the next turn runs in (set it between invocations to switch)."""
+        return self._mode.name
+
+    @mode.setter
+    def mode(self, name: str) -> None:
+        spec: Mode = get_mode(name)
+        self._mode = spec
+        self.system_prompt = (
+            PromptBuilder().mode_block(spec) if self._custom_prompt is None else self._custom_prompt
+        )
+        todo = todo_write_spec(allow_parallel_in_progress=spec.todo.allow_parallel_in_progress)
+        self.tools: list[BaseTool] = [
+            StructuredTool.from_function(
+                func=_unreachable,
+                name=TOOL_NAME,
+                description=todo.description,
+                args_schema=todo.parameters,
+                infer_schema=False,
+            )
+        ]
+
     def close(self) -> None:
         """Close the session log (when the middleware opened it)."""
         if self._owned:
@@ -181,19 +202,19 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
     def sync(self, messages: Sequence[AnyMessage]) -> list[Event]:
         """Append the state's messages the log does not hold yet, in order; return the events.
 
-        A new human message opens a turn first. The Checkpoint message is the log's own view and
-        is never appended.
+        A new human message opens a turn first (in the current `mode`). The Checkpoint message
+        is the log's own view and is never appended.
         """
         pending: list[EventData] = []
         ids: list[str] = []
         for lc in messages:
-            if lc.id is None or lc.id in self._logged or _is_checkpoint(lc):
+            if lc.id is None or lc.id in self._logged or is_checkpoint(lc):
                 continue
             if isinstance(lc, HumanMessage):
                 pending.append(TurnStartData(mode=self.mode))
-            pending.append(self._record(lc))
+            pending.append(record(lc))
             ids.append(lc.id)
-            usage = _usage(lc)
+            usage = usage_of(lc)
             if usage is not None:
                 pending.append(usage)
         if not pending:
@@ -202,44 +223,43 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         self._logged.update(ids)
         return events
 
-    def _record(self, lc: BaseMessage) -> Message:
-        """The `Message` that records a LangChain message (its id and serialized form kept)."""
-        dump = convert_to_openai_messages(lc)
-        message = from_openai(dump)
-        fields = dict(message.provider_fields or {})
-        fields[ID_FIELD] = cast(str, lc.id)
-        fields[MESSAGE_FIELD] = json.loads(json.dumps(message_to_dict(lc), default=str))
-        return message.model_copy(update={"provider_fields": fields})
-
     def view(self) -> list[AnyMessage]:
         """The log's context view as LangChain messages (after a compaction, Checkpoint first)."""
-        window = self.session.context
-        out: list[AnyMessage] = []
-        if window.checkpoint is not None:
-            out.append(
-                HumanMessage(
-                    content=checkpoint_message_for(window.checkpoint.text).text(),
-                    id=CHECKPOINT_ID.format(seq=window.checkpoint.last_seq),
-                    additional_kwargs={"lc_source": CHECKPOINT_SOURCE},
-                )
-            )
-        out += [_lc_message(m, seq) for m, seq in zip(window.messages, window.seqs, strict=True)]
-        self._logged.update(m.id for m in out[1 if window.checkpoint else 0 :] if m.id)
+        out = view_messages(self.session)
+        self._logged.update(m.id for m in out if m.id and not is_checkpoint(m))
         return out
+
+    def in_step(self, messages: Sequence[AnyMessage]) -> bool:
+        """Tell whether the state's messages show the log's view (after the unlogged ones go)."""
+        shown = [m.id for m in self.view()]
+        held = [m.id for m in messages if m.id in self._logged or is_checkpoint(m)]
+        return held == shown
 
     def todos(self) -> list[dict[str, str]]:
         """The log's latest todo list, as the state's ``todos`` holds it."""
         return [t.model_dump(mode="json") for t in self.session.latest_todos]
 
-    def compact_if_due(self) -> CompactionResult | None:
-        """Compact the log when the whole request reaches the policy's trigger."""
+    def _policy(self) -> CompactionPolicy:
+        """The policy in counted tokens (the window is the provider's: see the token scale)."""
+        return self.policy.in_counted_tokens(self.session.token_scale)
+
+    def compact_if_due(self, *, refused_tokens: int | None = None) -> CompactionResult | None:
+        """Compact the log when the whole request reaches the policy's trigger.
+
+        With `refused_tokens` (the provider refused a request of that size as too long) the
+        compaction is forced, under `compaction.overflow_policy`.
+        """
         try:
-            result = maybe_compact(
-                self.session,
-                self.policy,
-                summarizer=self.summarizer,
-                fixed_tokens=self.fixed_tokens,
-            )
+            if refused_tokens is None:
+                result = maybe_compact(
+                    self.session, self.policy, summarizer=self.summarizer,
+                    fixed_tokens=self.fixed_tokens,
+                )  # fmt: skip
+            else:
+                result = compact(
+                    self.session, overflow_policy(self._policy(), refused_tokens),
+                    summarizer=self.summarizer, force=True, fixed_tokens=self.fixed_tokens,
+                )  # fmt: skip
         except CompactionError as exc:
             if exc.code in QUIET_REFUSALS:
                 return None
@@ -254,16 +274,27 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
     # --- the hooks -------------------------------------------------------------------------------
 
     def before_agent(self, state: HarnessState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Show a resumed log's latest todo list in the state."""
+        """Resume: put the log's view (Checkpoint first) and its todo list into the state.
+
+        A restarted process (no LangGraph checkpointer) starts from a state holding only the
+        new input; the state then gets the log's view, followed by the new messages.
+        """
+        update: dict[str, Any] = {}
         todos = self.todos()
-        return {"todos": todos} if todos and state.get("todos") != todos else None
+        if todos and state.get("todos") != todos:
+            update["todos"] = todos
+        messages = state["messages"]
+        if not self.in_step(messages):
+            new = [m for m in messages if m.id not in self._logged and not is_checkpoint(m)]
+            update["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *self.view(), *new]
+        return update or None
 
     def before_model(self, state: HarnessState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Log the new messages; compact when due; put the log's view back into the state."""
         events = self.sync(state["messages"])
         clipped = any(isinstance(e, MessageAdded) and e.data.clip is not None for e in events)
         result = self.compact_if_due()
-        if result is None and not clipped:
+        if result is None and not clipped and self.in_step(state["messages"]):
             return None
         update: dict[str, Any] = {
             "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *self.view()],
@@ -288,9 +319,18 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any]:
-        """Append the mode block to the system message; measure the request's fixed part."""
+        """Add the mode block, measure the fixed part; answer an overflow with one compaction."""
         request = self._prepared(request)
-        return handler(request)
+        try:
+            return handler(request)
+        except Exception as exc:
+            retry = self._after_overflow(request, exc)
+        try:
+            return handler(retry)
+        except Exception as again:
+            if not is_context_overflow(again):
+                raise
+            raise self._second_overflow(retry, again) from None
 
     async def awrap_model_call(
         self,
@@ -298,22 +338,48 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any]:
         """The async form of `wrap_model_call`."""
-        return await handler(self._prepared(request))
+        request = self._prepared(request)
+        try:
+            return await handler(request)
+        except Exception as exc:
+            retry = self._after_overflow(request, exc)
+        try:
+            return await handler(retry)
+        except Exception as again:
+            if not is_context_overflow(again):
+                raise
+            raise self._second_overflow(retry, again) from None
+
+    def _after_overflow(self, request: ModelRequest[Any], exc: Exception) -> ModelRequest[Any]:
+        """Re-raise anything but an overflow; else compact and return the request to resend."""
+        if not is_context_overflow(exc):
+            raise exc
+        self.sync(request.messages)
+        self.compact_if_due(refused_tokens=self.request_tokens(request, scaled=False))
+        self.retries += 1
+        return request.override(messages=self.view())
+
+    def _second_overflow(self, request: ModelRequest[Any], exc: Exception) -> Exception:
+        size = self.request_tokens(request, scaled=True) + self.policy.output_reserve
+        return RequestOverflowError(size, self.policy.window_tokens, exc)
+
+    def request_tokens(self, request: ModelRequest[Any], *, scaled: bool) -> int:
+        """Count a whole request: fixed part and messages (provider tokens when `scaled`)."""
+        counted = self.fixed_tokens + messages_tokens(self.session.tokenizer, request.messages)
+        return scaled_tokens(counted, self.session.token_scale) if scaled else counted
 
     def _prepared(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         if self.system_prompt:
-            base = request.system_message.text if request.system_message is not None else ""
+            base = system_text(request)
             text = f"{base}\n\n{self.system_prompt}" if base else self.system_prompt
-            request = request.override(system_message=SystemMessage(content=text))
-        self.fixed_tokens = self.measure(request.system_message, request.tools)
+            request = with_system(request, text)
+        self.fixed_tokens = self.measure(system_text(request), request.tools)
         return request
 
-    def measure(self, system: SystemMessage | None, tools: Iterable[object]) -> int:
-        """Count the request's fixed part: the system message and the tool specs."""
-        tok = self.session.tokenizer
-        total = count_message(tok, Message(role="system", content=system.text)) if system else 0
-        specs = [convert_to_openai_tool(cast(Any, t)) for t in tools]
-        return total + (tok.count(json.dumps(specs, sort_keys=True)) if specs else 0)
+    def measure(self, system: SystemMessage | str | None, tools: Iterable[object]) -> int:
+        """Count the request's fixed part: the system text and the tool specs."""
+        text = system.text if isinstance(system, SystemMessage) else system
+        return fixed_part_tokens(self.session.tokenizer, text, tools)
 
     def wrap_tool_call(
         self,
@@ -351,42 +417,6 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         if refused is None:
             return None
         return ToolMessage(content=refused, tool_call_id=call_id, name=name, status="error")
-
-
-def _is_checkpoint(message: BaseMessage) -> bool:
-    return message.additional_kwargs.get("lc_source") == CHECKPOINT_SOURCE
-
-
-def _lc_message(message: Message, seq: int) -> AnyMessage:
-    """The LangChain message of a logged message: the one recorded, as the context shows it."""
-    fields = message.provider_fields or {}
-    kept = fields.get(MESSAGE_FIELD)
-    if isinstance(kept, dict):
-        lc = cast(AnyMessage, messages_from_dict([kept])[0])
-        if isinstance(lc, ToolMessage) and lc.content != message.text():
-            # A clipped result: the log keeps it whole, the context shows head, note and tail.
-            return lc.model_copy(update={"content": message.text()})
-        return lc
-    built = cast(AnyMessage, convert_to_messages([openai_message(message)])[0])
-    built.id = LOGGED_ID.format(seq=seq)
-    return built
-
-
-def _usage(message: BaseMessage) -> UsageReportData | None:
-    """The provider's usage an AI message carries, as a `usage/report` event."""
-    if not isinstance(message, AIMessage) or not message.usage_metadata:
-        return None
-    usage = message.usage_metadata
-    details = usage.get("input_token_details") or {}
-    model = message.response_metadata.get("model_name") or message.response_metadata.get("model")
-    return UsageReportData(
-        purpose="turn",
-        model=str(model or "unknown"),
-        prompt_tokens=usage["input_tokens"],
-        completion_tokens=usage["output_tokens"],
-        cached_tokens=details.get("cache_read"),
-        cache_write_tokens=details.get("cache_creation"),
-    )
 
 
 __all__ = [

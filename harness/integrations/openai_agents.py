@@ -1,104 +1,208 @@
-"""An OpenAI Agents SDK ``Session`` backed by this toolkit's session log.
+"""An OpenAI Agents SDK ``Session`` backed by this toolkit's session log, compacting inside a run.
+
+Three lines a user writes::
+
+    session = LogSession("u1", "sqlite:///sessions.db", policy=CompactionPolicy(12_000))
+    agent = Agent(name="a", instructions="...", tools=[*session.tools(), read_file])
+    result = await Runner.run(agent, "go", session=session, run_config=session.run_config())
 
 `LogSession` implements the SDK's session protocol (``get_items``, ``add_items``, ``pop_item``,
-``clear_session``) over a `compaction.Session`, and the SDK's compaction hook
-(``run_compaction``, which the `agents.Runner` calls after each turn on a session that has it)
-with this toolkit's compactor and Checkpoint.
+``clear_session``) over a `compaction.Session` on a JSONL file or a store (``sqlite:///x.db``,
+``postgresql://...``, ``jsonl:///folder``; the SDK's `session_id` is the store's session), and
+the SDK's compaction hook (``run_compaction``).
 
-How the protocol maps onto an append-only log (the log is the one source of truth; the SDK's
-items are a view of it):
+Compaction inside a run. The SDK keeps a run's input in memory and only calls
+``run_compaction`` between runs (it defers while a response has local tool outputs), so a long
+run would grow past the window. `run_config` returns a ``RunConfig`` whose
+``call_model_input_filter`` runs before every model call: it counts the whole request (the
+instructions, the tool specs, the input items and the policy's output reserve; in the
+provider's tokens once the log has learned its token scale) and, when it reaches the policy's
+trigger, compacts the log; the model is always handed the log's view (the Checkpoint with its
+preamble, then the kept tail), followed by any input item the log does not hold yet. Passing
+``model=`` to `run_config` also wraps that model in `OverflowGuard`: a provider's "request too
+long" refusal is answered by one forced compaction and one retry.
 
-- ``add_items``: each item becomes a `message` event (a user or assistant message, a
-  ``function_call`` as an assistant tool call, a ``function_call_output`` as its `tool` result,
-  any other item as an assistant message with no text), and the item itself is kept verbatim in
-  the message's ``provider_fields["agents_item"]``, so ``get_items`` gives back exactly what the
-  SDK stored.
-- ``get_items``: the log's context view, as items: after a compaction, the Checkpoint first (as
-  a user message item), then the kept messages.
-- ``pop_item``: a `message/retract` tombstone naming the newest message of the context; the log
-  keeps the message, the context view (and the next ``get_items``) no longer has it.
-- ``clear_session``: one `message/retract` tombstone naming every message of the context; an
-  earlier checkpoint's span stays folded and the checkpoint itself is no longer shown.
-- ``run_compaction``: `compaction.maybe_compact` under the adapter's `CompactionPolicy`
-  (``force`` in the SDK's arguments compacts even below the threshold); the todo list in the log
-  is carried into Pending Jobs and Current Work by code. The Runner calls this hook after a
-  model response that carries a response id (the Responses API); with a model that gives none
-  (chat completions), call ``await session.run_compaction()`` after each run.
+How the protocol maps onto an append-only log (the log is the one source of truth):
+
+- ``add_items``: each item becomes a `message` event, the item kept verbatim in its provider
+  fields (see `harness.integrations.agents_items`; a bad item raises `MessageError`, nothing is
+  appended). A tool output over the policy's tool-output share is logged whole and shown clipped.
+- ``get_items``: the log's view as items, exactly what the model is shown.
+- ``pop_item``: a `message/retract` tombstone naming the newest message of the context.
+- ``clear_session``: one tombstone naming every message of the context; the Checkpoint is no
+  longer shown either (the log keeps every byte).
+- ``run_compaction``: `compaction.maybe_compact` with the request's fixed part (instructions
+  and tools of the last model call) counted; ``force`` compacts even below the threshold.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from agents import OpenAIResponsesCompactionArgs, SessionSettings, TResponseInputItem
+from harness.integrations import missing_extra
+
+try:
+    from agents import (
+        FunctionTool,
+        Model,
+        ModelResponse,
+        OpenAIResponsesCompactionArgs,
+        RunConfig,
+        SessionSettings,
+        TResponseInputItem,
+    )
+    from agents.run_config import CallModelData, ModelInputData
+except ImportError as exc:  # the extra is missing, or too old
+    raise ImportError(missing_extra("openai_agents", "agents", "openai-agents>=0.19")) from exc
 
 from compaction import (
     CompactionError,
     CompactionPolicy,
     CompactionResult,
-    FunctionCall,
-    Message,
+    ConfigError,
+    MessageError,
+    MessagesRetracted,
     RetractData,
-    ToolCall,
+    Summarizer,
+    UsageReportData,
     compact,
+    count_message,
+    is_store_url,
     maybe_compact,
+    overflow_policy,
+    scaled_tokens,
 )
 from compaction import Session as LogBackedSession
-
-ITEM_FIELD = "agents_item"
-"""The provider field that keeps an SDK item verbatim."""
+from harness.integrations.agents_items import (
+    ITEM_FIELD,
+    checkpoint_item,
+    item_key,
+    item_of,
+    message_of,
+    messages_of,
+)
+from harness.integrations.agents_model import OverflowGuard
+from harness.integrations.agents_tools import guarded, session_tools, tool_specs
+from prompts import DEFAULT_MODE, get_mode
 
 CLEARED = "clear_session"
 POPPED = "pop_item"
+QUIET_REFUSALS = ("below_threshold", "nothing_to_compact", "no_safe_cut")
+"""Compaction refusals that only mean "not now"."""
+
+
+@dataclass(frozen=True)
+class RequestSize:
+    """One model request as counted before it was sent."""
+
+    fixed: int
+    """Instructions and tool specs, in counted tokens."""
+    input: int
+    """The input items, in counted tokens."""
+    scale: float | None = None
+    """The log's token scale when it was counted (None: not known yet)."""
+
+    @property
+    def total(self) -> int:
+        """The whole request in the provider's tokens (counted ones while the scale is unknown)."""
+        return scaled_tokens(self.fixed + self.input, self.scale)
 
 
 class LogSession:
     """An Agents SDK session whose history is a Context Harness session log.
 
     Args:
-        session_id: the SDK's session id.
-        path: the JSONL log (created on first write, replayed when it exists).
-        policy: when ``run_compaction`` compacts (default `CompactionPolicy()`).
+        session_id: the SDK's session id (a store's session name when `path` is a store URL).
+        path: the JSONL log (created on first write, replayed when it exists), a store URL, or
+            an open `compaction.Session` (the caller closes it).
+        policy: window, trigger, tail and output reserve (default `CompactionPolicy()`).
+        mode: the mode the tools run under (default the built-in default mode).
+        summarizer: writes the Checkpoint's narrative sections (default: extractive).
+
+    Raises:
+        ConfigError: an unknown mode.
     """
 
     session_settings: SessionSettings | None = None
 
     def __init__(
-        self, session_id: str, path: Path | str, *, policy: CompactionPolicy | None = None
+        self,
+        session_id: str,
+        path: Path | str | LogBackedSession,
+        *,
+        policy: CompactionPolicy | None = None,
+        mode: str | None = None,
+        summarizer: Summarizer | None = None,
     ) -> None:
         self.session_id = session_id
-        self.log = LogBackedSession(path)
         self.policy = policy or CompactionPolicy()
+        self.mode = get_mode(mode or DEFAULT_MODE)
+        self.summarizer = summarizer
+        cap = self.policy.tool_output_tokens
+        self._owned = not isinstance(path, LogBackedSession)
+        if isinstance(path, LogBackedSession):
+            self.log = path
+        elif is_store_url(path):
+            self.log = LogBackedSession(path, session=session_id, tool_output_cap=cap)
+        else:
+            self.log = LogBackedSession(path, tool_output_cap=cap)
         self.compactions: list[CompactionResult] = []
+        self.requests: list[RequestSize] = []
+        """Each model request as the input filter counted it, in order."""
+        self.fixed_tokens = 0
+        """The fixed part of the newest request (instructions and tools), counted."""
         self._lock = asyncio.Lock()
+        self._known: set[str] = set()
+        self._cleared_at = 0
+        for event in self.log.events() if self.log.applied_seq else ():
+            kept = getattr(event.data, "provider_fields", None) or {}
+            if ITEM_FIELD in kept:
+                self._known.add(item_key(kept[ITEM_FIELD]))
+            if isinstance(event, MessagesRetracted) and event.data.reason == CLEARED:
+                self._cleared_at = event.seq
 
     def close(self) -> None:
-        """Close the log."""
-        self.log.close()
+        """Close the log (when this session opened it)."""
+        if self._owned:
+            self.log.close()
+
+    # --- the SDK's session protocol -------------------------------------------------------------
+
+    def view(self) -> list[TResponseInputItem]:
+        """Return the log's view as SDK items: the Checkpoint (unless cleared), the kept tail."""
+        window = self.log.context
+        items: list[TResponseInputItem] = []
+        if window.checkpoint is not None and window.checkpoint.last_seq >= self._cleared_at:
+            items.append(checkpoint_item(window.checkpoint))
+        items += [item_of(m) for m in window.messages]
+        # What the log shows (a clipped output, the Checkpoint) comes back from the SDK as input.
+        self._known.update(item_key(item) for item in items)
+        return items
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """Return the context view as SDK items (the newest `limit` when given)."""
-        window = self.log.context
-        items: list[TResponseInputItem] = []
-        if window.checkpoint is not None:
-            items.append(
-                cast(TResponseInputItem, {"role": "user", "content": window.checkpoint.text})
-            )
-        items += [item_of(m) for m in window.messages]
+        items = self.view()
         if limit is None:
             return items
         return items[-limit:] if limit > 0 else []
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
-        """Append each item as a `message` event, the item kept verbatim."""
-        if not items:
+        """Append each item as a `message` event, the item kept verbatim.
+
+        Raises:
+            MessageError: an item is not a dict of a known shape (nothing is appended).
+        """
+        messages = messages_of(items)
+        if not messages:
             return
         async with self._lock:
-            self.log.append_many([message_of(item) for item in items])
+            self.log.append_many(messages)
+            self._known.update(item_key(item) for item in items)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Retract the newest message of the context (a tombstone); return its item."""
@@ -110,70 +214,153 @@ class LogSession:
             return item_of(window.messages[-1])
 
     async def clear_session(self) -> None:
-        """Retract every message of the context (one tombstone); the log keeps them all."""
+        """Retract every message of the context (one tombstone) and hide the Checkpoint."""
         async with self._lock:
-            seqs = self.log.context.seqs
-            if seqs:
-                self.log.append(RetractData(seqs=seqs, reason=CLEARED))
+            window = self.log.context
+            if window.seqs or window.checkpoint is not None:
+                event = self.log.append(RetractData(seqs=window.seqs, reason=CLEARED))
+                self._cleared_at = event.seq
 
     async def run_compaction(self, args: OpenAIResponsesCompactionArgs | None = None) -> None:
-        """The SDK's compaction hook: compact the log when the policy says (or when forced)."""
-        force = bool(args.get("force")) if args else False
+        """The SDK's compaction hook: compact when the whole request is due (or when forced)."""
         async with self._lock:
+            self._compact(force=bool(args.get("force")) if args else False)
+
+    # --- compaction inside a run ----------------------------------------------------------------
+
+    def tools(self, *host_tools: FunctionTool) -> list[FunctionTool]:
+        """Return `todo_write` (and the task tools in team mode) bound to the log, then the host's.
+
+        Each host tool is refused with the mode's refusal when the mode forbids it.
+        """
+        name = self.mode.name
+        return session_tools(self.log, self.mode) + [guarded(t, self.log, name) for t in host_tools]
+
+    def run_config(self, **kwargs: Any) -> RunConfig:  # noqa: ANN401 (RunConfig's own fields)
+        """Return a ``RunConfig`` that compacts inside the run (other fields as given).
+
+        A ``model=`` given as a `agents.Model` is wrapped in `OverflowGuard`.
+
+        Raises:
+            ConfigError: `kwargs` sets ``call_model_input_filter`` (this session's filter).
+        """
+        if "call_model_input_filter" in kwargs:
+            raise ConfigError(
+                "run_config sets call_model_input_filter itself; filter the items before "
+                "add_items instead, or build your own RunConfig and call session.filter_input"
+            )
+        model = kwargs.get("model")
+        if isinstance(model, Model) and not isinstance(model, OverflowGuard):
+            kwargs["model"] = self.guard(model)
+        return RunConfig(call_model_input_filter=self.filter_input, **kwargs)
+
+    def guard(self, model: Model) -> OverflowGuard:
+        """Return `model` wrapped so that a context overflow gets one compaction and a retry."""
+        return OverflowGuard(model, self)
+
+    async def filter_input(self, data: CallModelData[Any]) -> ModelInputData:
+        """The ``call_model_input_filter``: compact when due, hand the model the log's view."""
+        instructions = data.model_data.instructions
+        tools = _agent_tools(data)
+        async with self._lock:
+            # What would be sent: the log's view (the SDK's own input only grows in a run).
+            items = self.view() + self._unlogged(data.model_data.input)
+            size = self.measure(instructions, tools, items)
+            self.fixed_tokens = size.fixed
+            if self._policy().should_compact(size.input, size.fixed):
+                self._compact(force=True)
+                items = self.view() + self._unlogged(data.model_data.input)
+                size = self.measure(instructions, tools, items)
+            self.requests.append(size)
+        return ModelInputData(input=items, instructions=instructions)
+
+    def measure(
+        self, instructions: str | None, tools: Sequence[Any], items: Sequence[object]
+    ) -> RequestSize:
+        """Count a request's fixed part (instructions, tool specs) and its input items."""
+        tok = self.log.tokenizer
+        fixed = tok.count(instructions or "")
+        specs = tool_specs(list(tools))
+        fixed += tok.count(json.dumps(specs, sort_keys=True)) if specs else 0
+        counted = 0
+        for item in items:
             try:
-                result = (
-                    compact(self.log, self.policy, force=True)
-                    if force
-                    else maybe_compact(self.log, self.policy)
+                counted += count_message(tok, message_of(item))
+            except MessageError:
+                counted += tok.count(json.dumps(item, default=str))
+        return RequestSize(fixed, counted, self.log.token_scale)
+
+    async def after_overflow(
+        self, instructions: str | None, tools: Sequence[Any], refused: Sequence[object]
+    ) -> list[TResponseInputItem]:
+        """Force one compaction after a provider refused a request as too long; the new input.
+
+        The compaction runs under `compaction.overflow_policy`: the window is at most the
+        refused request's size.
+        """
+        async with self._lock:
+            size = self.measure(instructions, tools, refused)
+            self.fixed_tokens = size.fixed
+            self._compact(
+                force=True, policy=overflow_policy(self._policy(), size.fixed + size.input)
+            )
+            return self.view()
+
+    async def record_usage(self, response: ModelResponse, model: Model) -> None:
+        """Log what the provider reported of an answered call (a ``usage/report``)."""
+        usage = response.usage
+        if not usage.input_tokens:
+            return
+        name = getattr(model, "model", None)
+        report = UsageReportData(
+            purpose="turn",
+            model=name if isinstance(name, str) else type(model).__name__,
+            prompt_tokens=usage.input_tokens,
+            completion_tokens=usage.output_tokens,
+            cached_tokens=usage.input_tokens_details.cached_tokens,
+        )
+        async with self._lock:
+            self.log.append(report)
+
+    def _unlogged(self, items: Sequence[TResponseInputItem]) -> list[TResponseInputItem]:
+        """The input items the log does not hold (the SDK has not saved them yet)."""
+        return [item for item in items if item_key(item) not in self._known]
+
+    def _policy(self) -> CompactionPolicy:
+        """The policy in counted tokens (the window is the provider's: see the token scale)."""
+        return self.policy.in_counted_tokens(self.log.token_scale)
+
+    def _compact(self, *, force: bool, policy: CompactionPolicy | None = None) -> None:
+        """Compact the log (forced, or when the whole request is due); "not now" is quiet."""
+        try:
+            if force:
+                result: CompactionResult | None = compact(
+                    self.log,
+                    policy or self._policy(),
+                    summarizer=self.summarizer,
+                    force=True,
+                    fixed_tokens=self.fixed_tokens,
                 )
-            except CompactionError as exc:
-                if exc.code in ("below_threshold", "nothing_to_compact", "no_safe_cut"):
-                    return
-                raise
-            if result is not None:
-                self.compactions.append(result)
+            else:
+                result = maybe_compact(
+                    self.log,
+                    self.policy,
+                    summarizer=self.summarizer,
+                    fixed_tokens=self.fixed_tokens,
+                )
+        except CompactionError as exc:
+            if exc.code in QUIET_REFUSALS:
+                return
+            raise
+        if result is not None:
+            self.compactions.append(result)
 
 
-def _text(content: object) -> str | None:
-    """The text of an item's content: a string, or its text parts joined."""
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [p.get("text") for p in content if isinstance(p, Mapping)]
-        return "\n".join(t for t in texts if isinstance(t, str))
-    return json.dumps(content, ensure_ascii=False)
+def _agent_tools(data: CallModelData[Any]) -> list[Any]:
+    """The tools the agent sends (its function tools and handoffs), best effort."""
+    agent = data.agent
+    tools: list[Any] = list(getattr(agent, "tools", []) or [])
+    return tools + list(getattr(agent, "handoffs", []) or [])
 
 
-def message_of(item: TResponseInputItem | Mapping[str, Any]) -> Message:
-    """Return the `Message` that records one SDK item (the item kept in its provider fields)."""
-    dump = getattr(item, "model_dump", None)
-    raw: object = dump(mode="json", exclude_none=True) if callable(dump) else item
-    data: dict[str, Any] = dict(raw) if isinstance(raw, Mapping) else {"content": str(raw)}
-    keep: dict[str, Any] = {ITEM_FIELD: data}
-    kind, role = data.get("type"), data.get("role")
-    if kind == "function_call":
-        call = ToolCall(
-            id=str(data.get("call_id")),
-            function=FunctionCall(name=str(data.get("name")), arguments=str(data.get("arguments"))),
-        )
-        return Message(role="assistant", tool_calls=(call,), provider_fields=keep)
-    if kind == "function_call_output":
-        output = _text(data.get("output")) or ""
-        return Message(
-            role="tool", tool_call_id=str(data.get("call_id")), content=output, provider_fields=keep
-        )
-    if role in ("user", "system", "developer"):
-        mapped = "user" if role == "user" else "system"
-        return Message(role=mapped, content=_text(data.get("content")), provider_fields=keep)
-    return Message(role="assistant", content=_text(data.get("content")), provider_fields=keep)
-
-
-def item_of(message: Message) -> TResponseInputItem:
-    """Return the SDK item a message records (the verbatim item, or one built from the message)."""
-    kept = (message.provider_fields or {}).get(ITEM_FIELD)
-    if isinstance(kept, dict):
-        return cast(TResponseInputItem, kept)
-    if message.role == "tool":
-        output = {"type": "function_call_output", "call_id": message.tool_call_id}
-        return cast(TResponseInputItem, {**output, "output": message.text()})
-    return cast(TResponseInputItem, {"role": message.role, "content": message.text()})
+__all__ = ["CLEARED", "ITEM_FIELD", "POPPED", "LogSession", "OverflowGuard", "RequestSize"]

@@ -31,6 +31,9 @@ from openai.types.responses import (
 
 from compaction import (
     CompactionPolicy,
+    ConfigError,
+    Message,
+    MessageError,
     MessagesRetracted,
     Session,
     check_log,
@@ -38,6 +41,7 @@ from compaction import (
     read_events,
 )
 from harness.integrations.openai_agents import LogSession
+from prompts import todo_write_spec
 
 set_tracing_disabled(True)  # offline: no trace export
 
@@ -176,3 +180,107 @@ class TestProtocol:
         run(session.add_items([cast(Any, {"role": "user", "content": str(i)}) for i in range(5)]))
         assert [i["content"] for i in run(session.get_items(limit=2))] == ["3", "4"]
         assert run(session.get_items(limit=0)) == []
+
+
+BAD_ITEMS: list[tuple[Any, str]] = [
+    (None, "items[1]"),
+    (42, "items[1]"),
+    ("hello", "items[1]"),
+    ({"type": "function_call", "name": "read_file", "arguments": "{}"}, "items[1].call_id"),
+    ({"type": "function_call", "call_id": "c1", "arguments": "{}"}, "items[1].name"),
+    ({"type": "function_call_output", "output": "x"}, "items[1].call_id"),
+    ({"role": "wizard", "content": "x"}, "items[1].role"),
+    ({"content": "no role, no type"}, "items[1]"),
+]
+"""Items the SDK protocol cannot hold, and the field the error names."""
+
+
+class TestBadItems:
+    @pytest.mark.parametrize(("item", "field"), BAD_ITEMS)
+    def test_bad_item_raises_naming_the_field(self, tmp_path, item, field):
+        """A bad item raises MessageError naming its field; the good item before it is not kept."""
+        session = LogSession("s", tmp_path / "s.jsonl")
+        with pytest.raises(MessageError) as caught:
+            run(session.add_items([{"role": "user", "content": "ok"}, item]))
+        assert caught.value.field == field
+        assert session.log.applied_seq == 0
+        assert run(session.get_items()) == []
+
+    def test_a_non_list_is_refused(self, tmp_path):
+        """add_items of something that is not a list of items raises naming ``items``."""
+        session = LogSession("s", tmp_path / "s.jsonl")
+        with pytest.raises(MessageError) as caught:
+            run(session.add_items(cast(Any, "hi")))
+        assert caught.value.field == "items"
+
+
+class TestWhatTheModelSaw:
+    def test_clipped_output_comes_back_clipped(self, tmp_path):
+        """A 3,000,000-character tool output is logged whole; get_items gives the view's clip."""
+        huge = "x" * 3_000_000
+        session = LogSession("s", tmp_path / "s.jsonl")
+        call_item = {"type": "function_call", "call_id": "c1", "name": "read", "arguments": "{}"}
+        out_item = {"type": "function_call_output", "call_id": "c1", "output": huge}
+        run(session.add_items(cast(Any, [call_item, out_item])))
+        shown = run(session.get_items())[-1]
+        assert shown["call_id"] == "c1"
+        assert len(shown["output"]) < 100_000
+        assert shown["output"] == session.log.context.messages[-1].text()
+        logged = session.log.event(2).data
+        assert isinstance(logged, Message)
+        assert logged.text() == huge  # the log keeps every byte
+
+    def test_clear_hides_the_checkpoint_too(self, tmp_path):
+        """After a compaction, clear_session leaves get_items empty (no Checkpoint either)."""
+        session = LogSession("s", tmp_path / "s.jsonl", policy=CompactionPolicy(3000, 0.5))
+        items = [{"role": "user", "content": f"message {i} " + "word " * 80} for i in range(30)]
+        run(session.add_items(cast(Any, items)))
+        run(session.run_compaction())
+        assert session.compactions
+        assert run(session.get_items())[0]["content"].startswith("This session is being")
+        run(session.clear_session())
+        assert run(session.get_items()) == []
+        session.close()
+        assert run(LogSession("s", tmp_path / "s.jsonl").get_items()) == []
+
+
+class TestTools:
+    def test_todo_write_runs_against_the_log(self, tmp_path):
+        """session.tools()'s todo_write writes the log; bad arguments come back as the result."""
+        session = LogSession("s", tmp_path / "s.jsonl")
+        (todo,) = session.tools()
+        assert todo.name == "todo_write"
+        good = json.dumps({"todos": [{"content": "Ship it", "status": "in_progress"}]})
+        assert "1 in progress" in run(todo.on_invoke_tool(cast(Any, None), good))
+        bad = run(todo.on_invoke_tool(cast(Any, None), '{"todos": "all"}'))
+        assert '"todos" must be an array' in bad
+        assert [t.content for t in session.log.latest_todos] == ["Ship it"]
+
+    def test_plan_mode_refuses_todo_write_and_forbidden_host_tools(self, tmp_path):
+        """In Plan mode todo_write gets the mode's refusal and appends nothing."""
+        session = LogSession("s", tmp_path / "s.jsonl", mode="plan")
+        todo = session.tools()[0]
+        args = json.dumps({"todos": [{"content": "x", "status": "pending"}]})
+        answer = run(todo.on_invoke_tool(cast(Any, None), args))
+        assert answer == session.log.refusal("todo_write", mode="plan")
+        assert session.log.applied_seq == 0
+
+    def test_team_mode_adds_the_task_tools(self, tmp_path):
+        """Team mode offers task_create / task_update / task_list, bound to the log."""
+        session = LogSession("s", tmp_path / "s.jsonl", mode="team")
+        tools = {t.name: t for t in session.tools(read_file)}
+        assert set(tools) == {"todo_write", "task_create", "task_update", "task_list", "read_file"}
+        made = run(tools["task_create"].on_invoke_tool(cast(Any, None), '{"subject": "Fix it"}'))
+        assert "1" in made
+        assert [t.subject for t in session.log.tasks.tasks] == ["Fix it"]
+
+    def test_run_config_keeps_its_filter(self, tmp_path):
+        """run_config refuses a call_model_input_filter of the caller's (it is the session's)."""
+        session = LogSession("s", tmp_path / "s.jsonl")
+        assert session.run_config(workflow_name="w").call_model_input_filter == session.filter_input
+        with pytest.raises(ConfigError):
+            session.run_config(call_model_input_filter=lambda data: data.model_data)
+
+    def test_todo_write_spec_has_a_default(self):
+        """todo_write_spec() without arguments gives the one-in-progress spec."""
+        assert todo_write_spec() == todo_write_spec(allow_parallel_in_progress=False)

@@ -1,0 +1,164 @@
+"""An Agents SDK `Model` wrapper: a context-overflow refusal is answered by one compaction.
+
+`OverflowGuard` forwards every call to the model it wraps. When the provider refuses the
+request as too long (`compaction.is_context_overflow`: OpenAI's ``context_length_exceeded``,
+Anthropic's "prompt is too long", DeepSeek's "maximum context length"), it asks its
+`LogSession` to compact the log (forced), sends the log's view instead of the refused input,
+once; a second refusal raises `compaction.RequestOverflowError`, one line naming the request's
+size. Each answered call's provider-reported input tokens are logged as a ``usage/report`` (so
+the session learns the provider's token scale).
+
+Invariants: at most one retry per model call; the retry sends the log's view; a non-overflow
+error passes through untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Protocol
+
+from agents import (
+    AgentOutputSchemaBase,
+    Handoff,
+    Model,
+    ModelResponse,
+    ModelSettings,
+    ModelTracing,
+    Tool,
+    TResponseInputItem,
+)
+from agents.items import TResponseStreamEvent
+from openai.types.responses.response_prompt_param import ResponsePromptParam
+
+from compaction import CompactionPolicy, RequestOverflowError, is_context_overflow
+
+
+class Sized(Protocol):
+    """A counted request: its size in the provider's tokens."""
+
+    @property
+    def total(self) -> int:
+        """Fixed part plus input."""
+        ...
+
+
+class OverflowHost(Protocol):
+    """What the guard needs of its session (`LogSession` is one)."""
+
+    policy: CompactionPolicy
+
+    def measure(
+        self, instructions: str | None, tools: Sequence[Any], items: Sequence[object]
+    ) -> Sized:
+        """Count a request."""
+        ...
+
+    async def after_overflow(
+        self, instructions: str | None, tools: Sequence[Any], refused: Sequence[object]
+    ) -> list[TResponseInputItem]:
+        """Compact after a refusal; return the input to resend."""
+        ...
+
+    async def record_usage(self, response: ModelResponse, model: Model) -> None:
+        """Log an answered call's usage."""
+        ...
+
+
+class OverflowGuard(Model):
+    """A model whose context-overflow errors are answered by one compaction and one retry.
+
+    Args:
+        model: the model to call.
+        session: the `LogSession` whose log is compacted and whose view is resent.
+    """
+
+    def __init__(self, model: Model, session: OverflowHost) -> None:
+        self.model = model
+        self.session = session
+        self.retries = 0
+        """How many calls were sent again after an overflow."""
+
+    async def get_response(
+        self,
+        system_instructions: str | None,
+        input: str | list[TResponseInputItem],
+        model_settings: ModelSettings,
+        tools: list[Tool],
+        output_schema: AgentOutputSchemaBase | None,
+        handoffs: list[Handoff],
+        tracing: ModelTracing,
+        *,
+        previous_response_id: str | None,
+        conversation_id: str | None,
+        prompt: ResponsePromptParam | None,
+    ) -> ModelResponse:
+        """Call the model; on an overflow, compact, resend the log's view once."""
+
+        async def send(items: str | list[TResponseInputItem]) -> ModelResponse:
+            return await self.model.get_response(
+                system_instructions,
+                items,
+                model_settings,
+                tools,
+                output_schema,
+                handoffs,
+                tracing,
+                previous_response_id=previous_response_id,
+                conversation_id=conversation_id,
+                prompt=prompt,
+            )
+
+        try:
+            response = await send(input)
+        except Exception as exc:
+            if not is_context_overflow(exc):
+                raise
+            refused = input if isinstance(input, list) else [{"role": "user", "content": input}]
+            retry = await self.session.after_overflow(
+                system_instructions, [*tools, *handoffs], refused
+            )
+            self.retries += 1
+            try:
+                response = await send(retry)
+            except Exception as again:
+                if not is_context_overflow(again):
+                    raise
+                size = self.session.measure(system_instructions, [*tools, *handoffs], retry)
+                total = size.total + self.session.policy.output_reserve
+                raise RequestOverflowError(
+                    total, self.session.policy.window_tokens, again
+                ) from None
+        await self.session.record_usage(response, self.model)
+        return response
+
+    def stream_response(
+        self,
+        system_instructions: str | None,
+        input: str | list[TResponseInputItem],
+        model_settings: ModelSettings,
+        tools: list[Tool],
+        output_schema: AgentOutputSchemaBase | None,
+        handoffs: list[Handoff],
+        tracing: ModelTracing,
+        *,
+        previous_response_id: str | None,
+        conversation_id: str | None,
+        prompt: ResponsePromptParam | None,
+    ) -> AsyncIterator[TResponseStreamEvent]:
+        """Stream from the model (an overflow while streaming propagates as it is)."""
+        return self.model.stream_response(
+            system_instructions,
+            input,
+            model_settings,
+            tools,
+            output_schema,
+            handoffs,
+            tracing,
+            previous_response_id=previous_response_id,
+            conversation_id=conversation_id,
+            prompt=prompt,
+        )
+
+    async def close(self) -> None:
+        """Close the wrapped model."""
+        await self.model.close()
