@@ -560,6 +560,11 @@ class Session:
         return self._latest.todos
 
     @property
+    def in_store(self) -> bool:
+        """Whether the session lives in an `EventStore` (its `batch` is the store's transaction)."""
+        return isinstance(self._source, StoreSource)
+
+    @property
     def latest_todos_seq(self) -> int | None:
         """The seq of the `todo/write` that recorded `latest_todos` (None before any)."""
         return self._latest.seq
