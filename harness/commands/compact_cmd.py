@@ -15,6 +15,7 @@ event.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from compaction import (
@@ -25,10 +26,12 @@ from compaction import (
     CompactionResult,
     ConfigError,
     ExtractiveSummarizer,
+    LogError,
     Session,
     Summarizer,
     compact,
     get_tokenizer,
+    is_store_url,
 )
 from harness.commands import llm_options
 from harness.commands.prompt_cmd import builder_from_args
@@ -173,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(cli_text(text, POLICY_OPTIONS)) from None
     busy = progress(f"compacting {args.log}", show=is_large(args.log))
     with busy, open_session(args, tokenizer=get_tokenizer(args.tokenizer)) as session:
+        _check_is_a_log(args.log, session)
         mode = get_mode(
             args.mode or llm_options.session_mode(session), available_modes(args.modes_file)
         )
@@ -201,6 +205,18 @@ def run(args: argparse.Namespace) -> int:
     for report in usage:
         console().print(llm_options.usage_line(report), markup=False)
     return 0
+
+
+def _check_is_a_log(log: str, session: Session) -> None:
+    """Refuse a non-empty file in which not one event was read (a binary or foreign file)."""
+    if session.applied_seq or is_store_url(log):
+        return
+    size = Path(log).stat().st_size if Path(log).exists() else 0
+    if size:
+        raise LogError(
+            f"{log} is not a session log: {size} bytes and no event (a session log holds one "
+            "JSON event a line; see harness log --schema)"
+        )
 
 
 def _below(args: argparse.Namespace, size: RequestSize, policy: CompactionPolicy, why: str) -> int:
@@ -235,7 +251,7 @@ def _report(result: CompactionResult, *, dry_run: bool) -> None:
     out.print(
         f"request tokens: {result.request_tokens_before} -> {result.request_tokens_after} "
         f"({result.fixed_tokens} fixed + context {data.tokens_before} -> {data.tokens_after}, "
-        f"-{result.reduction:.1%})" + (" [dry run: nothing appended]" if dry_run else ""),
+        f"{-result.reduction:+.1%})" + (" [dry run: nothing appended]" if dry_run else ""),
         markup=False,
     )
     out.print(
