@@ -8,7 +8,8 @@ Pick one with a URL (`open_store`):
 
 - ``jsonl:///path/to/folder`` (or a plain path): one JSONL file per session, the default;
 - ``sqlite:///sessions.db`` (relative) or ``sqlite:////abs/sessions.db``: many sessions in one
-  SQLite file;
+  SQLite file; ``?timeout=5`` sets how many seconds a writer waits for the file's lock
+  (default 60; the CLI's ``--lock-timeout``);
 - ``postgresql://user@host:5432/db``: a PostgreSQL server (the ``postgres`` extra).
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Final
+from urllib.parse import parse_qs
 
 from compaction.errors import ConfigError
 from compaction.stores.copy import STAGING, copy_session, is_staging, write_new_session
@@ -54,6 +56,24 @@ def _path_of(url: str) -> Path:
     return Path(rest[1:])
 
 
+def _lock_timeout(url: str, query: str) -> float:
+    """Read ``?timeout=SECONDS`` (how long a writer waits for SQLite's lock; default 60)."""
+    params = parse_qs(query, keep_blank_values=True)
+    unknown = sorted(set(params) - {"timeout"})
+    if unknown:
+        raise ConfigError(f"{url}: unknown parameter {unknown[0]!r}; sqlite URLs take ?timeout=")
+    if "timeout" not in params:
+        return 60.0
+    raw = params["timeout"][-1]
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 86_400:
+        raise ConfigError(f"{url}: timeout={raw!r} must be seconds, above 0 and at most 86400")
+    return value
+
+
 def open_store(url: str, *, sync: SyncPolicy = "always") -> EventStore:
     """Open the store a URL names.
 
@@ -74,7 +94,8 @@ def open_store(url: str, *, sync: SyncPolicy = "always") -> EventStore:
     if scheme == "jsonl":
         return JsonlStore(_path_of(url), sync=sync)
     if scheme == "sqlite":
-        return SqliteStore(_path_of(url), sync=sync)
+        base, _, query = url.partition("?")
+        return SqliteStore(_path_of(base), sync=sync, timeout=_lock_timeout(url, query))
     return PostgresStore(url)
 
 

@@ -14,7 +14,7 @@ from compaction import (
     open_store,
     redact_url,
 )
-from harness.commands.stores import store_and_session
+from harness.commands.stores import add_lock_timeout_option, store_and_session, with_lock_timeout
 from harness.output import HelpFormatter, examples, print_json
 
 
@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--session", metavar="ID", help="copy only this session of SRC")
     p.add_argument("--as", dest="target", metavar="ID", help="its id in DST (one session only)")
     p.add_argument("--json", action="store_true", help="print the sessions copied as JSON")
+    add_lock_timeout_option(p)
     p.add_argument(
         "--resume",
         action="store_true",
@@ -82,6 +83,8 @@ def _copy_one(args: argparse.Namespace, name: str | None) -> dict[str, object]:
 
 def run(args: argparse.Namespace) -> int:
     """Copy and print one line per session copied."""
+    args.src = with_lock_timeout(args.src, args.lock_timeout)
+    args.dst = with_lock_timeout(args.dst, args.lock_timeout)
     bad: list[str] = []
     if is_store_url(args.src) and args.session is None:
         names: list[str | None] = []

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from rich.table import Table
 
 from compaction import EventStore, LatestTodosProjection, fold, open_store, redact_url
+from harness.commands.stores import add_lock_timeout_option, with_lock_timeout
 from harness.output import HelpFormatter, console, examples, print_json
 
 
@@ -30,6 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("url", metavar="URL", help="store URL")
     p.add_argument("--json", action="store_true", help="print the list as JSON")
+    add_lock_timeout_option(p)
     p.set_defaults(func=run)
 
 
@@ -47,7 +49,7 @@ def _when(ts: float | None) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the sessions."""
-    store = open_store(args.url)
+    store = open_store(with_lock_timeout(args.url, args.lock_timeout))
     try:
         rows = [
             {

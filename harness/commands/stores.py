@@ -31,10 +31,28 @@ LOG_HELP = (
 
 
 def add_session_option(p: argparse.ArgumentParser) -> None:
-    """Add ``--session ID``, the session within a store URL."""
+    """Add ``--session ID``, the session within a store URL, and ``--lock-timeout``."""
     p.add_argument(
         "--session", metavar="ID", help="the session, when LOG is a store URL (required then)"
     )
+    add_lock_timeout_option(p)
+
+
+def add_lock_timeout_option(p: argparse.ArgumentParser) -> None:
+    """Add ``--lock-timeout SECONDS``: how long to wait for an SQLite store's write lock."""
+    p.add_argument(
+        "--lock-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="seconds to wait for a sqlite:/// store's write lock before failing (default 60)",
+    )
+
+
+def with_lock_timeout(target: str, seconds: float | None) -> str:
+    """Return a ``sqlite:///`` URL with ``?timeout=`` set from ``--lock-timeout`` (others as is)."""
+    if seconds is None or not target.startswith("sqlite://") or "?" in target:
+        return target
+    return f"{target}?timeout={seconds:g}"
 
 
 def open_session(
@@ -57,7 +75,7 @@ def open_session(
             raise ConfigError(f"{redact_url(args.log)}: --session needs a store URL")
         check_file(args.log, must_exist=must_exist, what="session log")
     return Session.open(
-        args.log,
+        with_lock_timeout(args.log, getattr(args, "lock_timeout", None)),
         session=args.session,
         tokenizer=tokenizer,
         sync=sync,
@@ -100,7 +118,8 @@ def read_log(args: argparse.Namespace, report: ReadReport) -> Iterator[Event]:
         check_file(args.log, what="session log")
         yield from read_events(args.log, skip_bad_lines=args.skip_bad, report=report)
         return
-    with store_and_session(args.log, args.session) as (store, session):
+    log = with_lock_timeout(args.log, getattr(args, "lock_timeout", None))
+    with store_and_session(log, args.session) as (store, session):
         for event in store.read(session):
             report.lines += 1
             report.events += 1
