@@ -172,6 +172,9 @@ def item_of(message: Message) -> TResponseInputItem:
     """Return the SDK item a message records (the verbatim item, or one built from the message)."""
     kept = (message.provider_fields or {}).get(ITEM_FIELD)
     if isinstance(kept, dict):
+        if message.role == "tool" and isinstance(kept.get("output"), str):
+            # The context view may show a huge output clipped: the model gets what it shows.
+            return cast(TResponseInputItem, {**kept, "output": message.text()})
         return cast(TResponseInputItem, kept)
     if message.role == "tool":
         output = {"type": "function_call_output", "call_id": message.tool_call_id}
