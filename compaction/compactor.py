@@ -181,7 +181,10 @@ def compact(
     computed from that state, and the event is appended only if the log's last seq is still the
     one read (`expected_seq`). If another process appended meanwhile (a new todo list, say),
     nothing is written and the compaction is recomputed from the new state, up to
-    `COMPACTION_ATTEMPTS` times; so a checkpoint never carries an out-of-date list.
+    `COMPACTION_ATTEMPTS` times; on an SQL store, then once more inside the store's transaction
+    (`Session.batch`), where no writer can overtake it, so it lands under any number of
+    concurrent writers (a JSONL log is not held during a summary: its writers would wait on the
+    file's lock). A checkpoint never carries an out-of-date list.
 
     Args:
         session: the live session (its views give the context and the token counts).
@@ -209,7 +212,8 @@ def compact(
             appended during every attempt).
     """
     policy = policy or CompactionPolicy()
-    for _ in range(COMPACTION_ATTEMPTS):
+
+    def attempt() -> CompactionResult | None:
         session.refresh()
         seen = session.applied_seq
         result = _plan(
@@ -221,22 +225,37 @@ def compact(
             on_compact_start=on_compact_start,
             fixed=fixed_tokens,
         )
-        if not dry_run:
-            result = _with_backend(backend, session, result)
-            try:
-                event = session.append(result.data, expected_seq=seen)
-            except SeqConflictError:
-                continue
-            assert isinstance(event, CheckpointRecorded)
-            result = replace(result, event=event)
-        if on_compact_end is not None:
-            on_compact_end(result)
-        return result
-    raise CompactionError(
-        "conflict",
-        f"{session.where}: other writers appended during each of {COMPACTION_ATTEMPTS} attempts, "
-        "so no checkpoint was written (it would have carried an out-of-date view); retry",
-    )
+        if dry_run:
+            return result
+        result = _with_backend(backend, session, result)
+        try:
+            event = session.append(result.data, expected_seq=seen)
+        except SeqConflictError:
+            return None
+        assert isinstance(event, CheckpointRecorded)
+        return replace(result, event=event)
+
+    for _ in range(COMPACTION_ATTEMPTS):
+        result = attempt()
+        if result is not None:
+            break
+    else:
+        result = None
+        if session.in_store:
+            # Writers kept winning the race: plan once more inside the store's transaction,
+            # where no writer can overtake it, so this attempt lands.
+            with session.batch():
+                result = attempt()
+    if result is None:
+        raise CompactionError(
+            "conflict",
+            f"{session.where}: other writers appended during each of {COMPACTION_ATTEMPTS} "
+            "attempts, so no checkpoint was written (it would have carried an out-of-date "
+            "view); retry",
+        )
+    if on_compact_end is not None:
+        on_compact_end(result)
+    return result
 
 
 def _with_backend(

@@ -41,6 +41,7 @@ from compaction.events import (
 from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
 from compaction.provider_messages import to_messages
 from compaction.stores.file import FileStore
+from compaction.stores.jsonl import JsonlStore
 from compaction.stores.log_writer import SessionLog, SyncPolicy
 from compaction.stores.opening import open_session_store, session_of
 from compaction.stores.protocol import EventStore
@@ -428,24 +429,24 @@ class Session:
                 mode's policy.
             mode: run under this mode instead of the current turn's (a host that tracks it).
 
-        A call the mode forbids returns the mode's refusal (``is_error``); a call made beside
-        another `todo_write` in one model response (the log's latest assistant message, one of
-        its calls unanswered) is refused, each of them; a call with bad arguments returns every
-        violation. Either way nothing is appended. Never raises for
+        A call the mode forbids returns the mode's refusal (``is_error``); a call with bad
+        arguments returns every violation; a valid call made beside another `todo_write` in
+        one model response (the log's latest assistant message, one of its calls unanswered)
+        is refused, each of them. Either way nothing is appended. Never raises for
         bad arguments.
         """
         refused = self.refusal(TOOL_NAME, mode=mode)
         if refused is not None:
             return ToolResult(refused, is_error=True)
-        calls = calls_in_one_response(self.context.messages)
-        if calls > 1:
-            return ToolResult(str(one_list_per_response(calls)), is_error=True)
         if allow_parallel_in_progress is None:
             allow_parallel_in_progress = self.policy(mode).allow_parallel_in_progress
         try:
             todos = parse_todo_write(arguments, allow_parallel=allow_parallel_in_progress)
         except ToolInputError as exc:
             return ToolResult(str(exc), is_error=True)
+        calls = calls_in_one_response(self.context.messages)
+        if calls > 1:  # after validation, so a bad call still learns what to fix
+            return ToolResult(str(one_list_per_response(calls)), is_error=True)
         self.append(TodoWriteData(todos=todos))
         return ToolResult(summary_line(todos))
 
@@ -586,6 +587,14 @@ class Session:
     def latest_todos(self) -> tuple[TodoItem, ...]:
         """The latest recorded list, across turns (what compaction copies from)."""
         return self._latest.todos
+
+    @property
+    def in_store(self) -> bool:
+        """Whether the session lives in a database store (its `batch` is the store's transaction).
+
+        A JSONL file or folder is not: holding its lock through a summary would stall writers.
+        """
+        return not isinstance(self.store, FileStore | JsonlStore)
 
     @property
     def latest_todos_seq(self) -> int | None:

@@ -9,7 +9,8 @@ Pick one with a URL or a path (`open_store`):
 - a plain path ``s.jsonl``: one JSONL file, a store of one session (`FileStore`), the default;
 - ``jsonl:///path/to/folder``: one JSONL file per session in a folder;
 - ``sqlite:///sessions.db`` (relative) or ``sqlite:////abs/sessions.db``: many sessions in one
-  SQLite file;
+  SQLite file; ``?timeout=5`` sets how many seconds a writer waits for the file's lock
+  (default 60; the CLI's ``--lock-timeout``);
 - ``postgresql://user@host:5432/db``: a PostgreSQL server (the ``postgres`` extra).
 """
 

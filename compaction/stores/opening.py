@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Final
+from urllib.parse import parse_qs
 
 from compaction.errors import ConfigError
 from compaction.secrets import redact_url
@@ -51,6 +52,28 @@ def _path_of(url: str) -> Path:
     return Path(rest[1:])
 
 
+def _lock_timeout(url: str, query: str) -> float:
+    """Read ``?timeout=SECONDS`` (how long a writer waits for SQLite's lock; default 60)."""
+    params = parse_qs(query, keep_blank_values=True)
+    unknown = sorted(set(params) - {"timeout"})
+    if unknown:
+        raise ConfigError(
+            f"{redact_url(url)}: unknown parameter {unknown[0]!r}; sqlite URLs take ?timeout="
+        )
+    if "timeout" not in params:
+        return 60.0
+    raw = params["timeout"][-1]
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 86_400:
+        raise ConfigError(
+            f"{redact_url(url)}: timeout={raw!r} must be seconds, above 0 and at most 86400"
+        )
+    return value
+
+
 def open_store(
     target: str | Path,
     *,
@@ -79,7 +102,8 @@ def open_store(
     if scheme == "jsonl":
         return JsonlStore(_path_of(target), sync=sync)
     if scheme == "sqlite":
-        return SqliteStore(_path_of(target), sync=sync)
+        base, _, query = target.partition("?")
+        return SqliteStore(_path_of(base), sync=sync, timeout=_lock_timeout(target, query))
     return PostgresStore(target)
 
 

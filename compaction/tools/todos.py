@@ -21,7 +21,8 @@ Model experience (these strings are a contract; tests pin them):
 - two or more calls in one model response (the latest assistant message of the log holds
   several `todo_write` calls, one still unanswered): each is refused with
   ``- this response makes 2 todo_write calls; each is refused, so no list was lost. Send one
-  todo_write call per response, holding the whole updated list``; nothing is appended.
+  todo_write call per response, holding the whole updated list`` (a call with bad arguments
+  gets its violations instead); nothing is appended.
 
 Hosts run the tool through `Session.todo_write` (or `compaction.call_tool`); this module owns
 its schema and its validation, and never touches a session.

@@ -27,12 +27,14 @@ from compaction import (
     CompactionResult,
     ConfigError,
     ExtractiveSummarizer,
+    LogError,
     Session,
     Summarizer,
     TaskRef,
     compact,
     get_tokenizer,
 )
+from compaction.stores import FileStore
 from harness.commands import backend_options, llm_options
 from harness.commands.prompt_cmd import builder_from_args
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
@@ -213,6 +215,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(cli_text(text, POLICY_OPTIONS)) from None
     busy = progress(f"compacting {args.log}", show=is_large(args.log))
     with busy, open_session(args, tokenizer=get_tokenizer(args.tokenizer)) as session:
+        _check_is_a_log(args.log, session)
         mode = get_mode(
             args.mode or llm_options.session_mode(session), available_modes(args.modes_file)
         )
@@ -251,6 +254,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_is_a_log(log: str, session: Session) -> None:
+    """Refuse a non-empty file in which not one event was read (a binary or foreign file)."""
+    store = session.store
+    if session.applied_seq or not isinstance(store, FileStore):
+        return
+    size = store.path.stat().st_size if store.path.exists() else 0
+    if size:
+        raise LogError(
+            f"{log} is not a session log: {size} bytes and no event (a session log holds one "
+            "JSON event a line; see harness log --schema)"
+        )
+
+
 def _below(args: argparse.Namespace, size: RequestSize, policy: CompactionPolicy, why: str) -> int:
     if args.json:
         print_json(
@@ -283,7 +299,7 @@ def _report(result: CompactionResult, *, dry_run: bool) -> None:
     out.print(
         f"request tokens: {result.request_tokens_before} -> {result.request_tokens_after} "
         f"({result.fixed_tokens} fixed + context {data.tokens_before} -> {data.tokens_after}, "
-        f"-{result.reduction:.1%})" + (" [dry run: nothing appended]" if dry_run else ""),
+        f"{-result.reduction:+.1%})" + (" [dry run: nothing appended]" if dry_run else ""),
         markup=False,
     )
     out.print(carried_line(data), markup=False)

@@ -7,7 +7,7 @@ import sys
 
 from compaction import ConfigError, LogError, copy_session, redact_url
 from compaction.stores import FileStore, is_staging, open_store
-from harness.commands.stores import opened
+from harness.commands.stores import add_lock_timeout_option, opened, with_lock_timeout
 from harness.output import HelpFormatter, examples, print_json
 
 
@@ -37,6 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--session", metavar="ID", help="copy only this session of SRC")
     p.add_argument("--as", dest="target", metavar="ID", help="its id in DST (one session only)")
     p.add_argument("--json", action="store_true", help="print the sessions copied as JSON")
+    add_lock_timeout_option(p)
     p.add_argument(
         "--resume",
         action="store_true",
@@ -87,6 +88,8 @@ def _copy_one(args: argparse.Namespace, name: str | None, one_file: bool) -> dic
 
 def run(args: argparse.Namespace) -> int:
     """Copy and print one line per session copied."""
+    args.src = with_lock_timeout(args.src, args.lock_timeout)
+    args.dst = with_lock_timeout(args.dst, args.lock_timeout)
     names, bad = _listed(args)
     if bad and not args.skip_bad:
         raise LogError(

@@ -16,6 +16,7 @@ from compaction import (
     redact_url,
 )
 from compaction.stores import FileStore
+from harness.commands.stores import add_lock_timeout_option, with_lock_timeout
 from harness.files import check_file
 from harness.output import HelpFormatter, console, examples, print_json
 
@@ -39,6 +40,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("url", metavar="URL", help="store URL")
     p.add_argument("--json", action="store_true", help="print the list as JSON")
+    add_lock_timeout_option(p)
     p.set_defaults(func=run)
 
 
@@ -67,7 +69,7 @@ def _when(ts: float | None) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the sessions."""
-    store = open_store(args.url)
+    store = open_store(with_lock_timeout(args.url, args.lock_timeout))
     try:
         if isinstance(store, FileStore):
             check_file(store.path, must_exist=False, what="session log")

@@ -23,10 +23,28 @@ LOG_HELP = (
 
 
 def add_session_option(p: argparse.ArgumentParser) -> None:
-    """Add ``--session ID``, the session within a store URL."""
+    """Add ``--session ID``, the session within a store URL, and ``--lock-timeout``."""
     p.add_argument(
         "--session", metavar="ID", help="the session, when LOG is a store URL (required then)"
     )
+    add_lock_timeout_option(p)
+
+
+def add_lock_timeout_option(p: argparse.ArgumentParser) -> None:
+    """Add ``--lock-timeout SECONDS``: how long to wait for an SQLite store's write lock."""
+    p.add_argument(
+        "--lock-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="seconds to wait for a sqlite:/// store's write lock before failing (default 60)",
+    )
+
+
+def with_lock_timeout(target: str, seconds: float | None) -> str:
+    """Return a ``sqlite:///`` URL with ``?timeout=`` set from ``--lock-timeout`` (others as is)."""
+    if seconds is None or not target.startswith("sqlite://") or "?" in target:
+        return target
+    return f"{target}?timeout={seconds:g}"
 
 
 @contextmanager
@@ -70,7 +88,7 @@ def open_session(
     """Open the session LOG (and ``--session``) names, through `opened`."""
     with (
         opened(
-            args.log,
+            with_lock_timeout(args.log, getattr(args, "lock_timeout", None)),
             args.session,
             must_exist=must_exist,
             sync=sync,

@@ -177,3 +177,49 @@ def test_a_held_write_lock_is_an_io_error(tmp_path: Path) -> None:
     finally:
         holder.rollback()
         holder.close()
+
+
+def test_lock_timeout_bounds_the_wait_for_a_held_lock(tmp_path: Path) -> None:
+    """`--lock-timeout 0.2` with the write lock held: exit 3 naming the file, nothing written."""
+    path = _store(tmp_path / "s.db")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        done = run_cli(
+            "tool", _url(path), "task_create", "--session", "s1",
+            "--args", '{"subject": "x"}', "--lock-timeout", "0.2",
+        )  # fmt: skip
+    finally:
+        holder.rollback()
+        holder.close()
+    assert done.returncode == 3, (done.stdout, done.stderr)
+    assert "database is locked" in done.stderr
+    assert "s.db" in done.stderr
+    store = SqliteStore(path)
+    assert store.last_seq("s1") == 3
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "problem"),
+    [
+        ("?timeout=0", "must be seconds"),
+        ("?timeout=-1", "must be seconds"),
+        ("?timeout=abc", "must be seconds"),
+        ("?timeout=1e9", "must be seconds"),
+        ("?mode=rwc", "unknown parameter 'mode'"),
+    ],
+)
+def test_bad_timeout_parameters_are_refused(query: str, problem: str, tmp_path: Path) -> None:
+    """A sqlite URL's timeout must be positive seconds; other parameters are refused."""
+    done = run_cli("sessions", _url(tmp_path / "s.db") + query)
+    assert done.returncode == 2
+    assert problem in done.stderr
+
+
+def test_a_timeout_parameter_opens_the_store(tmp_path: Path) -> None:
+    """`?timeout=5` is accepted and the store reads as without it."""
+    path = _store(tmp_path / "s.db")
+    done = run_cli("sessions", _url(path) + "?timeout=5", "--json")
+    assert done.returncode == 0, done.stderr
+    assert '"session": "s1"' in done.stdout

@@ -130,3 +130,18 @@ def test_langchain_two_calls_in_one_ai_message_are_both_refused(tmp_path: Path) 
         assert "this response makes 2 todo_write calls" in str(r.content)
     with Session(log) as session:
         assert _lists(session) == 0
+
+
+def test_a_bad_call_beside_a_good_one_learns_its_fix(log_path: Path) -> None:
+    """In one response, a bad call gets its argument errors and the good one the one-list rule."""
+    bad = {"todos": [{"content": "x", "status": "done"}]}
+    with Session(log_path) as session:
+        session.start_turn("Fix it", mode="agent")
+        session.add_message(_assistant(("a", "todo_write", FIRST), ("b", "todo_write", bad)))
+        good = session.todo_write(FIRST)
+        wrong = session.todo_write(bad)
+        assert good.is_error
+        assert "this response makes 2 todo_write calls" in good.content
+        assert wrong.is_error
+        assert "must be one of pending, in_progress, completed" in wrong.content
+        assert _lists(session) == 0
