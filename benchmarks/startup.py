@@ -1,12 +1,15 @@
 """CLI start-up: the CPU each command costs, as a ratio to a bare ``python -c pass``.
 
 Each command runs `runs` times in a new interpreter (the same one that runs this module, with
-``-m harness``), and its CPU time is the children's user + system time
-(`resource.getrusage(RUSAGE_CHILDREN)`) around those runs, divided by the number of runs; the
-bare interpreter is measured the same way, first and last, and the ratio is to the mean of the
-two. CPU time, not wall time: on a shared machine, waiting for a core is not a cost of the code.
+``-m harness``), interleaved with a bare interpreter's runs; a run's CPU time is the children's
+user + system time (`resource.getrusage(RUSAGE_CHILDREN)`) around it, and each figure is the
+median of its runs; the ratio is to the bare interpreter's median. CPU time, not wall time: on
+a shared machine, waiting for a core is not a cost of the code.
 
-Run: ``python -m benchmarks.startup`` (writes ``benchmarks/results/startup.json``).
+Run: ``python -m benchmarks.startup`` (20 runs of each; writes ``benchmarks/results/startup.json``).
+
+Every run starts in an empty temporary folder, as a user's shell would be (not in the checkout,
+whose folders would be on the import path first).
 
 Invariants: every command runs on its own fresh log in a temporary folder; the figures are
 ratios of CPU times taken in the same process, minutes apart at most.
@@ -18,6 +21,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,44 +36,51 @@ GOALS: dict[str, float] = {"--version": 2.5, "todos LOG": 6.0, "todo-write LOG":
 WRITE = b'{"todos": [{"content": "Fix the bug", "status": "in_progress"}]}'
 
 
-def child_cpu(argv: Sequence[str], runs: int, stdin: bytes = b"") -> float:
-    """Return the mean CPU seconds (user + system) of running `argv` `runs` times."""
+def child_cpu(argv: Sequence[str], stdin: bytes = b"", cwd: str | None = None) -> float:
+    """Return the CPU seconds (user + system) of one run of `argv` in a child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    for _ in range(runs):
-        subprocess.run(
-            argv, input=stdin, stdout=subprocess.DEVNULL, check=True, cwd=ROOT, timeout=120
-        )
+    subprocess.run(argv, input=stdin, stdout=subprocess.DEVNULL, check=True, cwd=cwd, timeout=120)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return used / runs
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def measure(runs: int = 10) -> dict[str, Any]:
-    """Measure each command of `GOALS` against the bare interpreter; return plain figures."""
+def measure(runs: int = 20) -> dict[str, Any]:
+    """Measure each command of `GOALS` against the bare interpreter; return plain figures.
+
+    The runs interleave (bare, then each command, `runs` times over), so a change in the
+    machine's load reaches every figure alike; each figure is the median of its runs.
+    """
     python = sys.executable
+    harness = [python, "-m", "harness"]
     with tempfile.TemporaryDirectory(prefix="harness-startup-") as tmp:
         log = str(Path(tmp) / "s.jsonl")
-        harness = [python, "-m", "harness"]
-        subprocess.run([*harness, "todo-write", log], input=WRITE, check=True, cwd=ROOT)
-        bare = child_cpu([python, "-c", "pass"], runs)
-        commands = {
-            "--version": child_cpu([*harness, "--version"], runs),
-            "todos LOG": child_cpu([*harness, "todos", log], runs),
-            "todo-write LOG": child_cpu([*harness, "todo-write", log], runs, WRITE),
+        subprocess.run(
+            [*harness, "todo-write", log], input=WRITE, stdout=subprocess.DEVNULL, check=True
+        )
+        argvs: dict[str, tuple[list[str], bytes]] = {
+            "bare": ([python, "-c", "pass"], b""),
+            "--version": ([*harness, "--version"], b""),
+            "todos LOG": ([*harness, "todos", log], b""),
+            "todo-write LOG": ([*harness, "todo-write", log], WRITE),
         }
-        bare = (bare + child_cpu([python, "-c", "pass"], runs)) / 2
+        times: dict[str, list[float]] = {name: [] for name in argvs}
+        for _ in range(runs):
+            for name, (argv, stdin) in argvs.items():
+                times[name].append(child_cpu(argv, stdin, cwd=tmp))
+    cpu = {name: statistics.median(t) for name, t in times.items()}
+    bare = cpu.pop("bare")
     return {
         "runs": runs,
         "bare_ms": round(bare * 1e3, 2),
         "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "commands": {
             name: {
-                "cpu_ms": round(cpu * 1e3, 2),
-                "ratio": round(cpu / bare, 2),
+                "cpu_ms": round(c * 1e3, 2),
+                "ratio": round(c / bare, 2),
                 "goal": GOALS[name],
-                "met": cpu / bare <= GOALS[name],
+                "met": c / bare <= GOALS[name],
             }
-            for name, cpu in commands.items()
+            for name, c in cpu.items()
         },
     }
 
@@ -77,7 +88,7 @@ def measure(runs: int = 10) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure and write the figures; print one line per command."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.startup")
-    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     figures = measure(args.runs)
