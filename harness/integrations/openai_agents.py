@@ -72,12 +72,12 @@ from compaction import (
     UsageReportData,
     compact,
     count_message,
-    is_store_url,
     maybe_compact,
     overflow_policy,
     scaled_tokens,
 )
 from compaction import Session as LogBackedSession
+from compaction.stores import EventStore, FileStore, open_store
 from harness.integrations.agents_items import (
     ITEM_FIELD,
     checkpoint_item,
@@ -145,12 +145,13 @@ class LogSession:
         self.summarizer = summarizer
         cap = self.policy.tool_output_tokens
         self._owned = not isinstance(path, LogBackedSession)
+        self._store: EventStore | None = None
         if isinstance(path, LogBackedSession):
             self.log = path
-        elif is_store_url(path):
-            self.log = LogBackedSession(path, session=session_id, tool_output_cap=cap)
-        else:
-            self.log = LogBackedSession(path, tool_output_cap=cap)
+        else:  # a JSONL file is one session; a store URL holds many: `session_id` names it
+            self._store = open_store(path)
+            name = None if isinstance(self._store, FileStore) else session_id
+            self.log = LogBackedSession(store=self._store, session=name, tool_output_cap=cap)
         self.compactions: list[CompactionResult] = []
         self.requests: list[RequestSize] = []
         """Each model request as the input filter counted it, in order."""
@@ -170,6 +171,8 @@ class LogSession:
         """Close the log (when this session opened it)."""
         if self._owned:
             self.log.close()
+        if self._store is not None:
+            self._store.close()
 
     # --- the SDK's session protocol -------------------------------------------------------------
 
