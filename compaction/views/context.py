@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from pydantic import BaseModel, ConfigDict
 
 from compaction.clipping import shown_message
@@ -27,9 +26,15 @@ from compaction.events import (
     Resume,
 )
 
+if TYPE_CHECKING:
+    from jinja2 import Template
+
 
 @cache
 def _preamble_template() -> Template:
+    # jinja2 loads on the first Checkpoint shown, not with the views: `harness todos` never needs it
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
     env = Environment(
         loader=PackageLoader("compaction", "templates"),
         undefined=StrictUndefined,

@@ -28,7 +28,14 @@ from harness.commands import COMMANDS
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("pydantic", "jinja2", "rich", "tiktoken", "tokenizers", "sqlite3", "httpx")
 """Third-party (and standard) packages that cost a visible share of a start."""
-COMMAND_HELPERS = {"harness.commands.stores", "harness.commands.llm_options"}
+COMMAND_HELPERS = {
+    "harness.commands.stores",
+    "harness.commands.llm_options",
+    "harness.commands.backend_options",
+    "harness.commands.log_receipts",
+    "harness.commands.log_plot",
+}
+"""Modules of `harness.commands` that are parts of commands, not commands of their own."""
 """Modules of harness.commands that are shared helpers, not commands."""
 
 PROBE = textwrap.dedent(
