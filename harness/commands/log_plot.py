@@ -27,9 +27,9 @@ from compaction import (
     MessageAdded,
     Tokenizer,
     UsageReported,
-    checkpoint_message_for,
     count_message,
 )
+from compaction.views import checkpoint_message
 
 CHARTS_MISSING = (
     "--plot needs matplotlib, which is not installed: "
@@ -66,7 +66,7 @@ def request_series(events: Iterable[Event], tokenizer: Tokenizer) -> RequestSeri
         elif isinstance(event, CheckpointRecorded):
             last = event.data.last_seq
             messages = [(s, n) for s, n in messages if s > last]
-            checkpoint = count_message(tokenizer, checkpoint_message_for(event.data.text))
+            checkpoint = count_message(tokenizer, checkpoint_message(event.data))
             out.compactions.append(len(out.sizes))
         elif isinstance(event, MessageAdded):
             if event.data.role == "assistant":

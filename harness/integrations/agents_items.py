@@ -28,8 +28,8 @@ from compaction import (
     Message,
     MessageError,
     ToolCall,
-    checkpoint_message_for,
 )
+from compaction.views import checkpoint_message
 
 ITEM_FIELD: Final = "agents_item"
 """The provider field that keeps an SDK item verbatim."""
@@ -119,7 +119,7 @@ def item_of(message: Message) -> TResponseInputItem:
 
 def checkpoint_item(checkpoint: CheckpointData) -> TResponseInputItem:
     """Return the Checkpoint as the model reads it: one user item, preamble first."""
-    text = checkpoint_message_for(checkpoint.text).text()
+    text = checkpoint_message(checkpoint).text()
     return cast(TResponseInputItem, {"role": "user", "content": text})
 
 

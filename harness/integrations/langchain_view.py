@@ -37,10 +37,10 @@ from compaction import (
     Session,
     Tokenizer,
     UsageReportData,
-    checkpoint_message_for,
     count_message,
     from_openai,
 )
+from compaction.views import checkpoint_message
 from prompts import openai_message
 
 ID_FIELD: Final = "langchain_id"
@@ -92,7 +92,7 @@ def view_messages(session: Session) -> list[AnyMessage]:
     if window.checkpoint is not None:
         out.append(
             HumanMessage(
-                content=checkpoint_message_for(window.checkpoint.text).text(),
+                content=checkpoint_message(window.checkpoint).text(),
                 id=CHECKPOINT_ID.format(seq=window.checkpoint.last_seq),
                 additional_kwargs={"lc_source": CHECKPOINT_SOURCE},
             )
