@@ -221,6 +221,18 @@ def update_args(arguments: str) -> tuple[str, str] | None:
     return None
 
 
+def checkpoint_body(text: str) -> str | None:
+    """Return the Checkpoint a user message carries after its preamble, or None if it is none.
+
+    The preamble names the span it replaced, so only its first sentence is fixed; it is one
+    paragraph, and the Checkpoint follows it after a blank line.
+    """
+    opening = checkpoint_preamble().split(". ", 1)[0]
+    if not text.startswith(opening) or "\n\n" not in text:
+        return None
+    return text.split("\n\n", 1)[1]
+
+
 def visible_tasks(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """Return the shared tasks a model would read in an OpenAI-format request, id -> status.
 
@@ -228,14 +240,13 @@ def visible_tasks(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     ``in_progress``) replace what came before; then each task-create answer (``pending``) and
     each task-update call that sets a status, in order.
     """
-    preamble = checkpoint_preamble()
     creates: set[str] = set()
     state: dict[str, str] = {}
     for m in messages:
         content = m.get("content")
         text = content if isinstance(content, str) else ""
-        if m["role"] == "user" and text.startswith(preamble):
-            found = _tasks_from_checkpoint(text[len(preamble) :])
+        if m["role"] == "user" and (body := checkpoint_body(text)) is not None:
+            found = _tasks_from_checkpoint(body)
             if found is not None:
                 state = dict(found)
         elif m["role"] == "tool" and m.get("tool_call_id") in creates:
@@ -295,9 +306,6 @@ def visible_todos(messages: Sequence[Mapping[str, Any]]) -> dict[str, TodoStatus
     into the system prompt (C) is the current one, so it is read last. Completed items a
     Checkpoint leaves out simply do not appear.
     """
-    # The preamble names the span it replaced, so only its first sentence is fixed; it is one
-    # paragraph, and the Checkpoint follows it after a blank line.
-    opening = checkpoint_preamble().split(". ", 1)[0]
     state: dict[str, TodoStatus] = {}
     system: dict[str, TodoStatus] | None = None
     for m in messages:
@@ -305,8 +313,8 @@ def visible_todos(messages: Sequence[Mapping[str, Any]]) -> dict[str, TodoStatus
         text = content if isinstance(content, str) else ""
         if m["role"] == "system" and _SYSTEM_HEADING in text:
             system = _parse_items(text.split(_SYSTEM_HEADING, 1)[1])
-        elif m["role"] == "user" and text.startswith(opening) and "\n\n" in text:
-            state = _from_checkpoint(text.split("\n\n", 1)[1]) or state
+        elif m["role"] == "user" and (body := checkpoint_body(text)) is not None:
+            state = _from_checkpoint(body) or state
         for call in m.get("tool_calls") or ():
             if call["function"]["name"] in TODO_TOOL_NAMES:
                 state = _from_call(call["function"]["arguments"]) or state
