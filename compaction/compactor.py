@@ -88,6 +88,7 @@ from compaction.resume import agree_with_resume, resume_decision
 from compaction.secrets import redact
 from compaction.session import Session
 from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInput, check_output
+from compaction.summarizers.next_step import target
 from compaction.summarizers.recorded import recorded_checkpoint
 from compaction.tokens import count_message
 from compaction.tools.arguments import MAX_ITEM_CHARS
@@ -492,7 +493,8 @@ class _Plan:
         )
         sections, used, reason = _summarize(self.summarizer, self.fallback, span)
         skeleton = self.skeleton()
-        current = (*skeleton.current_work, *(t.subject for t in skeleton.current_tasks))
+        goal = target(session.latest_todos, session.tasks.live(), session.agent)
+        current = (goal.name,) if goal is not None and goal.in_progress else ()
         sections = agree_with_resume(sections, self.resume, current)
         checkpoint = Checkpoint(
             primary_request=sections[Section.PRIMARY_REQUEST],

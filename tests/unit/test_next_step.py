@@ -9,7 +9,6 @@ Phase 2 (Pattern ...?").
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -195,7 +194,11 @@ class TestRealTaskSession:
         assert checked == 8
 
     def test_several_agents_own_task_leads(self, tmp_path: Path) -> None:
-        """Through `compact`: the session's agent's own task in progress leads Next Step."""
+        """Through `compact`: the session's agent's own task in progress leads Next Step.
+
+        The turn ended with the agent's answer (resume ``await_user``), so Next Step waits for
+        the user first, then names the agent's own task by id and subject.
+        """
         with Session(tmp_path / "s.jsonl", agent="w2") as session:
             session.start_turn("Split the work", mode="team")
             for subject in ("Parse the config", "Write the docs"):
@@ -206,7 +209,9 @@ class TestRealTaskSession:
             session.append(Message(role="assistant", content="Shall I continue?"))
             result = compact(session, CompactionPolicy(window_tokens=8000), force=True)
         step = result.checkpoint.next_step
-        assert re.match(r'Continue the task in progress: task 2 "Write the docs"$', step)
+        assert result.data.resume == "await_user"
+        assert step.startswith("- Wait for the user's next request")
+        assert step.endswith('continue the task in progress: task 2 "Write the docs"')
 
 
 class TestNothingOpen:
