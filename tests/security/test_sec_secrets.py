@@ -30,6 +30,9 @@ def log(tmp_path: Path) -> Path:
             s.add_message({"role": "assistant", "content": f"Step {i}: edited cli.py " * 30})
         s.start_turn("Also the changelog.", mode="agent")
         s.add_message({"role": "assistant", "content": "Will do."})
+        # A request ends the context, so the loop resumes (`continue`) and the summarizer's Next
+        # Step, where the hostile server echoes the key, reaches the Checkpoint to be redacted.
+        s.add_message({"role": "user", "content": "Go on."})
     return path
 
 
