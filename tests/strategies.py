@@ -22,7 +22,7 @@ from compaction.events import (
     TurnEndData,
     TurnStartData,
 )
-from compaction.tools import MAX_ITEM_CHARS
+from compaction.tools import MAX_ITEM_CHARS, is_blank
 
 # Text that tries to break structure: headings, fences, template syntax, RTL marks, newlines.
 ADVERSARIAL = [
@@ -55,7 +55,9 @@ todo_items = st.builds(TodoItem, content=todo_texts.map(str.strip), status=statu
 @st.composite
 def valid_todo_lists(draw: st.DrawFn, *, allow_parallel: bool = False) -> list[TodoItem]:
     """Lists that todo_write accepts: unique trimmed content, at most one in progress."""
-    accepted = todo_texts.map(str.strip).filter(lambda t: len(t) <= MAX_ITEM_CHARS)
+    accepted = todo_texts.map(str.strip).filter(
+        lambda t: len(t) <= MAX_ITEM_CHARS and not is_blank(t)
+    )
     texts = draw(st.lists(accepted, max_size=8, unique=True))
     items: list[TodoItem] = []
     seen_progress = False

@@ -9,7 +9,7 @@ from typing import Any
 
 from hypothesis import event, given
 from hypothesis import strategies as st
-from reference import ReferenceLog, check_refusal, read_back, read_task_lines, safe_cuts
+from reference import ReferenceLog, carried, check_refusal, read_back, read_task_lines, safe_cuts
 from strategies import compaction_scripts, task_refs, valid_todo_lists
 
 from compaction import (
@@ -32,10 +32,9 @@ from compaction import (
     read_events,
     render_checkpoint,
 )
-from compaction.compactor import CARRIED_HEAD, unfinished
+from compaction.compactor import unfinished
 from compaction.events import Resume
 from compaction.resume import await_user_step
-from compaction.tools import MAX_ITEM_CHARS
 from compaction.views import checkpoint_message, checkpoint_message_for
 
 NARRATIVE = st.text(max_size=200) | st.sampled_from(
@@ -118,23 +117,6 @@ def check_does_not_fit(
     assert cuts, exc
     least += sum(count_message(session.tokenizer, m) for m in messages[max(cuts) :])
     assert least + policy.summary_tokens + 64 > policy.room_tokens, exc
-
-
-def carried(expected: Sequence[str], shown: Sequence[str]) -> bool:
-    """Tell whether each unfinished item is shown whole, in order, or clipped as the rule says.
-
-    Only an item over `MAX_ITEM_CHARS` may be clipped: its first `CARRIED_HEAD` characters, then
-    a note naming its length (written here from the rule, not with the code's helper).
-    """
-    if len(expected) != len(shown):
-        return False
-    for want, got in zip(expected, shown, strict=True):
-        if got == want:
-            continue
-        note = f" [... clipped: the item has {len(want)} characters; read it whole with "
-        if len(want) <= MAX_ITEM_CHARS or not got.startswith(want[:CARRIED_HEAD] + note):
-            return False
-    return True
 
 
 def check_compaction(session: Session, result: CompactionResult, ref: ReferenceLog) -> None:
