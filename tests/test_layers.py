@@ -56,6 +56,8 @@ ROOTS = (
     "compaction.llm",
     "compaction.stores",
     "compaction.summarizers",
+    "compaction.tools",
+    "compaction.views",
     "prompts",
     "harness.simulation",
 )
@@ -194,7 +196,7 @@ class TestCheckersFindViolations:
             ("from compaction.importers.session_replay import replay\n", "compaction.importers"),
             ("from harness.simulation.sessions import generate\n", "harness.simulation"),
             ("from prompts.requests import openai_message\n", "use the root, prompts"),
-            ("def f():\n    from compaction.views import STATUS_MARKS\n", "compaction"),
+            ("def f():\n    from compaction.views.panel import STATUS_MARKS\n", "compaction.views"),
         ],
     )
     def test_root_checker_flags(self, source: str, reason: str) -> None:
