@@ -37,12 +37,12 @@ from compaction import (
     EventData,
     Message,
     Session,
-    checkpoint_message_for,
     compact,
     count_message,
     get_tokenizer,
-    message_text,
 )
+from compaction.tokens import message_text
+from compaction.views import checkpoint_message_for
 from harness.simulation import generate
 
 DEFAULT_SIZES = (10_000, 30_000, 100_000, 300_000, 1_000_000)

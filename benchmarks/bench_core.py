@@ -36,15 +36,15 @@ from compaction import (
     FunctionCall,
     Message,
     Session,
-    SyncPolicy,
     TodoItem,
     TodoWriteData,
     ToolCall,
     TurnEndData,
     TurnStartData,
     get_tokenizer,
-    message_text,
 )
+from compaction.stores import SyncPolicy
+from compaction.tokens import message_text
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "core.json"

@@ -55,13 +55,13 @@ from compaction import (
     ToolCall,
     TranscriptError,
     TurnStartData,
-    checkpoint_message_for,
     count_message,
-    cut_points,
     maybe_compact,
     parse_checkpoint,
 )
+from compaction.cuts import cut_points
 from compaction.importers import load
+from compaction.views import checkpoint_message_for
 from harness.simulation import ENVIRONMENT, STRATEGIES, generate, log_payloads, replay
 from prompts import (
     DEFAULT_MODE,

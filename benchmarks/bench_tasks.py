@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compaction import Session, SessionLog, Task, TaskUpdateData, call_tool
+from compaction import Session, SessionLog, Task, call_tool
+from compaction.events import TaskUpdateData
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "tasks.json"

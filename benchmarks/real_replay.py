@@ -26,7 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from compaction import CompactionPolicy, TaskCreateData, TaskUpdateData, get_tokenizer
+from compaction import CompactionPolicy, get_tokenizer
+from compaction.events import TaskCreateData, TaskUpdateData
 from compaction.importers import load
 from harness.simulation import (
     BLIND_RUNS,

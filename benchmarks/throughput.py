@@ -50,18 +50,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from compaction import (
-    CompactionPolicy,
-    EventData,
-    Message,
-    Session,
-    TiktokenTokenizer,
-    Tokenizer,
-    compact,
-    message_text,
-    open_store,
-)
+from compaction import CompactionPolicy, EventData, Message, Session, Tokenizer, compact, open_store
 from compaction.importers import load
+from compaction.tokens import TiktokenTokenizer, message_text
 from harness.simulation import ENVIRONMENT, generate, user_tools
 from prompts import PromptBuilder, ToolCatalog, get_mode, openai_request
 

@@ -26,12 +26,11 @@ from compaction import (
     CheckpointData,
     EventData,
     Message,
-    TaskCreateData,
-    TaskUpdateData,
     TodoWriteData,
     TurnStartData,
     get_tokenizer,
 )
+from compaction.events import TaskCreateData, TaskUpdateData
 from compaction.importers import load
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "shared" / "transcripts"

@@ -416,3 +416,15 @@ def split_sections(text: str) -> dict[Section, str]:
         if current is not None:
             current.append(line)
     return {name: "\n".join(body).strip("\n") for name, body in out.items()}
+
+
+__all__ = [
+    "CODE_OWNED_SECTIONS",
+    "NARRATIVE_SECTIONS",
+    "SECTION_NAMES",
+    "Checkpoint",
+    "Section",
+    "parse_checkpoint",
+    "render_checkpoint",
+    "split_sections",
+]

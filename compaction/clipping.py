@@ -121,3 +121,10 @@ def shown_message(message: Message, seq: int) -> Message:
     if clip.tail_chars:
         parts.append(text[len(text) - clip.tail_chars :])
     return message.model_copy(update={"content": "\n".join(parts), "clip": None})
+
+
+__all__ = [
+    "clip_note",
+    "clip_tool_output",
+    "shown_message",
+]

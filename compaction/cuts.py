@@ -115,3 +115,9 @@ def tail_tokens(tokens: Sequence[int]) -> list[int]:
     for i in range(len(tokens) - 1, -1, -1):
         tail[i] = tail[i + 1] + tokens[i]
     return tail
+
+
+__all__ = [
+    "cut_points",
+    "select_cut",
+]

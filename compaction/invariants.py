@@ -164,3 +164,11 @@ def check_log(events: Iterable[Event]) -> None:
         LogIntegrityError: on the first rule that breaks, naming the rule and the seq.
     """
     LogChecker().run(events)
+
+
+__all__ = [
+    "RULES",
+    "LogChecker",
+    "check_log",
+    "check_next_seq",
+]

@@ -130,3 +130,10 @@ def remind_if_stale(
     session.refresh()
     message = stale_reminder(session, after=after, mode=mode)
     return None if message is None else session.append(message)
+
+
+__all__ = [
+    "REMIND_AFTER",
+    "remind_if_stale",
+    "stale_reminder",
+]

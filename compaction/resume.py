@@ -68,3 +68,8 @@ def agree_with_resume(
     if resume != "await_user":
         return sections
     return {**sections, Section.NEXT_STEP: await_user_step(current)}
+
+
+__all__ = [
+    "resume_decision",
+]

@@ -110,3 +110,10 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     text = _USERINFO.sub(f"{REDACTED}@", text)
     text = _QUERY_PASSWORD.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
     return _KEYWORD_PASSWORD.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+
+
+__all__ = [
+    "REDACTED",
+    "redact",
+    "redact_url",
+]

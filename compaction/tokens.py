@@ -269,3 +269,15 @@ def message_text(message: Message) -> str:
 def count_message(tokenizer: Tokenizer, message: Message) -> int:
     """Count a chat message: its text, tool calls and the per-message overhead."""
     return MESSAGE_OVERHEAD + tokenizer.count(message_text(message))
+
+
+__all__ = [
+    "TOKENIZER_NAMES",
+    "DeepSeekTokenizer",
+    "TiktokenTokenizer",
+    "Tokenizer",
+    "count_message",
+    "get_tokenizer",
+    "install_bundled_encodings",
+    "message_text",
+]

@@ -110,3 +110,9 @@ def call_tool(
 
     table: dict[str, ToolHandler] = {**(handlers or {}), COMPACT_CONTEXT: run_compact}
     return dispatch(session, name, arguments, handlers=table, agent=agent, mode=mode)
+
+
+__all__ = [
+    "call_tool",
+    "compact_context",
+]

@@ -193,7 +193,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _say(line: str) -> None:
-    from compaction import redact_url  # light: the secrets module, loaded only to report
+    from compaction.secrets import redact_url
 
     if sys.stderr is not None:
         print(redact_url(line), file=sys.stderr)  # a store URL's password never reaches stderr

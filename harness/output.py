@@ -21,7 +21,8 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from compaction import STATUS_MARKS, Session, TaskBoard, TodoPanel, panel_line
+from compaction import Session, TaskBoard, TodoPanel
+from compaction.views import STATUS_MARKS, panel_line
 
 _STYLES = {
     "completed": "green",

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from compaction import TASK_WRITE_TOOLS, TOOL_NAME, ModePolicy
+from compaction import TOOL_NAME, ModePolicy
+from compaction.tools import TASK_WRITE_TOOLS
 from prompts.builder import mode_data
 from prompts.modes import BUILTIN_MODES, Mode
 from prompts.rendering import render

@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from scripts
 import compaction.session as session_module
 import compaction.stores.sources as sources
 from benchmarks.throughput import _raw, append_all, events_of, fresh_tokenizer
-from compaction import Message, Session, message_text
+from compaction import Message, Session
+from compaction.tokens import message_text
 
 
 def plain(events: Iterator[object]) -> Iterator[object]:

@@ -49,6 +49,22 @@ INNER_WALLS: dict[str, frozenset[str]] = {
 and know no view, tool or compaction; views are pure folds over events; tools use views but
 no store or compactor (the session runs them); the LLM client sits below its summarizer."""
 
+CORE_MODULES = (
+    "compaction.checkpoint",
+    "compaction.clipping",
+    "compaction.cuts",
+    "compaction.events",
+    "compaction.invariants",
+    "compaction.reminders",
+    "compaction.resume",
+    "compaction.secrets",
+    "compaction.tokens",
+    "compaction.tool_calls",
+    "compaction.tools.compact_context",
+)
+"""Core modules with an `__all__` of their own: the advanced names the host API at the root
+leaves out (issue 29 §3) are imported from these, as from a sub-package root."""
+
 ROOTS = (
     "compaction",
     "compaction.backends",
@@ -60,8 +76,10 @@ ROOTS = (
     "compaction.views",
     "prompts",
     "harness.simulation",
+    *CORE_MODULES,
 )
-"""Package roots: the CLI and the benchmarks import these packages' `__all__`, nothing deeper."""
+"""Package roots: the CLI and the benchmarks import these packages' `__all__`, nothing deeper.
+A name a shallower root exports is imported from that root, not from the module it lives in."""
 
 CONVENTIONAL_NAMES = frozenset({"__init__", "__main__", "conftest", "base", "_common"})
 """Module names that may repeat across folders: they mean the same kind of thing everywhere."""
@@ -104,6 +122,11 @@ def owning_root(module: str) -> str | None:
     return max(owners, key=len) if owners else None
 
 
+def shallower_roots(root: str) -> list[str]:
+    """Return the package roots above `root` (compaction above compaction.tokens)."""
+    return [r for r in ROOTS if r != root and root.startswith(r + ".")]
+
+
 def root_violations(module_name: str, source: str) -> list[str]:
     """Return the imports of `module_name` that bypass a package root or take a private name."""
     found = []
@@ -116,6 +139,9 @@ def root_violations(module_name: str, source: str) -> list[str]:
             continue
         exported = set(importlib.import_module(root).__all__)
         found += [f"line {line}: {root}.{n} is not in __all__" for n in names if n not in exported]
+        for upper in shallower_roots(root):
+            shared = sorted(set(names) & set(importlib.import_module(upper).__all__))
+            found += [f"line {line}: {root}.{n} (use the root, {upper})" for n in shared]
     return found
 
 
@@ -191,7 +217,7 @@ class TestCheckersFindViolations:
         ("source", "reason"),
         [
             ("from compaction.tokens import get_tokenizer\n", "use the root, compaction"),
-            ("from compaction.tokens import _tiktoken_encoding\n", "use the root"),
+            ("from compaction.tokens import _tiktoken_encoding\n", "not in __all__"),
             ("from compaction import _tiktoken_encoding\n", "not in __all__"),
             ("from compaction.importers.session_replay import replay\n", "compaction.importers"),
             ("from harness.simulation.sessions import generate\n", "harness.simulation"),

@@ -21,7 +21,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from benchmarks.peers.drivers._common import extract_todo_lists
-from compaction import Message, Tokenizer, message_text
+from compaction import Message, Tokenizer
+from compaction.tokens import message_text
 from harness.simulation import PROVIDER_MODELS, CacheModel, SegmentTokens, common_prefix
 from harness.simulation import serialize as replay_serialize
 from prompts import openai_message

@@ -91,3 +91,9 @@ NOTHING_LINE: Final = (
 def not_compacted_line(why: str) -> str:
     """Return the error result when compaction was attempted and could not be done."""
     return f"{COMPACT_CONTEXT}: not compacted: {why.rstrip('.')}."
+
+
+__all__ = [
+    "COMPACT_CONTEXT",
+    "compact_context_schema",
+]

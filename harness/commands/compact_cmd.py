@@ -20,7 +20,6 @@ from typing import Any
 
 from compaction import (
     DEFAULT_WINDOW,
-    TOKENIZER_NAMES,
     CheckpointData,
     CompactionError,
     CompactionPolicy,
@@ -35,6 +34,7 @@ from compaction import (
     get_tokenizer,
 )
 from compaction.stores import FileStore
+from compaction.tokens import TOKENIZER_NAMES
 from harness.commands import backend_options, llm_options
 from harness.commands.prompt_cmd import builder_from_args
 from harness.commands.stores import LOG_HELP, add_session_option, open_session

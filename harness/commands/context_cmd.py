@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compaction import REMIND_AFTER, Message, Session, TurnStarted, remind_if_stale
+from compaction import Message, Session, TurnStarted, remind_if_stale
+from compaction.reminders import REMIND_AFTER
 from harness.commands.prompt_cmd import (
     FORMATS,
     LOG_MODE_DEFAULT,

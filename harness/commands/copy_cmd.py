@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compaction import ConfigError, LogError, copy_session, redact_url
-from compaction.stores import FileStore, is_staging, open_store
+from compaction import ConfigError, LogError, open_store
+from compaction.secrets import redact_url
+from compaction.stores import FileStore, copy_session, is_staging
 from harness.commands.stores import add_lock_timeout_option, opened, with_lock_timeout
 from harness.output import HelpFormatter, examples, print_json
 

@@ -6,9 +6,11 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
-from compaction import TOKENIZER_NAMES, get_tokenizer, redact_url
+from compaction import get_tokenizer
 from compaction.importers import FORMAT_CHOICES, LABELS, ImportReport, import_to_store
+from compaction.secrets import redact_url
 from compaction.stores import FileStore
+from compaction.tokens import TOKENIZER_NAMES
 from harness.commands.stores import add_session_option, opened
 from harness.files import check_file
 from harness.output import (

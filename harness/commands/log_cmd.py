@@ -17,26 +17,24 @@ from rich.table import Table
 
 from compaction import (
     DEFAULT_WINDOW,
-    RULES,
-    TOKENIZER_NAMES,
     CheckpointRecorded,
     ConfigError,
-    LogChecker,
     LogError,
     LogFormatError,
     MessageAdded,
     OpenWork,
-    PolicyChecker,
-    ReadReport,
-    TokenScaleProjection,
     TurnEnded,
     Usage,
-    UsageProjection,
     dump_event,
-    event_json_schema,
     get_tokenizer,
-    redact_url,
 )
+from compaction.events import event_json_schema
+from compaction.invariants import RULES, LogChecker
+from compaction.secrets import redact_url
+from compaction.stores import ReadReport
+from compaction.tokens import TOKENIZER_NAMES
+from compaction.tools import PolicyChecker
+from compaction.views import TokenScaleProjection, UsageProjection
 from harness.commands.log_receipts import MAX_OPEN_TURNS, open_work_text, receipt_lines
 from harness.commands.stores import LOG_HELP, add_session_option, read_log
 from harness.output import (

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compaction import TOKENIZER_NAMES, dump_policies, get_tokenizer
+from compaction import get_tokenizer
+from compaction.tokens import TOKENIZER_NAMES
+from compaction.tools import dump_policies
 from harness.commands.prompt_cmd import add_prompt_options, builder_from_args
 from harness.output import HelpFormatter, examples, print_json
 from prompts import (

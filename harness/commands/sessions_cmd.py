@@ -8,14 +8,10 @@ from datetime import UTC, datetime
 
 from rich.table import Table
 
-from compaction import (
-    EventStore,
-    LatestTodosProjection,
-    TasksProjection,
-    open_store,
-    redact_url,
-)
+from compaction import EventStore, open_store
+from compaction.secrets import redact_url
 from compaction.stores import FileStore
+from compaction.views import LatestTodosProjection, TasksProjection
 from harness.commands.stores import add_lock_timeout_option, with_lock_timeout
 from harness.files import check_file
 from harness.output import HelpFormatter, console, examples, print_json

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from compaction import Event, EventStore, PolicyTable, ReadReport, Session, SyncPolicy, Tokenizer
-from compaction.stores import FileStore, SessionSource, open_session_store
+from compaction import Event, EventStore, PolicyTable, Session, Tokenizer
+from compaction.stores import FileStore, ReadReport, SessionSource, SyncPolicy, open_session_store
 from harness.files import check_file
 
 LOG_HELP = (

@@ -6,7 +6,7 @@ import argparse
 import errno
 import sys
 
-from compaction import MAX_ARGUMENT_BYTES
+from compaction.tools import MAX_ARGUMENT_BYTES
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from harness.output import HelpFormatter, examples, print_json
 from prompts import available_modes, get_mode, policy_table

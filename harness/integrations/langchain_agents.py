@@ -71,8 +71,8 @@ from compaction import (
     is_context_overflow,
     maybe_compact,
     overflow_policy,
-    scaled_tokens,
 )
+from compaction.views import scaled_tokens
 from harness.integrations.langchain_view import (
     CHECKPOINT_ID,
     CHECKPOINT_SOURCE,

@@ -65,19 +65,21 @@ from compaction import (
     CompactionPolicy,
     CompactionResult,
     ConfigError,
+    EventStore,
     MessageError,
     MessagesRetracted,
-    RetractData,
     Summarizer,
     UsageReportData,
     compact,
     count_message,
     maybe_compact,
+    open_store,
     overflow_policy,
-    scaled_tokens,
 )
 from compaction import Session as LogBackedSession
-from compaction.stores import EventStore, FileStore, open_store
+from compaction.events import RetractData
+from compaction.stores import FileStore
+from compaction.views import scaled_tokens
 from harness.integrations.agents_items import (
     ITEM_FIELD,
     checkpoint_item,

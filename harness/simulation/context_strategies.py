@@ -40,14 +40,13 @@ from compaction import (
     CompactionError,
     EventData,
     Message,
-    TaskCreateData,
-    TaskUpdateData,
     TodoItem,
     TodoStatus,
     TodoWriteData,
-    checkpoint_preamble,
     parse_checkpoint,
 )
+from compaction.events import TaskCreateData, TaskUpdateData
+from compaction.views import checkpoint_preamble
 from prompts import SwitchStrategy, ToolStrategy
 
 TodoPlacement = Literal["message", "event", "system"]

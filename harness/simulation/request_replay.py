@@ -64,8 +64,6 @@ from compaction import (
     Message,
     Session,
     Summarizer,
-    TaskCreateData,
-    TaskUpdateData,
     TodoItem,
     TodoWriteData,
     Tokenizer,
@@ -73,8 +71,9 @@ from compaction import (
     TurnStartData,
     get_tokenizer,
     maybe_compact,
-    parse_todo_write,
 )
+from compaction.events import TaskCreateData, TaskUpdateData
+from compaction.tools import parse_todo_write
 from harness.simulation.cache_models import (
     PROVIDER_MODELS,
     CacheModel,

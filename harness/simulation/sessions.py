@@ -47,9 +47,8 @@ from compaction import (
     ToolCall,
     TurnEndData,
     TurnStartData,
-    parse_todo_write,
-    summary_line,
 )
+from compaction.tools import parse_todo_write, summary_line
 from harness.simulation.session_profiles import (
     DEFAULT_PROFILE,
     STEPWISE,

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from cli_runner import run_cli
 
-from compaction import Session, TodoWriteData, TurnStartData, dump_policies
+from compaction import Session, TodoWriteData, TurnStartData
+from compaction.tools import dump_policies
 from prompts import policy_table
 
 ROOT = Path(__file__).resolve().parents[2]

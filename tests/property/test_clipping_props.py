@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import clip_texts
 
-from compaction import Message, clip_tool_output, get_tokenizer, shown_message
-from compaction.clipping import NOTE_TOKENS
+from compaction import Message, get_tokenizer
+from compaction.clipping import NOTE_TOKENS, clip_tool_output, shown_message
 
 TOK = get_tokenizer()
 

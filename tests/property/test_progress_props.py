@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import given
 from strategies import progress_payloads
 
-from compaction import CheckpointData, Message, TaskCreateData, TaskUpdateData, TodoWriteData
-from compaction.events import Event, make_event
+from compaction import CheckpointData, Message, TodoWriteData
+from compaction.events import Event, TaskCreateData, TaskUpdateData, make_event
 from compaction.views import ProgressProjection
 
 

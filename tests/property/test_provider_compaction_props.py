@@ -16,9 +16,10 @@ from typing import Any
 from hypothesis import given, settings
 from strategies import provider_compaction_scripts
 
-from compaction import CompactionPolicy, ProviderCompactionData, Session, TodoItem, compact
+from compaction import CompactionPolicy, Session, TodoItem, compact
 from compaction.backends import BackendSpan, ReturnedItem, code_owned_text
 from compaction.checkpoint import encode_item
+from compaction.events import ProviderCompactionData
 from prompts import (
     BUILTIN_MODES,
     PromptBuilder,

@@ -21,21 +21,23 @@ from strategies import (
 )
 
 from compaction import (
-    ContextProjection,
-    LatestTodosProjection,
     Message,
-    Projection,
     Session,
     SessionLog,
-    TodosProjection,
     ToolResult,
-    UsageProjection,
     dump_event,
-    fold,
     parse_event,
     read_events,
 )
 from compaction.tools.arguments import MAX_ARGUMENT_BYTES
+from compaction.views import (
+    ContextProjection,
+    LatestTodosProjection,
+    Projection,
+    TodosProjection,
+    UsageProjection,
+    fold,
+)
 
 STATUSES = ("pending", "in_progress", "completed")
 Todo = tuple[str, str]

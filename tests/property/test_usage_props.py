@@ -22,13 +22,13 @@ from compaction import (
     CompactionPolicy,
     FunctionCall,
     Message,
-    RetractData,
     Session,
     ToolCall,
     compact,
     count_message,
     read_events,
 )
+from compaction.events import RetractData
 
 Op = tuple[str, Any]
 

@@ -21,17 +21,8 @@ from pathlib import Path
 import pytest
 from cli_runner import run_cli
 
-from compaction import (
-    Event,
-    JsonlStore,
-    LogError,
-    Message,
-    Session,
-    SqliteStore,
-    copy_session,
-    open_store,
-    read_events,
-)
+from compaction import Event, LogError, Message, Session, open_store, read_events
+from compaction.stores import JsonlStore, SqliteStore, copy_session
 from compaction.stores import copy as copy_module
 
 

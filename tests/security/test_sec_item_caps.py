@@ -14,15 +14,8 @@ from typing import Any
 
 import pytest
 
-from compaction import (
-    MAX_ITEM_CHARS,
-    CompactionPolicy,
-    Session,
-    TodoItem,
-    TodoWriteData,
-    call_tool,
-    compact,
-)
+from compaction import CompactionPolicy, Session, TodoItem, TodoWriteData, call_tool, compact
+from compaction.tools import MAX_ITEM_CHARS
 
 
 def _todo(content: str) -> dict[str, Any]:

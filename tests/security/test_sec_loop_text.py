@@ -11,7 +11,8 @@ from pathlib import Path
 from cli_runner import run_cli
 from loop_sessions import call, reads, result, say, todos
 
-from compaction import CompactionPlan, CompactionPolicy, Session, compact, stale_reminder
+from compaction import CompactionPlan, CompactionPolicy, Session, compact
+from compaction.reminders import stale_reminder
 
 SMALL = CompactionPolicy(window_tokens=4_000, retain=0.05, summary_share=0.03)
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from compaction import Session, ToolInputError, parse_todo_write
+from compaction import Session, ToolInputError
+from compaction.tools import parse_todo_write
 from compaction.tools.arguments import MAX_ARGUMENT_BYTES
 from harness.cli import main
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from cli_runner import run_cli
 
-from compaction import LogError, Session, SqliteStore
+from compaction import LogError, Session
+from compaction.stores import SqliteStore
 
 
 def _store(path: Path, tasks: int = 1) -> Path:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from cli_runner import run_cli
 
-from compaction import redact, redact_url
-from compaction.secrets import REDACTED, passwords_in
+from compaction import redact
+from compaction.secrets import REDACTED, passwords_in, redact_url
 
 PASSWORD = "Pw-9x-SECRETVALUE"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"

@@ -15,7 +15,6 @@ from compaction import (
     TaskRef,
     parse_checkpoint,
     render_checkpoint,
-    split_sections,
 )
 from compaction.checkpoint import (
     decode_item,
@@ -23,6 +22,7 @@ from compaction.checkpoint import (
     encode_item,
     encode_task,
     escape_narrative,
+    split_sections,
     unescape_narrative,
 )
 

@@ -11,7 +11,6 @@ from pydantic import ValidationError
 from strategies import clip_texts
 
 from compaction import (
-    ClipData,
     CompactionPolicy,
     ConfigError,
     FunctionCall,
@@ -20,15 +19,14 @@ from compaction import (
     Message,
     MessageAdded,
     Session,
-    TiktokenTokenizer,
     ToolCall,
-    clip_tool_output,
     compact,
     get_tokenizer,
     read_events,
-    shown_message,
 )
-from compaction.clipping import fits_unread
+from compaction.clipping import clip_tool_output, fits_unread, shown_message
+from compaction.events import ClipData
+from compaction.tokens import TiktokenTokenizer
 
 TOK = get_tokenizer()
 

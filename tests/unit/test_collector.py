@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from compaction import Session, TodosProjection, UsageProjection
+from compaction import Session
 from compaction.stores.sources import collector_paused
+from compaction.views import TodosProjection, UsageProjection
 
 
 def numbers(n: int) -> Iterator[int]:

@@ -10,15 +10,8 @@ import json
 
 import pytest
 
-from compaction import (
-    ExtractiveSummarizer,
-    FunctionCall,
-    Message,
-    Section,
-    SummaryInput,
-    ToolCall,
-    check_output,
-)
+from compaction import ExtractiveSummarizer, FunctionCall, Message, Section, SummaryInput, ToolCall
+from compaction.summarizers import check_output
 from compaction.summarizers.common_names import is_common
 from compaction.summarizers.facts import read_span
 

@@ -19,8 +19,8 @@ from compaction import (
     builtin_policies,
     call_tool,
     check_log,
-    compact_context_schema,
 )
+from compaction.tools.compact_context import compact_context_schema
 from prompts import PromptBuilder, ToolCatalog, get_mode, openai_request
 
 POLICY = CompactionPolicy(window_tokens=8_000)

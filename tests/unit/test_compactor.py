@@ -35,10 +35,9 @@ from compaction import (
     maybe_compact,
     parse_checkpoint,
     render_checkpoint,
-    select_cut,
 )
 from compaction.compactor import previous_checkpoint, unsafe_cuts
-from compaction.cuts import cut_points
+from compaction.cuts import cut_points, select_cut
 from compaction.events import make_event
 from compaction.invariants import check_checkpoint_cut
 from compaction.views import checkpoint_message, checkpoint_message_for

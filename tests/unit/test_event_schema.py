@@ -11,8 +11,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from compaction import dump_event, event_json_schema, parse_event
-from compaction.events import EVENT_TYPES
+from compaction import dump_event, parse_event
+from compaction.events import EVENT_TYPES, event_json_schema
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "log-format.md"
 REGENERATE = "regenerate it: harness log --schema > compaction/schemas/event.schema.json"

@@ -11,15 +11,7 @@ from typing import Any
 import pytest
 
 import compaction
-from compaction import (
-    CompactionPolicy,
-    Session,
-    TasksProjection,
-    TodoItem,
-    check_log,
-    compact,
-    importers,
-)
+from compaction import CompactionPolicy, Session, TodoItem, check_log, compact, importers
 from compaction.checkpoint import encode_item, parse_checkpoint
 from compaction.errors import ConfigError, TranscriptError
 from compaction.events import (
@@ -42,7 +34,7 @@ from compaction.importers import (
     replay,
 )
 from compaction.stores.log_reader import read_events
-from compaction.views import LatestTodosProjection, TodosProjection, fold
+from compaction.views import LatestTodosProjection, TasksProjection, TodosProjection, fold
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 

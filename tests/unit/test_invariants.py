@@ -17,7 +17,6 @@ from compaction import (
     Event,
     EventData,
     FunctionCall,
-    LogChecker,
     LogIntegrityError,
     Message,
     MessageAdded,
@@ -31,6 +30,7 @@ from compaction import (
 from compaction.events import make_event
 from compaction.invariants import (
     RULES,
+    LogChecker,
     check_checkpoint_span,
     check_seq_contiguous,
     check_tool_result_paired,

@@ -11,14 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from compaction import (
-    CompactionPolicy,
-    Session,
-    call_tool,
-    render_checkpoint,
-    select_cut,
-)
+from compaction import CompactionPolicy, Session, call_tool, render_checkpoint
 from compaction.checkpoint import Checkpoint, encode_item, escape_narrative
+from compaction.cuts import select_cut
 from compaction.llm import ChatAnswer, ChatClient, ChatConfig
 from compaction.summarizers import OpenAISummarizer
 from harness.simulation import (

@@ -9,15 +9,14 @@ import pytest
 from compaction import (
     Message,
     Session,
-    UsageProjection,
     UsageReportData,
     UsageReported,
     check_log,
     dump_event,
-    fold,
     parse_event,
 )
 from compaction.llm import read_usage
+from compaction.views import UsageProjection, fold
 
 
 class TestReadUsage:

@@ -17,7 +17,6 @@ from compaction import (
     LogFormatError,
     LogIntegrityError,
     Message,
-    ReadReport,
     SessionLog,
     TodoItem,
     TodoWriteData,
@@ -25,6 +24,7 @@ from compaction import (
     TurnStartData,
     read_events,
 )
+from compaction.stores import ReadReport
 
 USER = Message(role="user", content="hello")
 

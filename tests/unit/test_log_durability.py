@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from compaction import Message, ReadReport, SessionLog, read_events
+from compaction import Message, SessionLog, read_events
+from compaction.stores import ReadReport
 
 pytestmark = pytest.mark.slow
 

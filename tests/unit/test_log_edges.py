@@ -28,9 +28,7 @@ from compaction import (
     LogError,
     LogFormatError,
     LogIntegrityError,
-    LogReader,
     Message,
-    ReadReport,
     SeqConflictError,
     Session,
     SessionLog,
@@ -38,6 +36,7 @@ from compaction import (
     read_events,
 )
 from compaction.events import dump_event, make_event
+from compaction.stores import LogReader, ReadReport
 from compaction.stores.log_reader import error_reason, parse_line
 
 

@@ -23,10 +23,9 @@ from compaction import (
     TodoItem,
     ToolCall,
     TurnStartData,
-    check_output,
     compact,
 )
-from compaction.summarizers import split_entries
+from compaction.summarizers import check_output, split_entries
 from compaction.summarizers.facts import error_lines, read_span, working_directory
 from compaction.summarizers.recorded import read_recorded
 

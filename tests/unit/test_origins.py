@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from compaction import ORIGINS, Message, MessageAdded, Session, dump_event, parse_event
+from compaction import Message, MessageAdded, Session, dump_event, parse_event
+from compaction.events import ORIGINS
 from compaction.importers import load
 from compaction.summarizers.facts import read_span
 from compaction.views.turn_modes import TurnModesProjection

@@ -9,19 +9,15 @@ from pathlib import Path
 import pytest
 
 from compaction import (
-    DEFAULT_POLICY,
     ConfigError,
     ModePolicy,
-    PolicyChecker,
     Session,
     TodoWriteData,
     TurnStartData,
     builtin_policies,
-    dump_policies,
-    load_policies,
-    policy_for,
     read_events,
 )
+from compaction.tools import DEFAULT_POLICY, PolicyChecker, dump_policies, load_policies, policy_for
 from prompts import BUILTIN_MODES, Mode, TodoPolicy, ToolPolicy, policy_table, tool_refusal
 
 ONE = '{"todos": [{"content": "Read the code", "status": "in_progress"}]}'

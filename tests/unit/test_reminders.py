@@ -9,15 +9,14 @@ from cli_runner import run_cli
 from loop_sessions import call, result, say, todos
 
 from compaction import (
-    REMIND_AFTER,
     CompactionPolicy,
     ConfigError,
     MessageAdded,
     Session,
     compact,
     remind_if_stale,
-    stale_reminder,
 )
+from compaction.reminders import REMIND_AFTER, stale_reminder
 from prompts import PromptBuilder, get_mode, openai_request
 
 LIST = todos(

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from compaction import Message, TodoWriteData, TurnStartData, parse_todo_write
+from compaction import Message, TodoWriteData, TurnStartData
+from compaction.tools import parse_todo_write
 from harness.simulation import PROFILES, SessionProfile, generate, get_profile, unfinished
 from harness.simulation.session_profiles import REAL, STEPWISE
 

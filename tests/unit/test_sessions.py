@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from compaction import Message, TodoWriteData, TurnStartData, parse_todo_write
+from compaction import Message, TodoWriteData, TurnStartData
+from compaction.tools import parse_todo_write
 from harness.simulation import (
     EXCHANGE_FORMAT,
     dump_exchange,

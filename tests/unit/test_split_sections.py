@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from compaction import Section, split_sections
+from compaction import Section
+from compaction.checkpoint import split_sections
 
 
 class TestLineEndings:

@@ -8,17 +8,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks import bench_stores
-from compaction import (
-    ConfigError,
-    JsonlStore,
-    LogError,
-    Message,
-    Session,
-    SqliteStore,
-    is_store_url,
-    open_store,
-)
-from compaction.stores import copy_session
+from compaction import ConfigError, LogError, Message, Session, open_store
+from compaction.stores import JsonlStore, SqliteStore, copy_session, is_store_url
 from compaction.stores.postgres import _redact
 
 

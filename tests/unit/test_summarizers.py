@@ -15,10 +15,9 @@ from compaction import (
     SummaryInput,
     TodoItem,
     ToolCall,
-    check_output,
     get_tokenizer,
 )
-from compaction.summarizers import find_paths, looks_like_path, split_entries
+from compaction.summarizers import check_output, find_paths, looks_like_path, split_entries
 
 
 def call(call_id: str, name: str, arguments: str) -> Message:

@@ -7,18 +7,10 @@ from typing import Any
 
 import pytest
 
-from compaction import (
-    CompactionPolicy,
-    FunctionCall,
-    Message,
-    Task,
-    TaskCreateData,
-    ToolCall,
-    TurnStartData,
-    checkpoint_preamble,
-)
+from compaction import CompactionPolicy, FunctionCall, Message, Task, ToolCall, TurnStartData
 from compaction.checkpoint import Checkpoint, render_checkpoint
-from compaction.events import TaskRef
+from compaction.events import TaskCreateData, TaskRef
+from compaction.views import checkpoint_preamble
 from harness.simulation import STRATEGIES, replay
 from harness.simulation.context_strategies import created_task_id, update_args, visible_tasks
 

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from compaction import (
-    TASK_TOOL_NAMES,
     ConfigError,
     ModePolicy,
     Session,
@@ -19,8 +18,8 @@ from compaction import (
     ToolResult,
     call_tool,
     read_events,
-    task_parameters_schema,
 )
+from compaction.tools import TASK_TOOL_NAMES, task_parameters_schema
 
 HEAD = "task_update: rejected, nothing was changed. Fix the arguments and call again:\n"
 CREATE_HEAD = "task_create: rejected, nothing was changed. Fix the arguments and call again:\n"

@@ -18,7 +18,8 @@ from benchmarks.throughput import (
     run,
 )
 from benchmarks.throughput_report import performance_table
-from compaction import Message, get_tokenizer, message_text
+from compaction import Message, get_tokenizer
+from compaction.tokens import message_text
 from compaction.views import UsageProjection
 
 ROOT = Path(__file__).resolve().parents[2]

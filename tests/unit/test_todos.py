@@ -8,15 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from compaction import (
-    ModePolicy,
-    TodoItem,
-    ToolInputError,
-    ToolResult,
-    parse_todo_write,
-    summary_line,
-)
+from compaction import ModePolicy, TodoItem, ToolInputError, ToolResult
 from compaction.session import Session
+from compaction.tools import parse_todo_write, summary_line
 from compaction.tools.arguments import MAX_ARGUMENT_BYTES
 
 HEAD = "todo_write: rejected, nothing was changed. Fix the arguments and call again:\n"

@@ -15,8 +15,8 @@ from compaction import (
     Session,
     UsageReportData,
     maybe_compact,
-    scaled_tokens,
 )
+from compaction.views import scaled_tokens
 from compaction.views.token_scale import MIN_PAIRS, SCALE_BOUNDS
 
 

@@ -13,17 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from compaction import (
-    ConfigError,
+from compaction import ConfigError, Message, Tokenizer, count_message, get_tokenizer
+from compaction.tokens import (
+    MESSAGE_OVERHEAD,
     DeepSeekTokenizer,
-    Message,
     TiktokenTokenizer,
-    Tokenizer,
-    count_message,
-    get_tokenizer,
     install_bundled_encodings,
 )
-from compaction.tokens import MESSAGE_OVERHEAD
 
 BLOB = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 

@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from compaction import parameters_schema
+from compaction.tools import parameters_schema
 from prompts import anthropic_tool, openai_tool
 
 

@@ -24,11 +24,11 @@ from compaction import (
     Session,
     SummaryInput,
     ToolCall,
-    check_output,
     compact,
 )
 from compaction.importers import load
 from compaction.importers.tool_status import codex_exit_code, exit_code_in
+from compaction.summarizers import check_output
 from compaction.summarizers.facts import error_lines
 
 MAKE_FAILED = "golangci-lint run ./...\nmake: *** [Makefile:12: lint] Error 1"

@@ -13,15 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from compaction import (
-    CompactionPolicy,
-    Message,
-    RetractData,
-    Session,
-    UsageReportData,
-    compact,
-    count_message,
-)
+from compaction import CompactionPolicy, Message, Session, UsageReportData, compact, count_message
+from compaction.events import RetractData
 
 
 def seen_by_model(session: Session) -> int:

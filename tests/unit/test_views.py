@@ -8,27 +8,29 @@ import pytest
 
 from compaction import (
     CheckpointData,
-    ContextProjection,
     Event,
     EventData,
     FunctionCall,
-    LatestTodosProjection,
     Message,
     Session,
     SessionLog,
     TodoItem,
-    TodosProjection,
     TodoWriteData,
     ToolCall,
     TurnEndData,
     TurnStartData,
-    UsageProjection,
     count_message,
-    fold,
     get_tokenizer,
 )
 from compaction.events import make_event
-from compaction.views import checkpoint_message
+from compaction.views import (
+    ContextProjection,
+    LatestTodosProjection,
+    TodosProjection,
+    UsageProjection,
+    checkpoint_message,
+    fold,
+)
 
 A = TodoItem(content="Write the parser", status="completed")
 B = TodoItem(content="Run the tests", status="in_progress")

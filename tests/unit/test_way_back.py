@@ -8,16 +8,8 @@ import pytest
 from cli_runner import run_cli
 from loop_sessions import reads, say, todos
 
-from compaction import (
-    CheckpointData,
-    CompactionPolicy,
-    LogError,
-    MessageAdded,
-    Session,
-    checkpoint_preamble,
-    compact,
-)
-from compaction.views import checkpoint_message
+from compaction import CheckpointData, CompactionPolicy, LogError, MessageAdded, Session, compact
+from compaction.views import checkpoint_message, checkpoint_preamble
 
 POLICY = CompactionPolicy(window_tokens=6_000)
 
