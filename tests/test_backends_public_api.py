@@ -12,6 +12,7 @@ PINNED = [
     "BACKEND_NAMES",
     "CACHED_PRICES",
     "CACHE_LIFETIMES",
+    "DEFAULT_API_KEY_ENVS",
     "DEFAULT_BASE_URLS",
     "REASON_LIMIT",
     "BackendConfig",

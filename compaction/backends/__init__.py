@@ -13,6 +13,7 @@ Import it as ``compaction.backends``.
 from compaction.backends.anthropic import with_block_first
 from compaction.backends.base import (
     BACKEND_NAMES,
+    DEFAULT_API_KEY_ENVS,
     REASON_LIMIT,
     BackendConfig,
     BackendName,
@@ -45,6 +46,7 @@ __all__ = [
     "BACKEND_NAMES",
     "CACHED_PRICES",
     "CACHE_LIFETIMES",
+    "DEFAULT_API_KEY_ENVS",
     "DEFAULT_BASE_URLS",
     "REASON_LIMIT",
     "BackendConfig",

@@ -64,7 +64,12 @@ class AnthropicBackend:
         self.trigger = config.compact_trigger
         headers = {"anthropic-version": API_VERSION, "anthropic-beta": BETA}
         self.client = EndpointClient(
-            config, path=MESSAGES_PATH, auth="x-api-key", extra_headers=headers, transport=transport
+            config,
+            path=MESSAGES_PATH,
+            backend=self.name,
+            auth="x-api-key",
+            extra_headers=headers,
+            transport=transport,
         )
 
     def redact(self, text: str) -> str:

@@ -32,6 +32,12 @@ BackendName = Literal["local", "openai-responses", "anthropic", "auto"]
 BACKEND_NAMES: Final[tuple[BackendName, ...]] = ("local", "openai-responses", "anthropic", "auto")
 """Every backend name, ``auto`` last."""
 
+DEFAULT_API_KEY_ENVS: Final[dict[str, str]] = {
+    "openai-responses": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+}
+"""The environment variable each provider backend reads its key from when none is named."""
+
 REASON_LIMIT: Final = 300
 """Longest fallback reason recorded, in characters."""
 
@@ -75,7 +81,9 @@ class BackendConfig:
             ``{base_url}/responses/compact``) or ``https://api.anthropic.com`` (Anthropic,
             ``{base_url}/v1/messages``).
         model: the model that compacts.
-        api_key_env: the environment variable holding the API key (unset: no key sent).
+        api_key_env: the environment variable holding the API key (unset: no key sent);
+            None: the backend's own (`DEFAULT_API_KEY_ENVS`: ``OPENAI_API_KEY`` for
+            ``openai-responses``, ``ANTHROPIC_API_KEY`` for ``anthropic``).
         timeout: seconds one attempt may take in all.
         max_retries: further attempts after a transient failure (429, 5xx, timeouts).
         max_output_tokens: cap on the provider's summary (Anthropic's ``max_tokens``); the
@@ -87,7 +95,7 @@ class BackendConfig:
 
     base_url: str
     model: str
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str | None = None
     timeout: float = 60.0
     max_retries: int = 3
     max_output_tokens: int = 4096
@@ -101,6 +109,10 @@ class BackendConfig:
             )
         if not self.model:
             raise ConfigError("BackendConfig: model must not be empty")
+
+    def key_env(self, backend: str) -> str:
+        """Return the variable `backend` reads its key from: the one named, else its default."""
+        return self.api_key_env or DEFAULT_API_KEY_ENVS.get(backend, "OPENAI_API_KEY")
 
 
 class CompactionBackend(Protocol):

@@ -41,6 +41,8 @@ class EndpointClient(ChatClient):
     Args:
         config: the backend's endpoint, model, key variable and limits.
         path: the endpoint below the API root.
+        backend: the backend's name, whose default key variable applies when the config
+            names none (`BackendConfig.key_env`).
         auth: ``bearer`` (``Authorization: Bearer KEY``) or ``x-api-key`` (Anthropic).
         extra_headers: headers sent with every request (Anthropic's version and beta).
         transport: an httpx transport, for tests that mock the network.
@@ -51,6 +53,7 @@ class EndpointClient(ChatClient):
         config: BackendConfig,
         *,
         path: str,
+        backend: str = "openai-responses",
         auth: str = "bearer",
         extra_headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
@@ -59,7 +62,7 @@ class EndpointClient(ChatClient):
             EndpointConfig(
                 base_url=config.base_url,
                 model=config.model,
-                api_key_env=config.api_key_env,
+                api_key_env=config.key_env(backend),
                 timeout=config.timeout,
                 max_retries=config.max_retries,
                 max_output_tokens=config.max_output_tokens,

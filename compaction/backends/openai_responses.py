@@ -48,7 +48,9 @@ class OpenAIResponsesBackend:
 
         self.config = config
         self.encode = encode
-        self.client = EndpointClient(config, path=COMPACT_PATH, transport=transport)
+        self.client = EndpointClient(
+            config, path=COMPACT_PATH, backend=self.name, transport=transport
+        )
 
     def redact(self, text: str) -> str:
         """Return `text` without the API key or anything shaped like a token."""

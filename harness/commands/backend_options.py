@@ -5,7 +5,9 @@
 the event, beside the code-owned lists (`compaction.backends`); ``auto`` picks the provider of
 ``--backend-format`` (``responses``, ``anthropic``; ``openai`` chat completions has none, so
 local). They share ``--base-url``, ``--model``, ``--api-key-env``, ``--timeout`` and
-``--max-retries`` with the LLM summarizer; ``--base-url`` defaults to the provider's API root.
+``--max-retries`` with the LLM summarizer; ``--base-url`` defaults to the provider's API root and
+``--api-key-env`` to the provider's key variable (``ANTHROPIC_API_KEY`` for ``anthropic``,
+``OPENAI_API_KEY`` for ``openai-responses``; ``auto`` takes the one of the backend it picks).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from compaction import CompactionResult, ConfigError
 from compaction.backends import (
     BACKEND_NAMES,
+    DEFAULT_API_KEY_ENVS,
     DEFAULT_BASE_URLS,
     BackendConfig,
     CompactionBackend,
@@ -64,7 +67,9 @@ def backend_from_args(args: argparse.Namespace) -> CompactionBackend | None:
         return None
     if not args.model:
         raise ConfigError(f"--backend {concrete} needs --model")
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", args.api_key_env):
+    # No --api-key-env: the backend's own variable (ANTHROPIC_API_KEY for anthropic).
+    key_env = args.api_key_env or DEFAULT_API_KEY_ENVS[concrete]
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", key_env):
         # Never echo the value: a key pasted here by mistake must not reach the terminal.
         raise ConfigError(
             "--api-key-env takes the NAME of an environment variable holding the key "
@@ -81,7 +86,7 @@ def backend_from_args(args: argparse.Namespace) -> CompactionBackend | None:
     config = BackendConfig(
         base_url=args.base_url or DEFAULT_BASE_URLS[concrete],
         model=args.model,
-        api_key_env=args.api_key_env,
+        api_key_env=key_env,
         timeout=args.timeout,
         max_retries=args.max_retries,
         max_output_tokens=args.max_output_tokens,

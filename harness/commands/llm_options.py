@@ -33,8 +33,9 @@ def add_openai_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--api-key-env",
         metavar="VAR",
-        default="OPENAI_API_KEY",
-        help="environment variable holding the API key; unset = no key (%(default)s)",
+        default=None,
+        help="environment variable holding the API key; unset = no key (OPENAI_API_KEY; "
+        "with --backend anthropic, or auto picking it, ANTHROPIC_API_KEY)",
     )
     g.add_argument("--timeout", type=float, default=60.0, help="seconds per attempt (60)")
     g.add_argument("--max-retries", type=int, default=3, help="retries on 429/5xx/timeout (3)")
@@ -63,7 +64,8 @@ def openai_summarizer(args: argparse.Namespace, session: Session) -> OpenAISumma
     missing = [flag for flag, value in given if not value]
     if missing:
         raise ConfigError(f"--summarizer openai needs {' and '.join(missing)}")
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", args.api_key_env):
+    key_env = args.api_key_env or "OPENAI_API_KEY"
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", key_env):
         # Never echo the value: a key pasted here by mistake must not reach the terminal.
         raise ConfigError(
             "--api-key-env takes the NAME of an environment variable holding the key "
@@ -79,7 +81,7 @@ def openai_summarizer(args: argparse.Namespace, session: Session) -> OpenAISumma
     config = ChatConfig(
         base_url=args.base_url,
         model=args.model,
-        api_key_env=args.api_key_env,
+        api_key_env=key_env,
         timeout=args.timeout,
         max_retries=args.max_retries,
         max_output_tokens=args.max_output_tokens,

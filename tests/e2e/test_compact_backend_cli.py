@@ -140,3 +140,63 @@ class TestBackendCli:
         assert "Traceback" not in done.stderr
         assert "sk-abc" not in done.stderr
         assert not [e for e in read_events(log) if isinstance(e, CheckpointRecorded)]
+
+
+def keys_env() -> dict[str, str]:
+    """The environment with a distinct key in each provider's default variable."""
+    return {
+        **os.environ,
+        "OPENAI_API_KEY": "sk-openai-default-0123456789",
+        "ANTHROPIC_API_KEY": "sk-ant-default-0123456789",
+    }
+
+
+class TestDefaultKeyVariable:
+    @pytest.mark.parametrize(
+        ("backend", "header", "value"),
+        [
+            (["--backend", "anthropic"], "x-api-key", "sk-ant-default-0123456789"),
+            (
+                ["--backend", "auto", "--backend-format", "anthropic"],
+                "x-api-key",
+                "sk-ant-default-0123456789",
+            ),
+            (
+                ["--backend", "openai-responses"],
+                "authorization",
+                "Bearer sk-openai-default-0123456789",
+            ),
+            (
+                ["--backend", "auto", "--backend-format", "responses"],
+                "authorization",
+                "Bearer sk-openai-default-0123456789",
+            ),
+        ],
+    )
+    def test_each_backend_reads_its_providers_key(
+        self, log: Path, backend: list[str], header: str, value: str
+    ) -> None:
+        """Without --api-key-env, anthropic sends ANTHROPIC_API_KEY, OpenAI OPENAI_API_KEY."""
+        with StubModel([Reply(compaction="opaque")]) as stub:
+            url = stub.root_url if "anthropic" in backend else stub.base_url
+            done = run_cli(
+                "compact", log, "--force", "--window", "4000", *backend,
+                "--base-url", url, "--model", "m", "--max-retries", "0", env=keys_env(),
+            )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        sent = stub.requests[0].headers
+        assert sent[header] == value
+        other = "authorization" if header == "x-api-key" else "x-api-key"
+        assert other not in sent
+
+    def test_a_named_variable_wins(self, log: Path) -> None:
+        """--api-key-env still names the variable for anthropic."""
+        env = {**keys_env(), "MY_KEY": "sk-mine-0123456789abcdef"}
+        with StubModel([Reply(compaction="opaque")]) as stub:
+            done = run_cli(
+                "compact", log, "--force", "--window", "4000", "--backend", "anthropic",
+                "--base-url", stub.root_url, "--model", "m", "--max-retries", "0",
+                "--api-key-env", "MY_KEY", env=env,
+            )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert stub.requests[0].headers["x-api-key"] == "sk-mine-0123456789abcdef"
