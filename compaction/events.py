@@ -402,6 +402,14 @@ class UsageReportData(_Frozen):
     cache_write_tokens: int | None = Field(default=None, ge=0)
     """Prompt tokens written to the provider's cache (Anthropic's ``cache_creation_input_tokens``);
     None when it did not say."""
+    at: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """When the request was sent, in seconds on the host's clock (e.g. ``time.time()``), as the
+    host passed it; None when it did not say. Cache-aware clearing reads the gaps between these
+    (`compaction.backends.ToolResultClearer.from_log`); the model never sees it."""
+    context_seq: int | None = Field(default=None, ge=0)
+    """The log's last seq when the request was built: its context is the context view through
+    this seq. None: the events before the answer (the newest assistant message before this
+    report), as a host that appends the answer and then its usage writes them."""
 
 
 class RetractData(_Frozen):

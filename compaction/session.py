@@ -37,6 +37,7 @@ from compaction.events import (
     TurnEndData,
     TurnStartData,
     TurnStarted,
+    UsageReportData,
 )
 from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
 from compaction.provider_messages import to_messages
@@ -401,6 +402,22 @@ class Session:
         return self.append_many(to_messages(message))[-1]
 
     # --- the built-in tools -------------------------------------------------------------------
+
+    def report_usage(
+        self, usage: UsageReportData, *, at: float | None = None, context_seq: int | None = None
+    ) -> Event:
+        """Record a provider's usage for one request, with when it was sent (`usage/report`).
+
+        Args:
+            usage: the figures the provider reported.
+            at: when the request was sent, in seconds on the host's clock (the library reads
+                no clock); cache-aware clearing replays these gaps after a restart.
+            context_seq: the log's last seq when the request was built (None: the events
+                before the newest assistant message, the answer).
+        """
+        update = {k: v for k, v in (("at", at), ("context_seq", context_seq)) if v is not None}
+        data = UsageReportData.model_validate({**usage.model_dump(), **update})
+        return self.append(data)
 
     def policy(self, mode: str | None = None) -> ModePolicy:
         """Return the tool policy of `mode` (default: the current turn's mode)."""

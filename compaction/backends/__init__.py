@@ -32,6 +32,7 @@ from compaction.backends.clearing import (
     cleared_window,
     clearing_due,
 )
+from compaction.backends.request_times import RecordedRequest, recorded_requests
 from compaction.backends.server import ReturnedItem, returned_item
 from compaction.backends.table import (
     BACKEND_FORMATS,
@@ -54,6 +55,7 @@ __all__ = [
     "BackendSpan",
     "ClearingPolicy",
     "CompactionBackend",
+    "RecordedRequest",
     "ResultSlot",
     "ReturnedItem",
     "SpanEncoder",
@@ -66,6 +68,7 @@ __all__ = [
     "make_backend",
     "provider_item",
     "record_backend",
+    "recorded_requests",
     "resolve_backend",
     "returned_item",
     "with_block_first",

@@ -14,7 +14,9 @@ costs more than it saves. The rule here (`clearing_due`) clears the tool results
 
 `ToolResultClearer` applies the rule for a host request by request: a cleared result stays
 cleared (so the prefix never flips back), and enters the context as a one-line note naming its
-seq (`harness log LOG --seq N` brings it back). The log is never touched.
+seq (`harness log LOG --seq N` brings it back). The log is never touched. The decisions depend
+only on the requests' contexts and send times, so a host restarted from a log that records the
+times (`Session.report_usage(..., at=...)`) rebuilds them with `ToolResultClearer.from_log`.
 
 Invariants: a result among the latest `keep_calls` tool results is never cleared; a cleared
 result stays cleared for the clearer's life; the note names the result's seq; the same
@@ -29,6 +31,7 @@ from functools import cache
 from importlib import resources
 from typing import Final, Literal
 
+from compaction.backends.request_times import EventSource, contexts_at, recorded_requests
 from compaction.errors import ConfigError
 from compaction.events import Message
 from compaction.tokens import Tokenizer, count_message
@@ -178,6 +181,22 @@ class ToolResultClearer:
     """When the previous request was sent, in seconds."""
     counts: dict[int, int] = field(default_factory=dict)
     """Token count of each message seen, by seq (a seq's message never changes)."""
+
+    @classmethod
+    def from_log(
+        cls, policy: ClearingPolicy, tokenizer: Tokenizer, source: EventSource
+    ) -> ToolResultClearer:
+        """Return the clearer a host had after the requests its log records, for a restart.
+
+        Each agent request recorded with its send time (`Session.report_usage(..., at=...)`)
+        is replayed on the context it carried (`compaction.backends.request_times`), so the
+        clearer cleared the same seqs, and its next decision is the live one's. Requests
+        recorded without a time are skipped: a log without times gives a fresh clearer.
+        """
+        clearer = cls(policy, tokenizer)
+        for request, window in contexts_at(source, recorded_requests(source.events())):
+            clearer.view(window, at=request.at)
+        return clearer
 
     def view(self, window: ContextWindow, *, at: float) -> ContextWindow:
         """Return the context to send at time `at` (seconds), clearing what the rule allows."""
