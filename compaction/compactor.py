@@ -70,6 +70,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from compaction.backends.base import BackendSpan, CompactionBackend, record_backend
+from compaction.backends.view import checkpoint_tokens
 from compaction.checkpoint import Checkpoint, Section, parse_checkpoint, render_checkpoint
 from compaction.cuts import cut_points, tail_tokens
 from compaction.cuts import select_cut as select_cut
@@ -92,7 +93,7 @@ from compaction.summarizers.next_step import target
 from compaction.summarizers.recorded import recorded_checkpoint
 from compaction.tokens import count_message
 from compaction.tools.arguments import MAX_ITEM_CHARS
-from compaction.views import ContextWindow, checkpoint_message, checkpoint_message_for
+from compaction.views import ContextWindow, checkpoint_message_for
 from compaction.views.board import TaskBoard
 
 # --- compaction --------------------------------------------------------------------------------
@@ -272,7 +273,12 @@ def _with_backend(
         previous=context.checkpoint,
         instructions=result.data.instructions,
     )
-    return replace(result, data=record_backend(backend, span, result.data))
+    data = record_backend(backend, span, result.data)
+    # The provider's item is part of its next request: count it in tokens_after too.
+    grown = checkpoint_tokens(session.tokenizer, data) - checkpoint_tokens(
+        session.tokenizer, result.data
+    )
+    return replace(result, data=data.model_copy(update={"tokens_after": data.tokens_after + grown}))
 
 
 def _plan(
@@ -318,9 +324,7 @@ def _plan(
         k, checkpoint, used, fallback_reason, span = plan.fit(plan.first_cut(), instructions)
     text = render_checkpoint(checkpoint)
     last_seq = plan.last_seq(k)
-    previous_tokens = (
-        count_message(session.tokenizer, checkpoint_message(previous_data)) if previous_data else 0
-    )
+    previous_tokens = checkpoint_tokens(session.tokenizer, previous_data) if previous_data else 0
     replaced = previous_tokens + sum(tokens[:k])
     new_tokens = count_message(
         session.tokenizer, checkpoint_message_for(text, last_seq=last_seq, resume=plan.resume)

@@ -6,13 +6,22 @@ Work copied by code from the event (encoded as the Checkpoint encodes them) and 
 the replaced span, then the kept tail. Any other format, and any checkpoint without an item,
 gets the local Checkpoint text the event also holds.
 
+The whole-request count knows no format, so a checkpoint with an item costs the larger of what
+either format sends (`checkpoint_tokens`): the local Checkpoint message, or the item
+(`item_tokens`) plus the code-owned message. The item's size is the session tokenizer's count
+of the item's canonical JSON (sorted keys, no spaces), the one rule for every provider: the
+compaction call's reported usage says what the call cost, not what the item costs when re-sent.
+A base64 ``encrypted_content`` counts about 1.5 characters a token (o200k_base), likely more
+than the provider bills for it, so the trigger fires early rather than late.
+
 Invariants: the code-owned message holds every item of the event's ``pending`` and ``current``
 lists and its tasks, verbatim (each one line, as in the Checkpoint), in order; the item is
-handed back exactly as recorded.
+handed back exactly as recorded; a checkpoint never costs less than its local message.
 """
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from typing import Any
 
@@ -20,6 +29,8 @@ from jinja2 import Template
 
 from compaction.checkpoint import encode_item, encode_task, template_environment
 from compaction.events import CheckpointData, Message
+from compaction.tokens import Tokenizer, count_message
+from compaction.views.context import checkpoint_message
 
 
 def provider_item(checkpoint: CheckpointData | None, backend: str) -> dict[str, Any] | None:
@@ -56,3 +67,29 @@ def code_owned_text(checkpoint: CheckpointData) -> str:
 def code_owned_message(checkpoint: CheckpointData) -> Message:
     """Return the user message that follows a provider's item in the context."""
     return Message(role="user", content=code_owned_text(checkpoint))
+
+
+def item_tokens(tokenizer: Tokenizer, checkpoint: CheckpointData) -> int:
+    """Return the tokens the checkpoint's item costs in its provider's request (0: no item).
+
+    The tokenizer's count of the item's canonical JSON (sorted keys, no spaces).
+    """
+    provider = checkpoint.provider
+    if provider is None or provider.item is None:
+        return 0
+    text = json.dumps(provider.item, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return tokenizer.count(text)
+
+
+def checkpoint_tokens(tokenizer: Tokenizer, checkpoint: CheckpointData) -> int:
+    """Return what the checkpoint costs in the whole-request count, whatever the format.
+
+    The local Checkpoint message, or, with a provider item, the larger of it and the item plus
+    the code-owned message (the request of the item's provider).
+    """
+    local = count_message(tokenizer, checkpoint_message(checkpoint))
+    if checkpoint.provider is None or checkpoint.provider.item is None:
+        return local
+    provider = item_tokens(tokenizer, checkpoint)
+    provider += count_message(tokenizer, code_owned_message(checkpoint))
+    return max(local, provider)

@@ -113,12 +113,19 @@ class UsageProjection:
     def event_tokens(self, event: Event) -> int:
         """Count what an event costs in the model's context (a todo/write costs its payload).
 
-        A clipped tool result costs what the model sees of it: head, note and tail.
+        A clipped tool result costs what the model sees of it: head, note and tail. A checkpoint
+        with a provider's opaque item costs the larger of its local message and the item plus the
+        code-owned message (`compaction.backends.view.checkpoint_tokens`).
         """
         if isinstance(event, MessageAdded):
             return count_message(self.tokenizer, shown_message(event.data, event.seq))
         if isinstance(event, CheckpointRecorded):
-            return count_message(self.tokenizer, checkpoint_message(event.data))
+            if event.data.provider is None or event.data.provider.item is None:
+                return count_message(self.tokenizer, checkpoint_message(event.data))
+            # Loaded only for a provider's item: the opaque item is part of the next request.
+            from compaction.backends.view import checkpoint_tokens
+
+            return checkpoint_tokens(self.tokenizer, event.data)
         if isinstance(event, TodoWritten):
             return self.tokenizer.count(event.data.model_dump_json())
         return 0
