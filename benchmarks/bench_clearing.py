@@ -1,10 +1,14 @@
 """Clearing old tool results, per provider: tokens, cost and cache hits against no clearing.
 
 Sessions are the seeded real-shaped ones of `harness.simulation.sessions` (agent turns of tool
-calls: files read, tests run, todo lists written rarely), with gaps between model calls drawn
-from a seeded distribution shaped like interactive use: 5-45 s between the calls of one turn
-(model latency plus the tool), and between turns 30 s (35%), 3 min (25%), 7 min (20%), 25 min
-(12%) or 90 min (8%), so some turns start after a provider's cache has expired. Each model call
+calls: files read, tests run, todo lists written rarely). The gaps between their model calls are
+real ones: each is drawn (seeded) from the gaps measured in the shared Claude Code transcripts'
+timestamps (`benchmarks.transcript_gaps`): a call inside a turn takes a gap measured after a
+tool result, a turn's first call one measured after a message the user sent. Where the
+transcripts are absent (``--transcripts`` or ``$HARNESS_TRANSCRIPTS``, default
+``../shared/transcripts``) a seeded synthetic distribution stands in and the results say so:
+5-45 s within a turn; between turns 30 s (35%), 3 min (25%), 7 min (20%), 25 min (12%) or
+90 min (8%). Each model call
 sends the whole context so far (no compaction, to isolate clearing), and each strategy decides
 which old tool results it sends as one-line notes instead:
 
@@ -22,7 +26,7 @@ which old tool results it sends as one-line notes instead:
 Each request is fed to the provider's cache model (`harness.simulation` OpenAI, Anthropic,
 DeepSeek, with their lifetimes and the request times) and priced with the committed price table.
 Run ``python -m benchmarks.bench_clearing``; results go to ``benchmarks/results/clearing.json``
-and ``clearing.md`` (a pure function of the seeds: no clock is read).
+and ``clearing.md`` (a pure function of the seeds and the transcripts: no clock is read).
 """
 
 from __future__ import annotations
@@ -30,12 +34,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from benchmarks.transcript_gaps import GapPools, gap_pools
 from compaction import ContextWindow, Message, Tokenizer, count_message, get_tokenizer
 from compaction.backends import (
     ClearingPolicy,
@@ -66,6 +72,8 @@ TURN_GAPS = ((30.0, 0.35), (180.0, 0.25), (420.0, 0.20), (1500.0, 0.12), (5400.0
 """Seconds between turns, with their probabilities."""
 CACHES = {"openai": OpenAICache, "anthropic": AnthropicCache, "deepseek": DeepSeekCache}
 OUT = Path(__file__).resolve().parent / "results" / "clearing.json"
+TRANSCRIPTS = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
+"""Where the real transcripts are when no ``--transcripts`` or ``$HARNESS_TRANSCRIPTS`` says."""
 
 
 class Strategy(Protocol):
@@ -140,7 +148,19 @@ class Call:
     output_tokens: int
 
 
-def calls_of(seed: int, turns: int, tokenizer: Tokenizer) -> list[Call]:
+def gap_of(rng: random.Random, pools: GapPools | None, *, new_turn: bool) -> float:
+    """Return the seconds before a call: a real gap of its kind, or the synthetic stand-in."""
+    if pools is not None:
+        return rng.choice(pools.between if new_turn else pools.within)
+    if new_turn:
+        gaps, weights = zip(*TURN_GAPS, strict=True)
+        return rng.choices(gaps, weights)[0]
+    return rng.uniform(5.0, 45.0)
+
+
+def calls_of(
+    seed: int, turns: int, tokenizer: Tokenizer, pools: GapPools | None = None
+) -> list[Call]:
     """Return the model calls of one seeded session, with their times."""
     rng = random.Random(seed)
     payloads = generate(turns=turns, seed=seed)
@@ -153,8 +173,7 @@ def calls_of(seed: int, turns: int, tokenizer: Tokenizer) -> list[Call]:
             new_turn = new_turn or type(payload).__name__ == "TurnStartData"
             continue
         if payload.role == "assistant":
-            gaps, weights = zip(*TURN_GAPS, strict=True)
-            now += rng.choices(gaps, weights)[0] if new_turn else rng.uniform(5.0, 45.0)
+            now += gap_of(rng, pools, new_turn=new_turn)
             new_turn = False
             window = ContextWindow(messages=tuple(messages), seqs=tuple(seqs))
             out.append(Call(now, window, count_message(tokenizer, payload)))
@@ -209,11 +228,19 @@ def replay(
     return {"input_tokens": sent, "cache_hit_tokens": hits, "cost_usd": cost}
 
 
-def run(seeds: Sequence[int], turns: int) -> dict[str, Any]:
-    """Return the benchmark's results: per provider and strategy, summed over the sessions."""
+def run(seeds: Sequence[int], turns: int, transcripts: Path | None = None) -> dict[str, Any]:
+    """Return the benchmark's results: per provider and strategy, summed over the sessions.
+
+    Args:
+        seeds: one session per seed.
+        turns: turns per session.
+        transcripts: the folder of real transcripts the gaps are measured from (None, or one
+            without Claude Code transcripts: the synthetic gaps).
+    """
     tokenizer = get_tokenizer("o200k_base")
     fixed = fixed_ids(tokenizer)
-    sessions = [calls_of(seed, turns, tokenizer) for seed in seeds]
+    pools = gap_pools(transcripts) if transcripts is not None else None
+    sessions = [calls_of(seed, turns, tokenizer, pools) for seed in seeds]
     rows: dict[str, dict[str, dict[str, float]]] = {}
     for provider in CACHES:
         totals: dict[str, dict[str, float]] = {}
@@ -238,6 +265,7 @@ def run(seeds: Sequence[int], turns: int) -> dict[str, Any]:
         "calls": sum(len(c) for c in sessions),
         "keep_calls": KEEP,
         "payback_calls": PAYBACK_CALLS,
+        "gap_source": pools.summary() if pools else {"source": "synthetic"},
         "gaps_over_5_min": sum(g > 300 for g in gaps),
         "gaps_over_60_min": sum(g > 3600 for g in gaps),
         "providers": rows,
@@ -253,6 +281,8 @@ def markdown(doc: dict[str, Any]) -> str:
         f"(gaps over 5 min: {doc['gaps_over_5_min']}, over 60 min: {doc['gaps_over_60_min']}); "
         f"keep {doc['keep_calls']} latest results; payback horizon {doc['payback_calls']} calls.",
         "",
+        gap_line(doc["gap_source"]),
+        "",
         "| provider | strategy | input tokens | vs none | cache hits | hit rate | cost USD "
         "| vs none |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
@@ -267,6 +297,20 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def gap_line(source: dict[str, Any]) -> str:
+    """Return the sentence saying where the gaps between calls came from."""
+    if source["source"] != "transcripts":
+        return "Gaps between calls: the seeded synthetic distribution (no transcripts found)."
+    w, b = source["within_turn"], source["between_turns"]
+    return (
+        f"Gaps between calls drawn from {w['count'] + b['count']} gaps measured in "
+        f"{len(source['files'])} real Claude Code transcripts: within a turn median "
+        f"{w['median_s']} s, p90 {w['p90_s']} s, max {w['max_s']} s ({w['count']} gaps); "
+        f"between turns median {b['median_s']} s, p90 {b['p90_s']} s, max {b['max_s']} s "
+        f"({b['count']} gaps)."
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark, write the JSON and Markdown results, print the table."""
     parser = argparse.ArgumentParser(
@@ -275,8 +319,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS))
     parser.add_argument("--turns", type=int, default=DEFAULT_TURNS)
     parser.add_argument("--out", type=Path, default=OUT, help="results JSON path")
+    parser.add_argument(
+        "--transcripts",
+        type=Path,
+        default=Path(os.environ.get("HARNESS_TRANSCRIPTS") or TRANSCRIPTS),
+        help="folder of real transcripts to measure the gaps from ($HARNESS_TRANSCRIPTS)",
+    )
     args = parser.parse_args(argv)
-    doc = run(args.seeds, args.turns)
+    doc = run(args.seeds, args.turns, args.transcripts)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     table = markdown(doc)
