@@ -98,11 +98,11 @@ def finish(summarizer: Summarizer, session: Session, *, dry_run: bool) -> list[d
     from compaction.summarizers import OpenAISummarizer, record_usage
 
     assert isinstance(summarizer, OpenAISummarizer)
-    # cache_write_tokens only when the provider reported it (Anthropic); cached_tokens always.
+    # cache_write_tokens only when the provider reported it (Anthropic); cached_tokens always;
+    # a summary call carries no request time (only the host's own requests do).
+    optional = ("cache_write_tokens", "at", "context_seq")
     reports = [
-        r.model_dump(
-            mode="json", exclude={"cache_write_tokens"} if r.cache_write_tokens is None else None
-        )
+        r.model_dump(mode="json", exclude={k for k in optional if getattr(r, k) is None})
         for r in summarizer.reports
     ]
     if dry_run:
