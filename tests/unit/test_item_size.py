@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import run_cli
 
 from benchmarks.stub_model import Reply, StubModel
 from compaction import (
@@ -77,6 +78,17 @@ class TestItemSize:
             assert huge.usage.context_tokens == huge.context_tokens
             assert maybe_compact(small, POLICY) is None
             assert maybe_compact(huge, POLICY) is not None
+
+    def test_harness_log_reports_the_count_with_the_item(self, tmp_path: Path) -> None:
+        """`harness log --json` gives the same context figure, item included."""
+        path = tmp_path / "s.jsonl"
+        session = compacted(path, Reply(compaction=HUGE))
+        with session:
+            live = session.context_tokens
+        done = run_cli("log", path, "--json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["context_tokens"] == live
+        assert live > 20_000
 
     @pytest.mark.parametrize("reported", [None, 0, 12_345])
     def test_the_item_costs_its_json_count(self, tmp_path: Path, reported: int | None) -> None:
