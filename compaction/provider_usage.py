@@ -7,7 +7,8 @@ toolkit counts. `usage_report` reads the ``usage`` of a response object of the o
 
 - OpenAI chat completions: ``prompt_tokens``, ``completion_tokens``,
   ``prompt_tokens_details.cached_tokens``.
-- OpenAI Responses: ``input_tokens``, ``output_tokens``, ``input_tokens_details.cached_tokens``.
+- OpenAI Responses: ``input_tokens``, ``output_tokens``, ``input_tokens_details.cached_tokens``
+  (and ``cache_write_tokens`` where the details have it, as chat completions' may).
 - Anthropic messages: ``input_tokens`` counts only the uncached part, so the prompt is
   ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``.
 
@@ -57,8 +58,8 @@ def usage_report(response: object, *, purpose: str = TURN) -> UsageReportData | 
     if _field(usage, "prompt_tokens") is not None:  # chat completions
         prompt = _count(_field(usage, "prompt_tokens"))
         completion = _count(_field(usage, "completion_tokens"))
-        cached = _field(_field(usage, "prompt_tokens_details"), "cached_tokens")
-        written = None
+        details = _field(usage, "prompt_tokens_details")
+        cached, written = _field(details, "cached_tokens"), _field(details, "cache_write_tokens")
     elif (
         _field(usage, "cache_read_input_tokens") is not None
         or _field(usage, "cache_creation_input_tokens") is not None
@@ -71,8 +72,8 @@ def usage_report(response: object, *, purpose: str = TURN) -> UsageReportData | 
     else:  # Responses (or Anthropic without cache figures)
         prompt = _count(_field(usage, "input_tokens"))
         completion = _count(_field(usage, "output_tokens"))
-        cached = _field(_field(usage, "input_tokens_details"), "cached_tokens")
-        written = None
+        details = _field(usage, "input_tokens_details")
+        cached, written = _field(details, "cached_tokens"), _field(details, "cache_write_tokens")
     if prompt <= 0:
         return None
     return UsageReportData(
@@ -81,7 +82,7 @@ def usage_report(response: object, *, purpose: str = TURN) -> UsageReportData | 
         prompt_tokens=prompt,
         completion_tokens=completion,
         cached_tokens=_count(cached) if isinstance(cached, int) else None,
-        cache_write_tokens=written,
+        cache_write_tokens=_count(written) if isinstance(written, int) else None,
     )
 
 
