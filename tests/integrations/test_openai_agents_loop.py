@@ -21,18 +21,22 @@ from agents import (
     Model,
     ModelProvider,
     ModelResponse,
+    OpenAIChatCompletionsModel,
     RunConfig,
     Runner,
     Usage,
     function_tool,
     set_tracing_disabled,
 )
+from openai import AsyncOpenAI
 from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseOutputText,
 )
 
+from benchmarks.stub_cache import prompt_tokens
+from benchmarks.stub_model import Reply, StubModel, ToolCall
 from compaction import (
     CompactionPolicy,
     RequestOverflowError,
@@ -323,6 +327,41 @@ class TestOverflowWithoutRunConfigModel:
         assert_answered_once(model, session, result)
         assert provider.asked
         assert set(provider.asked) == {"scripted-1"}
+
+    def test_a_real_sdk_model_over_http_refused_by_the_stub(self, tmp_path: Path) -> None:
+        """OpenAIChatCompletionsModel on the agent, the stub's 6,000-token window: one retry."""
+        script = [Reply(None, tool_calls=[ToolCall("todo_write", {"todos": PLAN})])]
+        script += [Reply(None, tool_calls=[ToolCall("read_file", {"path": f"m{i}.py"})])
+                   for i in range(7)]  # fmt: skip
+        script.append(Reply("report written"))
+        session = LogSession("u1", tmp_path / "s.jsonl", policy=CompactionPolicy(200_000))
+
+        async def go(stub: StubModel) -> Any:
+            client = AsyncOpenAI(base_url=stub.base_url, api_key="sk-test", max_retries=0)
+            model = OpenAIChatCompletionsModel(model="stub-model", openai_client=client)
+            mine = Agent(name="a", instructions="Work.", model=model,
+                         tools=[*session.tools(), read_file])  # fmt: skip
+            try:
+                return await Runner.run(
+                    session.agent(mine), "go", session=session, run_config=session.run_config()
+                )
+            finally:
+                await client.close()
+
+        with StubModel(script, context_window=6_000) as stub:
+            result = asyncio.run(go(stub))
+        assert result.final_output == "report written"
+        assert (session.retries, len(session.compactions), len(stub.refused)) == (1, 1, 1)
+        sizes = [prompt_tokens("openai", r.json()) for r in stub.requests]
+        refused = stub.refused[0]
+        assert sizes[refused] > 6_000
+        assert all(size <= 6_000 for i, size in enumerate(sizes) if i != refused)
+        assert "# Checkpoint" in json.dumps(stub.requests[refused + 1].json()["messages"])
+        assert sizes[refused + 1] < sizes[refused]
+        session.close()
+        reports = [e for e in read_events(tmp_path / "s.jsonl") if e.type == "usage/report"]
+        assert len(reports) == len(script)  # every answered call, none for the refused one
+        assert {r.data.model for r in reports} == {"stub-model"}
 
     def test_without_a_guard_the_refusal_propagates(self, tmp_path: Path) -> None:
         """The control: a bare RunConfig and the agent's own model object let the error through."""
