@@ -13,6 +13,7 @@ import gc
 import io
 import json
 import os
+import re
 import runpy
 import subprocess
 import sys
@@ -30,7 +31,7 @@ from openai.types.chat.completion_create_params import CompletionCreateParamsNon
 
 from benchmarks.stub_cache import prompt_tokens
 from benchmarks.stub_model import Api, RecordedRequest, Reply, StubModel, ToolCall
-from compaction import Session
+from compaction import CompactionPolicy, Session
 from prompts import (
     PromptBuilder,
     ToolCatalog,
@@ -571,7 +572,22 @@ class TestFailures:
         assert done.stderr == f"usage: python examples/{example.name}.py LOG REQUEST\n"
 
 
+CLAUDE_WINDOW = 200_000
+CLAUDE_SCALE_HIGH = 1.46
+"""The upper quartile of Claude's provider tokens per o200k token on the shared transcripts."""
+
+
 class TestExampleFiles:
+    def test_the_anthropic_default_window_is_safe_with_the_scale(self) -> None:
+        """Its trigger stays under Claude's window before the scale is learned and after."""
+        text = ANTHROPIC.path.read_text(encoding="utf-8")
+        (default,) = re.findall(r'"WINDOW_TOKENS", "(\d+)"', text)
+        policy = CompactionPolicy(int(default))
+        before = policy.trigger_tokens * CLAUDE_SCALE_HIGH  # raw counts, Claude's tokens
+        after = policy.in_counted_tokens(CLAUDE_SCALE_HIGH).trigger_tokens * CLAUDE_SCALE_HIGH
+        assert before + policy.output_reserve < CLAUDE_WINDOW
+        assert after + policy.output_reserve < CLAUDE_WINDOW
+
     def test_each_example_is_under_60_lines(self) -> None:
         """Both loops exist and each is under 60 lines, every line counted."""
         sizes = {
