@@ -54,6 +54,11 @@ def prompt_pieces(api: Api, request: Mapping[str, Any]) -> list[tuple[bytes, boo
     return [(_dump(b), isinstance(b, Mapping) and "cache_control" in b) for b in blocks]
 
 
+def prompt_tokens(api: Api, request: Mapping[str, Any]) -> int:
+    """Return a request's prompt size in the stub's tokens (what its usage reports)."""
+    return _tokens(sum(len(piece) for piece, _ in prompt_pieces(api, request)))
+
+
 def _common_prefix(a: bytes, b: bytes) -> int:
     """Return the length of the longest common prefix of `a` and `b` (a binary search)."""
     low, high = 0, min(len(a), len(b))

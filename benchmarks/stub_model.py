@@ -7,9 +7,11 @@ OpenAI chat-completions shape, ``POST /v1/messages`` in the Anthropic messages s
 ``POST /v1/responses/compact`` in the OpenAI Responses shapes (`benchmarks.stub_responses`), with
 the replies it was scripted with, in order (the last one repeats), and records every request's
 raw bytes. A reply can hold text and tool calls (`ToolCall`), a status with a ``Retry-After``, a
-malformed body, an empty answer, or no answer at all (the connection hangs until the client
-gives up), so every path of an agent loop and every failure path of a client runs over a real
-socket. A scripted step may be a function of the decoded request.
+malformed body, an empty answer, a provider's context-overflow refusal (`Reply.overflow`, or
+every request over the stub's `context_window`: `benchmarks.stub_overflow`), or no answer at all
+(the connection hangs until the client gives up), so every path of an agent loop and every
+failure path of a client runs over a real socket. A scripted step may be a function of the
+decoded request.
 
 Unless a reply brings its own ``usage``, the stub reports one from a simple prefix-cache model
 (about four bytes a token): chat-completions counts the longest prefix shared with an earlier
@@ -29,7 +31,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -39,6 +41,8 @@ from benchmarks import stub_responses
 from benchmarks.stub_cache import Api as Api
 from benchmarks.stub_cache import PrefixCache as PrefixCache
 from benchmarks.stub_cache import prompt_pieces as prompt_pieces
+from benchmarks.stub_cache import prompt_tokens
+from benchmarks.stub_overflow import OVERFLOW_STATUS, Dialect, overflow_body
 
 PATHS: dict[str, Api] = {
     "/v1/chat/completions": "openai",
@@ -107,6 +111,9 @@ class Reply:
     compaction: str | None = None
     """A compaction item's ``encrypted_content`` (Responses) or block's summary (messages);
     None: ``stub-compaction-<index>``; ``""``: answer without one (`benchmarks.stub_responses`)."""
+    overflow: bool = False
+    """Refuse the request as too long: HTTP 400 with the API's real overflow body
+    (`benchmarks.stub_overflow`)."""
 
 
 Script = Reply | Callable[[Mapping[str, Any]], Reply]
@@ -136,6 +143,10 @@ class StubModel:
         model: the model name echoed in answers.
         max_body: the largest request body read, in bytes; a larger one gets a 413.
         read_timeout: longest wait for a client's bytes, in seconds.
+        context_window: the model's window in the stub's tokens (about four bytes a token); a
+            request over it is refused as too long, in the provider's words, without using a
+            step of the script. None: no limit.
+        dialect: whose words a chat-completions refusal uses (``openai`` or ``deepseek``).
     """
 
     def __init__(
@@ -146,8 +157,15 @@ class StubModel:
         model: str = "stub",
         max_body: int = MAX_BODY,
         read_timeout: float = 10.0,
+        context_window: int | None = None,
+        dialect: Dialect = "openai",
     ) -> None:
         self.script = list(script) or [Reply()]
+        self.context_window = context_window
+        self.dialect = dialect
+        self.refused: list[int] = []
+        """Indexes (into `requests`) of the requests refused as too long, in order."""
+        self._steps = 0
         self.hang_limit = hang_limit
         self.model = model
         self.max_body = max_body
@@ -201,14 +219,30 @@ class StubModel:
         return [r for r in self.requests if PATHS.get(urlsplit(r.path).path) == api]
 
     def next_reply(self, request: RecordedRequest) -> Reply:
-        """Record `request` and return the scripted reply for it."""
+        """Record `request` and return the scripted reply for it.
+
+        A request over `context_window` gets an overflow refusal and leaves the script where
+        it is (the retry gets the step the refused request would have).
+        """
+        api = PATHS.get(urlsplit(request.path).path)
+        over = (
+            self.context_window is not None
+            and api is not None
+            and prompt_tokens(api, _decoded(request)) > self.context_window
+        )
         with self._lock:
-            index = len(self.requests)
             self.requests.append(request)
+            if over:
+                self.refused.append(len(self.requests) - 1)
+                return Reply(status=OVERFLOW_STATUS, overflow=True)
+            index, self._steps = self._steps, self._steps + 1
         step = self.script[min(index, len(self.script) - 1)]
-        if isinstance(step, Reply):
-            return step
-        return step(_decoded(request))
+        reply = step if isinstance(step, Reply) else step(_decoded(request))
+        if reply.overflow:
+            with self._lock:
+                self.refused.append(len(self.requests) - 1)
+            return replace(reply, status=OVERFLOW_STATUS)
+        return reply
 
     def wait_released(self) -> None:
         """Block a hanging reply until the server stops or `hang_limit` passes."""
@@ -218,6 +252,10 @@ class StubModel:
         """Return the response body for `reply`, in `api`'s shape."""
         if reply.body is not None:
             return reply.body
+        if reply.overflow:
+            size = prompt_tokens(api, _decoded(request))
+            window = self.context_window if self.context_window is not None else size - 1
+            return overflow_body(api, self.dialect, size, window)
         if reply.status != 200:
             message = f"scripted status {reply.status}"
             if api == "anthropic":

@@ -17,7 +17,9 @@ policy with its window cut down to the refused request's size, which keeps a tai
 `compacting_call(session, policy, send)` does all of it for a loop that builds each
 request from the session: it compacts first when the request is due (`maybe_compact`), calls
 ``send`` (which builds the request from the session and sends it), and after a refusal calls it
-once more, so the retry carries the compacted view.
+once more, so the retry carries the compacted view. The answer's provider usage (an OpenAI or
+Anthropic response's ``usage``: `compaction.provider_usage`) is logged as a ``usage/report``
+before the answer is returned, so the session learns the provider's token scale.
 
 Invariants: recognition reads only the error's class name, its ``code`` / ``body`` fields and
 its text, never the network; a recognised error is never swallowed twice.
@@ -32,6 +34,7 @@ from typing import Final, TypeVar
 from compaction.compactor import compact, maybe_compact
 from compaction.errors import CompactionError, ConfigError, HarnessError
 from compaction.policy import CompactionPolicy
+from compaction.provider_usage import usage_report
 from compaction.secrets import redact
 from compaction.session import Session
 from compaction.summarizers import Summarizer
@@ -53,6 +56,9 @@ OVERFLOW_PHRASES: Final = (
     "too many input tokens",
 )
 """Lowercased phrases of the providers' messages (OpenAI, Anthropic, DeepSeek, Gemini, Bedrock)."""
+RETRY_ANYWAY: Final = ("nothing_to_compact", "no_safe_cut", "does_not_fit")
+"""Refusals of the forced compaction after an overflow that still lead to the one retry: the
+provider's answer to it decides (a second refusal is `RequestOverflowError`, naming the size)."""
 CHAIN_DEPTH: Final = 8
 """How many causes (``__cause__`` / ``__context__``) are followed."""
 
@@ -133,6 +139,14 @@ def overflow_policy(policy: CompactionPolicy, refused_tokens: int) -> Compaction
         return policy
 
 
+def _answered(session: Session, answer: T, record: bool) -> T:
+    """Log the answer's provider usage (when asked and it has one); return the answer."""
+    report = usage_report(answer) if record else None
+    if report is not None:
+        session.append(report)
+    return answer
+
+
 def compacting_call(
     session: Session,
     policy: CompactionPolicy,
@@ -140,6 +154,7 @@ def compacting_call(
     *,
     fixed_tokens: int = 0,
     summarizer: Summarizer | None = None,
+    record_usage: bool = True,
 ) -> T:
     """Compact when due, call `send`; on a context overflow, compact (forced) and call it again.
 
@@ -149,13 +164,16 @@ def compacting_call(
         send: builds the request from the session and sends it (called at most twice).
         fixed_tokens: the request's system prompt and tools, counted.
         summarizer: writes the Checkpoint's narrative sections (default: extractive).
+        record_usage: log the answer's provider usage as a ``usage/report`` (when it has one;
+            `compaction.provider_usage.usage_report`), which teaches the session its token
+            scale. Off for a caller that logs usage itself.
 
     Raises:
         RequestOverflowError: the provider refused the retried request as too long too.
     """
     maybe_compact(session, policy, summarizer=summarizer, fixed_tokens=fixed_tokens)
     try:
-        return send()
+        answer = send()
     except Exception as exc:
         if not is_context_overflow(exc):
             raise
@@ -170,13 +188,16 @@ def compacting_call(
                 fixed_tokens=fixed_tokens,
             )
         except CompactionError as refusal:
-            if refusal.code not in ("nothing_to_compact", "no_safe_cut"):
+            if refusal.code not in RETRY_ANYWAY:
                 raise
+    else:
+        return _answered(session, answer, record_usage)
     try:
-        return send()
+        answer = send()
     except Exception as again:
         if not is_context_overflow(again):
             raise
         size = scaled_tokens(fixed_tokens + session.context_tokens, session.token_scale)
         size += policy.output_reserve
         raise RequestOverflowError(size, policy.window_tokens, again) from None
+    return _answered(session, answer, record_usage)

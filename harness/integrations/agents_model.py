@@ -8,8 +8,17 @@ once; a second refusal raises `compaction.RequestOverflowError`, one line naming
 size. Each answered call's provider-reported input tokens are logged as a ``usage/report`` (so
 the session learns the provider's token scale).
 
+Where the model comes from decides how it is guarded (the SDK resolves it per call: the run
+config's ``model``, else the agent's; a name goes through the run config's ``model_provider``):
+
+- a name (``Agent(model="gpt-4.1")``, no model, or ``run_config(model="...")``): `GuardedProvider`
+  wraps the run config's ``model_provider`` and guards every model it resolves;
+- an `agents.Model` passed to ``run_config(model=...)``: wrapped there;
+- an `agents.Model` set on the agent itself: `guarded_agent` returns a clone of the agent (and
+  of each agent it hands off to) whose model is guarded.
+
 Invariants: at most one retry per model call; the retry sends the log's view; a non-overflow
-error passes through untouched.
+error passes through untouched; a model is never guarded twice.
 """
 
 from __future__ import annotations
@@ -18,9 +27,11 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol
 
 from agents import (
+    Agent,
     AgentOutputSchemaBase,
     Handoff,
     Model,
+    ModelProvider,
     ModelResponse,
     ModelSettings,
     ModelTracing,
@@ -162,3 +173,49 @@ class OverflowGuard(Model):
     async def close(self) -> None:
         """Close the wrapped model."""
         await self.model.close()
+
+
+class GuardedProvider(ModelProvider):
+    """A model provider whose every model is wrapped in `OverflowGuard`.
+
+    Args:
+        provider: the provider that resolves model names (the SDK's ``MultiProvider`` by
+            default in a ``RunConfig``).
+        session: the `LogSession` the guards compact.
+    """
+
+    def __init__(self, provider: ModelProvider, session: OverflowHost) -> None:
+        self.provider = provider
+        self.session = session
+
+    def get_model(self, model_name: str | None) -> Model:
+        """Resolve `model_name` with the wrapped provider and guard the model."""
+        model = self.provider.get_model(model_name)
+        return model if isinstance(model, OverflowGuard) else OverflowGuard(model, self.session)
+
+    async def aclose(self) -> None:
+        """Close the wrapped provider."""
+        await self.provider.aclose()
+
+
+def guarded_agent(agent: Agent[Any], session: OverflowHost) -> Agent[Any]:
+    """Return a clone of `agent` whose `agents.Model` (and its handoff agents') is guarded.
+
+    An agent whose model is a name or None is cloned all the same (`GuardedProvider` guards
+    it at run time); a handoff given as a ``Handoff`` object is kept as it is. The original
+    agents are not changed.
+    """
+    clones: dict[int, Agent[Any]] = {}
+
+    def clone(one: Agent[Any]) -> Agent[Any]:
+        if id(one) in clones:
+            return clones[id(one)]
+        model = one.model
+        if isinstance(model, Model) and not isinstance(model, OverflowGuard):
+            model = OverflowGuard(model, session)
+        copy = one.clone(model=model)
+        clones[id(one)] = copy
+        copy.handoffs = [clone(h) if isinstance(h, Agent) else h for h in one.handoffs]
+        return copy
+
+    return clone(agent)

@@ -51,8 +51,11 @@ try:
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
     from langgraph.runtime import Runtime
     from langgraph.types import Command
+
+    if len(getattr(AgentMiddleware, "__parameters__", ())) < 3:  # before langchain 1.2.9
+        raise ImportError("langchain's AgentMiddleware takes no response type parameter")
 except ImportError as exc:  # the extra is missing, or too old
-    raise ImportError(missing_extra("langchain_agents", "langchain", "langchain>=1.3")) from exc
+    raise ImportError(missing_extra("langchain_agents", "langchain", "langchain>=1.2.9")) from exc
 
 from compaction import (
     TOOL_NAME,

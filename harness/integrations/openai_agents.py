@@ -18,9 +18,13 @@ run would grow past the window. `run_config` returns a ``RunConfig`` whose
 instructions, the tool specs, the input items and the policy's output reserve; in the
 provider's tokens once the log has learned its token scale) and, when it reaches the policy's
 trigger, compacts the log; the model is always handed the log's view (the Checkpoint with its
-preamble, then the kept tail), followed by any input item the log does not hold yet. Passing
-``model=`` to `run_config` also wraps that model in `OverflowGuard`: a provider's "request too
-long" refusal is answered by one forced compaction and one retry.
+preamble, then the kept tail), followed by any input item the log does not hold yet.
+
+Context overflow. A provider's "request too long" refusal is answered by one forced compaction
+and one retry (`OverflowGuard`) for every model of the run: the ``RunConfig`` guards a model
+given to ``run_config(model=...)`` and, through its ``model_provider``, every model resolved
+from a name (the agent's ``model="gpt-4.1"``, or none); an `agents.Model` set on the agent
+itself is guarded by running ``session.agent(agent)`` (a clone; its handoff agents too).
 
 How the protocol maps onto an append-only log (the log is the one source of truth):
 
@@ -48,9 +52,11 @@ from harness.integrations import missing_extra
 
 try:
     from agents import (
+        Agent,
         FunctionTool,
         Model,
         ModelResponse,
+        MultiProvider,
         OpenAIResponsesCompactionArgs,
         RunConfig,
         SessionSettings,
@@ -88,7 +94,7 @@ from harness.integrations.agents_items import (
     message_of,
     messages_of,
 )
-from harness.integrations.agents_model import OverflowGuard
+from harness.integrations.agents_model import GuardedProvider, OverflowGuard, guarded_agent
 from harness.integrations.agents_tools import guarded, session_tools, tool_specs
 from prompts import DEFAULT_MODE, get_mode
 
@@ -96,6 +102,8 @@ CLEARED = "clear_session"
 POPPED = "pop_item"
 QUIET_REFUSALS = ("below_threshold", "nothing_to_compact", "no_safe_cut")
 """Compaction refusals that only mean "not now"."""
+RETRY_ANYWAY = (*QUIET_REFUSALS, "does_not_fit")
+"""After an overflow refusal, these still lead to the one retry (the provider's answer decides)."""
 
 
 @dataclass(frozen=True)
@@ -159,6 +167,8 @@ class LogSession:
         """Each model request as the input filter counted it, in order."""
         self.fixed_tokens = 0
         """The fixed part of the newest request (instructions and tools), counted."""
+        self.retries = 0
+        """How many model calls were sent again after a context-overflow refusal."""
         self._lock = asyncio.Lock()
         self._known: set[str] = set()
         self._cleared_at = 0
@@ -244,7 +254,10 @@ class LogSession:
     def run_config(self, **kwargs: Any) -> RunConfig:  # noqa: ANN401 (RunConfig's own fields)
         """Return a ``RunConfig`` that compacts inside the run (other fields as given).
 
-        A ``model=`` given as a `agents.Model` is wrapped in `OverflowGuard`.
+        A ``model=`` given as a `agents.Model` is wrapped in `OverflowGuard`, and the
+        ``model_provider`` (yours, or the SDK's ``MultiProvider``) in `GuardedProvider`, so a
+        model resolved from a name is guarded too. An `agents.Model` set on the agent itself
+        is guarded by `agent`.
 
         Raises:
             ConfigError: `kwargs` sets ``call_model_input_filter`` (this session's filter).
@@ -257,11 +270,22 @@ class LogSession:
         model = kwargs.get("model")
         if isinstance(model, Model) and not isinstance(model, OverflowGuard):
             kwargs["model"] = self.guard(model)
+        provider = kwargs.get("model_provider") or MultiProvider()
+        if not isinstance(provider, GuardedProvider):
+            kwargs["model_provider"] = GuardedProvider(provider, self)
         return RunConfig(call_model_input_filter=self.filter_input, **kwargs)
 
     def guard(self, model: Model) -> OverflowGuard:
         """Return `model` wrapped so that a context overflow gets one compaction and a retry."""
         return OverflowGuard(model, self)
+
+    def agent(self, agent: Agent[Any]) -> Agent[Any]:
+        """Return a clone of `agent` whose own `agents.Model` is guarded (its handoffs' too).
+
+        Needed only for a model object set on the agent (``Agent(model=SomeModel(...))``); a
+        model name is guarded by `run_config`'s provider. `agent` itself is not changed.
+        """
+        return guarded_agent(agent, self)
 
     async def filter_input(self, data: CallModelData[Any]) -> ModelInputData:
         """The ``call_model_input_filter``: compact when due, hand the model the log's view."""
@@ -304,10 +328,13 @@ class LogSession:
         refused request's size.
         """
         async with self._lock:
+            self.retries += 1
             size = self.measure(instructions, tools, refused)
             self.fixed_tokens = size.fixed
             self._compact(
-                force=True, policy=overflow_policy(self._policy(), size.fixed + size.input)
+                force=True,
+                policy=overflow_policy(self._policy(), size.fixed + size.input),
+                quiet=RETRY_ANYWAY,
             )
             return self.view()
 
@@ -335,7 +362,13 @@ class LogSession:
         """The policy in counted tokens (the window is the provider's: see the token scale)."""
         return self.policy.in_counted_tokens(self.log.token_scale)
 
-    def _compact(self, *, force: bool, policy: CompactionPolicy | None = None) -> None:
+    def _compact(
+        self,
+        *,
+        force: bool,
+        policy: CompactionPolicy | None = None,
+        quiet: Sequence[str] = QUIET_REFUSALS,
+    ) -> None:
         """Compact the log (forced, or when the whole request is due); "not now" is quiet."""
         try:
             if force:
@@ -354,7 +387,7 @@ class LogSession:
                     fixed_tokens=self.fixed_tokens,
                 )
         except CompactionError as exc:
-            if exc.code in QUIET_REFUSALS:
+            if exc.code in quiet:
                 return
             raise
         if result is not None:
@@ -368,4 +401,12 @@ def _agent_tools(data: CallModelData[Any]) -> list[Any]:
     return tools + list(getattr(agent, "handoffs", []) or [])
 
 
-__all__ = ["CLEARED", "ITEM_FIELD", "POPPED", "LogSession", "OverflowGuard", "RequestSize"]
+__all__ = [
+    "CLEARED",
+    "ITEM_FIELD",
+    "POPPED",
+    "GuardedProvider",
+    "LogSession",
+    "OverflowGuard",
+    "RequestSize",
+]

@@ -13,6 +13,7 @@ import gc
 import io
 import json
 import os
+import re
 import runpy
 import subprocess
 import sys
@@ -24,12 +25,13 @@ from typing import Any
 
 import pytest
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
-from cli_runner import swapped_environ
+from cli_runner import run_cli, swapped_environ
 from contracts.sdk_shapes import problems
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
+from benchmarks.stub_cache import prompt_tokens
 from benchmarks.stub_model import Api, RecordedRequest, Reply, StubModel, ToolCall
-from compaction import Session
+from compaction import CompactionPolicy, Session
 from prompts import (
     PromptBuilder,
     ToolCatalog,
@@ -357,6 +359,128 @@ class TestCompaction:
         assert "1 in progress, 2 pending" in done.stdout
 
 
+def reads(count: int) -> list[Reply]:
+    """The scripted model: plan, then read notes.txt `count` times, then answer."""
+    read = Reply(None, tool_calls=[ToolCall("read_file", {"path": "notes.txt"})])
+    plan = Reply("Plan.", tool_calls=[ToolCall("todo_write", {"todos": PLAN})])
+    return [plan, *[read] * count, Reply(ANSWER)]
+
+
+@pytest.fixture
+def long_notes(tmp_path: Path) -> Path:
+    """A notes.txt of about 600 tokens: each read grows the request by that much."""
+    (tmp_path / "notes.txt").write_text(" ".join(f"note{i}" for i in range(300)))
+    return tmp_path
+
+
+class TestContextOverflow:
+    """The provider refuses a request as too long (its real 400 body): compact once, retry once."""
+
+    @BOTH
+    def test_an_overflow_is_answered_by_one_compaction_and_one_retry(
+        self, example: Example, long_notes: Path
+    ) -> None:
+        """The stub's 5,000-token window is hit once: one Checkpoint, the same call sent again."""
+        with StubModel(reads(8), context_window=5_000) as stub:
+            done = run_example(example, stub, long_notes)
+        assert (done.returncode, done.stderr) == (0, "")
+        assert done.stdout.startswith(ANSWER)
+        assert len(stub.refused) == 1
+        refused = stub.refused[0]
+        sizes = [prompt_tokens(example.api, r.json()) for r in stub.requests]
+        assert sizes[refused] > 5_000
+        assert all(size <= 5_000 for i, size in enumerate(sizes) if i != refused)
+        assert len(stub.requests) == len(reads(8)) + 1  # every step answered, one sent twice
+        events = log_events(long_notes)
+        checkpoints = [e for e in events if e["type"] == "compaction/checkpoint"]
+        assert len(checkpoints) == 1
+        # the retry carries the Checkpoint and is smaller than the refused request
+        retry = json.dumps(stub.requests[refused + 1].json()["messages"], ensure_ascii=False)
+        assert "## Pending Jobs" in retry
+        assert "## Pending Jobs" not in json.dumps(stub.requests[refused].json()["messages"])
+        assert sizes[refused + 1] < sizes[refused]
+        # each scripted reply was logged once: the refused call left nothing in the log
+        roles = [e["data"]["role"] for e in events if e["type"] == "message"]
+        assert roles.count("assistant") == len(reads(8))
+
+    @BOTH
+    def test_a_second_overflow_ends_as_one_line_naming_the_size(
+        self, example: Example, long_notes: Path
+    ) -> None:
+        """Refused, compacted, refused again: exit 1, one line with the request's size."""
+        script = [*reads(3)[:-1], Reply(overflow=True), Reply(overflow=True), Reply(ANSWER)]
+        with StubModel(script) as stub:
+            done = run_example(example, stub, long_notes)
+        assert done.returncode == 1
+        assert done.stdout == ""
+        (line,) = done.stderr.splitlines()
+        assert line.startswith(
+            "error: RequestOverflowError: the provider refused the request as too long after "
+            "one compaction and a retry: about "
+        )
+        window = "128000" if example.api == "openai" else "160000"
+        assert f" tokens against a {window}-token window (BadRequestError: " in line
+        assert KEY not in line
+        assert stub.refused == [4, 5]
+        assert len(stub.requests) == 6  # no third try
+        events = log_events(long_notes)
+        assert [e["type"] for e in events].count("compaction/checkpoint") == 1
+        retry = json.dumps(stub.requests[5].json()["messages"], ensure_ascii=False)
+        assert "## Pending Jobs" in retry
+        size = int(line.split("about ")[1].split(" tokens")[0])
+        with Session(long_notes / "session.jsonl") as session:
+            assert size > session.context_tokens  # the whole request: fixed part and reserve
+
+    def test_deepseek_words_are_recognised_too(self, long_notes: Path) -> None:
+        """DeepSeek's "maximum context length ... you requested" refusal gets the same answer."""
+        with StubModel(reads(8), context_window=5_000, dialect="deepseek") as stub:
+            done = run_example(OPENAI, stub, long_notes)
+        assert (done.returncode, done.stderr) == (0, "")
+        assert len(stub.refused) == 1
+        refused = stub.requests[stub.refused[0]]
+        assert refused.path == "/v1/chat/completions"
+        checkpoints = [e for e in log_events(long_notes) if e["type"] == "compaction/checkpoint"]
+        assert len(checkpoints) == 1
+
+
+class TestTokenScale:
+    @BOTH
+    def test_the_run_logs_usage_and_learns_the_scale(
+        self, example: Example, long_notes: Path
+    ) -> None:
+        """Each answered call leaves a usage/report; after enough of them the scale is known."""
+        with StubModel(reads(10)) as stub:
+            done = run_example(example, stub, long_notes)
+        assert (done.returncode, done.stderr) == (0, "")
+        events = log_events(long_notes)
+        reports = [e["data"] for e in events if e["type"] == "usage/report"]
+        assert len(reports) == len(stub.requests) == 12
+        sizes = [prompt_tokens(example.api, r.json()) for r in stub.requests]
+        assert [r["prompt_tokens"] for r in reports] == sizes  # what the provider said
+        assert {(r["purpose"], r["model"]) for r in reports} == {("turn", "stub")}
+        # each report is logged before the reply it came with
+        for i, event in enumerate(events):
+            if event["type"] == "usage/report":
+                assert events[i + 1]["type"] == "message"
+                assert events[i + 1]["data"]["role"] == "assistant"
+        shown = run_cli("log", "--json", long_notes / "session.jsonl")
+        assert shown.returncode == 0, shown.stderr
+        scale = json.loads(shown.stdout)["token_scale"]
+        assert isinstance(scale, float)
+        assert 0.5 < scale < 3.0
+        with Session(long_notes / "session.jsonl") as session:
+            assert session.token_scale == scale
+
+    def test_a_short_run_has_no_scale_yet(self, notes: Path) -> None:
+        """The scripted four-call exchange is too short to learn from: token_scale is null."""
+        with StubModel(exchange()) as stub:
+            done = run_example(OPENAI, stub, notes)
+        assert done.returncode == 0
+        assert [e["type"] for e in log_events(notes)].count("usage/report") == 4
+        shown = run_cli("log", "--json", notes / "session.jsonl")
+        assert json.loads(shown.stdout)["token_scale"] is None
+
+
 class TestFailures:
     @BOTH
     def test_server_error_ends_as_one_line(self, example: Example, notes: Path) -> None:
@@ -417,7 +541,8 @@ class TestFailures:
         assert done.stderr.splitlines() == [
             "error: MessageError: message field content[0].input: tool_use input must be an object"
         ]
-        assert [e["type"] for e in log_events(notes)] == ["turn/start", "message"]
+        # the call was answered (its usage is logged); the malformed reply is not
+        assert [e["type"] for e in log_events(notes)] == ["turn/start", "message", "usage/report"]
 
     @BOTH
     def test_a_log_that_cannot_be_opened_ends_as_one_line(
@@ -447,7 +572,22 @@ class TestFailures:
         assert done.stderr == f"usage: python examples/{example.name}.py LOG REQUEST\n"
 
 
+CLAUDE_WINDOW = 200_000
+CLAUDE_SCALE_HIGH = 1.46
+"""The upper quartile of Claude's provider tokens per o200k token on the shared transcripts."""
+
+
 class TestExampleFiles:
+    def test_the_anthropic_default_window_is_safe_with_the_scale(self) -> None:
+        """Its trigger stays under Claude's window before the scale is learned and after."""
+        text = ANTHROPIC.path.read_text(encoding="utf-8")
+        (default,) = re.findall(r'"WINDOW_TOKENS", "(\d+)"', text)
+        policy = CompactionPolicy(int(default))
+        before = policy.trigger_tokens * CLAUDE_SCALE_HIGH  # raw counts, Claude's tokens
+        after = policy.in_counted_tokens(CLAUDE_SCALE_HIGH).trigger_tokens * CLAUDE_SCALE_HIGH
+        assert before + policy.output_reserve < CLAUDE_WINDOW
+        assert after + policy.output_reserve < CLAUDE_WINDOW
+
     def test_each_example_is_under_60_lines(self) -> None:
         """Both loops exist and each is under 60 lines, every line counted."""
         sizes = {

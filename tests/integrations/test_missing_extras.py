@@ -33,6 +33,29 @@ def test_missing_framework_names_the_extra(module: str, framework: str, extra: s
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines() == [
         f"harness.integrations.{module} needs "
-        f"{'openai-agents>=0.19' if extra == 'agents' else 'langchain>=1.3'}: "
+        f"{'openai-agents>=0.19' if extra == 'agents' else 'langchain>=1.2.9'}: "
         f"pip install 'context-harness[{extra}]'"
+    ]
+
+
+def test_a_too_old_langchain_names_the_extra() -> None:
+    """A langchain whose AgentMiddleware takes two type parameters (before 1.2.9): one line."""
+    code = (
+        "from typing import Generic, TypeVar\n"
+        "import langchain.agents.middleware as middleware\n"
+        "S, C = TypeVar('S'), TypeVar('C')\n"
+        "class AgentMiddleware(Generic[S, C]): pass\n"
+        "middleware.AgentMiddleware = AgentMiddleware\n"
+        "try:\n"
+        "    import harness.integrations.langchain_agents\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines() == [
+        "harness.integrations.langchain_agents needs langchain>=1.2.9: "
+        "pip install 'context-harness[langchain]'"
     ]

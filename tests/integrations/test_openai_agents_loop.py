@@ -19,18 +19,24 @@ import openai
 from agents import (
     Agent,
     Model,
+    ModelProvider,
     ModelResponse,
+    OpenAIChatCompletionsModel,
+    RunConfig,
     Runner,
     Usage,
     function_tool,
     set_tracing_disabled,
 )
+from openai import AsyncOpenAI
 from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseOutputText,
 )
 
+from benchmarks.stub_cache import prompt_tokens
+from benchmarks.stub_model import Reply, StubModel, ToolCall
 from compaction import (
     CompactionPolicy,
     RequestOverflowError,
@@ -241,6 +247,132 @@ class TestOverflow:
         assert f"about {caught.value.request_tokens} tokens" in message
         assert "200000-token window" in message
         assert caught.value.request_tokens > 0
+
+
+class NamedProvider(ModelProvider):
+    """Resolves one model name to a scripted model (a user's own provider)."""
+
+    def __init__(self, name: str, model: Model) -> None:
+        self.name, self.model = name, model
+        self.asked: list[str | None] = []
+
+    def get_model(self, model_name: str | None) -> Model:
+        self.asked.append(model_name)
+        assert model_name == self.name
+        return self.model
+
+
+def overflow_once(steps: int = 8) -> tuple[ScriptedModel, list[Step]]:
+    """A scripted model refused as too long at its 7th call (once)."""
+    script = long_script(steps)
+    script.insert(6, overflow())
+    return ScriptedModel(script), script
+
+
+def assert_answered_once(model: ScriptedModel, session: LogSession, result: Any) -> None:
+    """One refusal: one compaction, the call sent again once with the Checkpoint, and smaller."""
+    assert result.final_output == "report written"
+    assert session.retries == 1
+    assert len(session.compactions) == 1
+    assert len(model.requests) == 9  # eight answered calls and the refused one
+    refused, retried = model.requests[6], model.requests[7]
+    assert "# Checkpoint" not in json.dumps(refused[1])
+    assert "# Checkpoint" in json.dumps(retried[1])
+    assert len(json.dumps(retried[1])) < len(json.dumps(refused[1]))
+
+
+class TestOverflowWithoutRunConfigModel:
+    """The model is the agent's (not passed to run_config): an overflow is still answered."""
+
+    def test_a_model_object_on_the_agent_via_session_agent(self, tmp_path: Path) -> None:
+        """Agent(model=SomeModel(...)) run as session.agent(agent): compacted once, retried once."""
+        model, _ = overflow_once()
+        session = LogSession("u1", tmp_path / "s.jsonl", policy=CompactionPolicy(200_000))
+        mine = agent(model, session)
+        guarded = session.agent(mine)
+        assert mine.model is model  # the user's agent is left as it was
+        result = asyncio.run(
+            Runner.run(guarded, "go", session=session, run_config=session.run_config())
+        )
+        assert_answered_once(model, session, result)
+
+    def test_a_model_object_on_a_handoff_agent_is_guarded_too(self, tmp_path: Path) -> None:
+        """The agent handed off to has its own model object: session.agent guards it as well."""
+        session = LogSession("u1", tmp_path / "s.jsonl", policy=CompactionPolicy(200_000))
+        worker_model, _ = overflow_once()
+        worker = agent(worker_model, session)
+        front = Agent(name="front", instructions="Hand off.", model=worker_model, handoffs=[worker])
+        guarded = session.agent(front)
+        (handoff,) = guarded.handoffs
+        assert isinstance(handoff, Agent)
+        assert handoff is not worker
+        assert type(handoff.model).__name__ == "OverflowGuard"
+        assert type(guarded.model).__name__ == "OverflowGuard"
+        assert worker.model is worker_model
+        assert front.handoffs == [worker]
+        twice = session.agent(guarded)
+        assert type(twice.model).__name__ == "OverflowGuard"
+        assert twice.model.model is worker_model  # type: ignore[union-attr]  # not guarded twice
+
+    def test_a_model_name_on_the_agent_via_the_run_configs_provider(self, tmp_path: Path) -> None:
+        """Agent(model="name") resolved by the user's model_provider: the provider is guarded."""
+        model, _ = overflow_once()
+        session = LogSession("u1", tmp_path / "s.jsonl", policy=CompactionPolicy(200_000))
+        provider = NamedProvider("scripted-1", model)
+        named = Agent(name="a", instructions="Work through the plan.", model="scripted-1",
+                      tools=[*session.tools(), read_file])  # fmt: skip
+        config = session.run_config(model_provider=provider)
+        assert config.model is None
+        result = asyncio.run(Runner.run(named, "go", session=session, run_config=config))
+        assert_answered_once(model, session, result)
+        assert provider.asked
+        assert set(provider.asked) == {"scripted-1"}
+
+    def test_a_real_sdk_model_over_http_refused_by_the_stub(self, tmp_path: Path) -> None:
+        """OpenAIChatCompletionsModel on the agent, the stub's 6,000-token window: one retry."""
+        script = [Reply(None, tool_calls=[ToolCall("todo_write", {"todos": PLAN})])]
+        script += [Reply(None, tool_calls=[ToolCall("read_file", {"path": f"m{i}.py"})])
+                   for i in range(7)]  # fmt: skip
+        script.append(Reply("report written"))
+        session = LogSession("u1", tmp_path / "s.jsonl", policy=CompactionPolicy(200_000))
+
+        async def go(stub: StubModel) -> Any:
+            client = AsyncOpenAI(base_url=stub.base_url, api_key="sk-test", max_retries=0)
+            model = OpenAIChatCompletionsModel(model="stub-model", openai_client=client)
+            mine = Agent(name="a", instructions="Work.", model=model,
+                         tools=[*session.tools(), read_file])  # fmt: skip
+            try:
+                return await Runner.run(
+                    session.agent(mine), "go", session=session, run_config=session.run_config()
+                )
+            finally:
+                await client.close()
+
+        with StubModel(script, context_window=6_000) as stub:
+            result = asyncio.run(go(stub))
+        assert result.final_output == "report written"
+        assert (session.retries, len(session.compactions), len(stub.refused)) == (1, 1, 1)
+        sizes = [prompt_tokens("openai", r.json()) for r in stub.requests]
+        refused = stub.refused[0]
+        assert sizes[refused] > 6_000
+        assert all(size <= 6_000 for i, size in enumerate(sizes) if i != refused)
+        assert "# Checkpoint" in json.dumps(stub.requests[refused + 1].json()["messages"])
+        assert sizes[refused + 1] < sizes[refused]
+        session.close()
+        reports = [e for e in read_events(tmp_path / "s.jsonl") if e.type == "usage/report"]
+        assert len(reports) == len(script)  # every answered call, none for the refused one
+        assert {r.data.model for r in reports} == {"stub-model"}
+
+    def test_without_a_guard_the_refusal_propagates(self, tmp_path: Path) -> None:
+        """The control: a bare RunConfig and the agent's own model object let the error through."""
+        model, _ = overflow_once()
+        session = LogSession("u1", tmp_path / "s.jsonl", policy=CompactionPolicy(200_000))
+        with pytest.raises(openai.BadRequestError):
+            asyncio.run(
+                Runner.run(agent(model, session), "go", session=session, run_config=RunConfig())
+            )
+        assert session.retries == 0
+        assert session.compactions == []
 
 
 class TestCounting:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 from collections.abc import Mapping
@@ -14,6 +15,7 @@ import openai
 import pytest
 
 from benchmarks.stub_model import Reply, StubModel, ToolCall
+from compaction import is_context_overflow
 
 
 class TestStubModel:
@@ -301,3 +303,51 @@ class TestResponsesShapes:
         assert block.content == "the summary"
         assert answer.stop_reason == ("compaction" if pause else "end_turn")
         assert stub.requests[0].headers["anthropic-beta"] == "compact-2026-01-12"
+
+
+class TestContextOverflow:
+    """Refusals in each provider's words, read by the real SDKs as their BadRequestError."""
+
+    def test_a_request_over_the_window_is_refused_without_using_a_step(self) -> None:
+        """Over context_window: OpenAI's context_length_exceeded; the next request gets step 1."""
+        big: list[openai.types.chat.ChatCompletionMessageParam] = [
+            {"role": "user", "content": "word " * 2_000}
+        ]
+        with StubModel([Reply("first"), Reply("second")], context_window=1_000) as stub:
+            client = openai_client(stub)
+            with pytest.raises(openai.BadRequestError) as caught:
+                client.chat.completions.create(model="m", messages=big)
+            answer = client.chat.completions.create(model="m", messages=USER)
+            client.close()
+        assert caught.value.code == "context_length_exceeded"
+        assert "maximum context length is 1000 tokens" in caught.value.message
+        assert is_context_overflow(caught.value)
+        assert answer.choices[0].message.content == "first"
+        assert stub.refused == [0]
+
+    def test_anthropic_says_prompt_is_too_long(self) -> None:
+        """A scripted overflow on /v1/messages: "prompt is too long: N tokens > M maximum"."""
+        with StubModel([Reply(overflow=True), Reply("ok")], context_window=5_000) as stub:
+            client = anthropic_client(stub)
+            with pytest.raises(anthropic.BadRequestError) as caught:
+                client.messages.create(model="m", max_tokens=8, messages=[USER_A])
+            client.close()
+        body = caught.value.body
+        assert isinstance(body, dict)
+        assert body["error"]["type"] == "invalid_request_error"
+        assert re.fullmatch(
+            r"prompt is too long: \d+ tokens > 5000 maximum", body["error"]["message"]
+        )
+        assert is_context_overflow(caught.value)
+        assert stub.refused == [0]
+
+    def test_deepseek_words_its_own_way(self) -> None:
+        """The deepseek dialect: no context_length_exceeded code, its "you requested" sentence."""
+        with StubModel([Reply(overflow=True)], dialect="deepseek") as stub:
+            client = openai_client(stub)
+            with pytest.raises(openai.BadRequestError) as caught:
+                client.chat.completions.create(model="m", messages=USER)
+            client.close()
+        assert caught.value.code == "invalid_request_error"
+        assert "However, you requested" in caught.value.message
+        assert is_context_overflow(caught.value)
