@@ -6,8 +6,9 @@ an earlier one wrote), offline:
 - a ```python block is executed; the blocks of one document share one namespace, like a
   reader pasting them into one interpreter;
 - a ```console block holds ``$ harness ...`` lines, each run as ``python -m harness ...``
-  (split like a shell would, no shell features; a line ending in ``\`` goes on on the next),
-  each followed by the output it must print.
+  would run it, in this process (``tests/cli_runner.py``: an interpreter start per line cost more
+  than most commands), split like a shell would, no shell features (a line ending in ``\`` goes
+  on on the next), each followed by the output it must print.
   The output is compared line by line (trailing spaces ignored): a line ``...`` stands for any
   number of lines. A command must exit 0, unless the block's output ends with ``[exit N]``. A
   block that shows no output only has to succeed. Any other command (``pip``, ``cd``) fails the
@@ -28,12 +29,11 @@ import io
 import os
 import re
 import shlex
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -134,15 +134,9 @@ def run_console(block: Block, folder: Path) -> list[str]:
         want_status = 0
         if expected and (status := EXIT.match(expected[-1])):
             want_status, expected = int(status.group(1)), expected[:-1]
-        done = subprocess.run(
-            [sys.executable, "-m", "harness", *argv[1:]],
-            cwd=folder,
-            env=offline_env(folder),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        # In this process (tests/cli_runner.py: `main` with argv, environment, cwd, stdin and
+        # output swapped), as `python -m harness` would run it, without an interpreter start.
+        done = run_cli(*argv[1:], env=offline_env(folder), cwd=folder)
         actual = [line.rstrip() for line in (done.stdout + done.stderr).splitlines()]
         if done.returncode != want_status:
             problems.append(f"{command!r}: exit {done.returncode}, not {want_status}: {actual}")

@@ -9,7 +9,17 @@ from cli_runner import run_cli
 
 from compaction import CheckpointRecorded, MessageAdded, TodoWritten, read_events
 from compaction.checkpoint import parse_checkpoint
-from harness.simulation import CONTRASTS, run_demo
+from harness.simulation import CONTRASTS, DemoResult, run_demo
+
+
+@pytest.fixture(scope="module")
+def demo_3_1(tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoResult, Path]:
+    """One 3-request demo (seed 1, a 16,000-token window) and its log, shared by the tests below.
+
+    The same run served two tests, each running it afresh (a 3-request demo costs seconds).
+    """
+    log = tmp_path_factory.mktemp("demo") / "a.jsonl"
+    return run_demo(turns=3, seed=1, window=16_000, log=log), log
 
 
 class TestRunDemo:
@@ -73,11 +83,13 @@ class TestRunDemo:
             assert 0 < cost.usd < baseline[provider].usd
             assert cost.miss + cost.hit + cost.write == result.ours.total_prompt_tokens
 
-    def test_same_seed_same_figures(self, tmp_path: Path) -> None:
+    def test_same_seed_same_figures(
+        self, demo_3_1: tuple[DemoResult, Path], tmp_path: Path
+    ) -> None:
         """The demo is deterministic: same inputs, same log bytes and figures."""
-        a = run_demo(turns=3, seed=1, window=16_000, log=tmp_path / "a.jsonl")
+        a, a_log = demo_3_1
         b = run_demo(turns=3, seed=1, window=16_000, log=tmp_path / "b.jsonl")
-        assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+        assert a_log.read_bytes() == (tmp_path / "b.jsonl").read_bytes()
         assert a.savings == b.savings
         assert a.panel == b.panel
 
@@ -121,14 +133,14 @@ class TestDemoCommand:
 
 
 class TestDemoTellsTheTruth:
-    def test_default_shape_is_real(self, tmp_path: Path) -> None:
+    def test_default_shape_is_real(self, demo_3_1: tuple[DemoResult, Path]) -> None:
         """The demo runs the `real` shape by default: the list written rarely, long work between."""
         from harness.simulation import DEMO_PROFILE, generate
 
         assert DEMO_PROFILE == "real"
-        result = run_demo(turns=3, seed=1, window=16_000, log=tmp_path / "d.jsonl")
+        result, log = demo_3_1
         assert result.profile == "real"
-        writes = sum(1 for e in read_events(tmp_path / "d.jsonl") if isinstance(e, TodoWritten))
+        writes = sum(1 for e in read_events(log) if isinstance(e, TodoWritten))
         real = generate(3, 1, "real")
         assert writes == sum(1 for p in real if type(p).__name__ == "TodoWriteData")
         assert writes < sum(1 for p in generate(3, 1) if type(p).__name__ == "TodoWriteData")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from cli_runner import run_cli
 
 from compaction import check_log
 from compaction.errors import TranscriptError
@@ -332,8 +332,8 @@ class TestCodexUsage:
 
 
 def harness(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "harness", *map(str, args)]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    """Run `harness ARGS` in-process (see cli_runner: the same exit status and output)."""
+    return run_cli(*args)
 
 
 def test_usage_round_trips_through_a_log(tmp_path):

@@ -1,0 +1,67 @@
+"""A pytest plugin that measures each test's CPU time, its own and its subprocesses'.
+
+Wall time on a shared machine says how loaded it was; CPU time says what a test costs. Load it
+with ``-p cpu_durations`` (``tests/`` on the path) and name where to write::
+
+    PYTHONPATH=tests CPU_DURATIONS=/tmp/cpu .venv/bin/pytest -q -p cpu_durations -n auto
+
+Each process (each xdist worker, or the one process under ``-p no:xdist``) appends one JSON line
+per test to ``$CPU_DURATIONS.<worker>.jsonl``: ``id``, ``self`` (CPU seconds of the process,
+setup and teardown included), ``child`` (CPU seconds of the subprocesses it waited for) and
+``wall``. Without xdist the slowest 30 by CPU are also printed at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import time
+from collections.abc import Generator
+from pathlib import Path
+
+import pytest
+
+ROWS: list[dict[str, object]] = []
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """CPU seconds (user + system) of this process and of its waited-for children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    """Measure the test's whole protocol: setup, call and teardown."""
+    own, kids, wall = *cpu_seconds(), time.perf_counter()
+    try:
+        return (yield)
+    finally:
+        own_after, kids_after = cpu_seconds()
+        row: dict[str, object] = {
+            "id": item.nodeid,
+            "self": round(own_after - own, 3),
+            "child": round(kids_after - kids, 3),
+            "wall": round(time.perf_counter() - wall, 3),
+        }
+        ROWS.append(row)
+        if os.environ.get("CPU_DURATIONS"):
+            worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+            with Path(f"{os.environ['CPU_DURATIONS']}.{worker}.jsonl").open("a") as out:
+                out.write(json.dumps(row) + "\n")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print the tests of this process that cost the most CPU."""
+    if not ROWS:
+        return
+
+    def cost(row: dict[str, object]) -> float:
+        return float(str(row["self"])) + float(str(row["child"]))
+
+    total = sum(cost(r) for r in ROWS)
+    terminalreporter.write_sep("=", f"CPU seconds: {total:.1f} over {len(ROWS)} tests")
+    for row in sorted(ROWS, key=cost, reverse=True)[:30]:
+        terminalreporter.write_line(f"{row['self']:8} {row['child']:8}  {row['id']}")
