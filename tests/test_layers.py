@@ -30,6 +30,7 @@ through `importlib`, only when `harness bench` runs)."""
 _ABOVE_VIEWS = frozenset(
     {
         "compaction.compactor",
+        "compaction.planner",
         "compaction.session",
         "compaction.sessions",
         "compaction.summarizers",
