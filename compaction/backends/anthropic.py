@@ -15,11 +15,16 @@ holds reaches an error.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
-from compaction.backends.base import BackendConfig, BackendSpan, SpanEncoder
-from compaction.errors import ProviderError
-from compaction.events import Message, ProviderCompactionData
+from compaction.backends.base import (
+    BackendConfig,
+    BackendSpan,
+    ProviderBackend,
+    SpanEncoder,
+    compaction_entries,
+)
+from compaction.events import Message
 from compaction.views.context import checkpoint_message
 
 if TYPE_CHECKING:
@@ -38,7 +43,7 @@ COMPACT_REQUEST: Final = "Compact the conversation so far."
 """The user message the span ends with, so the request ends on a user turn."""
 
 
-class AnthropicBackend:
+class AnthropicBackend(ProviderBackend):
     """Compacts a span with the Messages API's ``compact_20260112`` context-management edit.
 
     Args:
@@ -48,7 +53,7 @@ class AnthropicBackend:
         transport: an httpx transport, for tests that mock the network.
     """
 
-    name: Final = "anthropic"
+    name: ClassVar[str] = "anthropic"
 
     def __init__(
         self,
@@ -57,19 +62,23 @@ class AnthropicBackend:
         *,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        from compaction.backends.http import EndpointClient
-
-        self.config = config
-        self.encode = encode
-        self.trigger = config.compact_trigger
         headers = {"anthropic-version": API_VERSION, "anthropic-beta": BETA}
-        self.client = EndpointClient(
-            config, path=MESSAGES_PATH, auth="x-api-key", extra_headers=headers, transport=transport
+        super().__init__(
+            config,
+            encode,
+            path=MESSAGES_PATH,
+            auth="x-api-key",
+            headers=headers,
+            transport=transport,
         )
+        self.trigger = config.compact_trigger
 
-    def redact(self, text: str) -> str:
-        """Return `text` without the API key or anything shaped like a token."""
-        return self.client.redact(text)
+    def missing(self) -> str:
+        """Say that the answer holds no block, the trigger the likely cause."""
+        return (
+            "the answer holds no compaction block (the span may be under the "
+            f"{self.trigger}-token trigger)"
+        )
 
     def edit(self, instructions: str | None) -> dict[str, Any]:
         """Return the ``compact_20260112`` edit."""
@@ -97,36 +106,10 @@ class AnthropicBackend:
             "context_management": {"edits": [self.edit(span.instructions)]},
         }
 
-    def compact_span(self, span: BackendSpan) -> ProviderCompactionData:
-        """Post the span and return the answer's compaction block.
-
-        Raises:
-            ProviderError: the call failed, or the answer holds no compaction block.
-        """
-        answer = self.client.post_json(self.body(span))
-        content = answer.get("content")
-        blocks = [
-            b
-            for b in (content if isinstance(content, list) else [])
-            if isinstance(b, dict)
-            and b.get("type") == "compaction"
-            and isinstance(b.get("content"), str)
-            and b["content"]
-        ]
-        if not blocks:
-            raise ProviderError(
-                "bad_response",
-                f"{self.client.config.url}: the answer holds no compaction block (the span may "
-                f"be under the {self.trigger}-token trigger)",
-            )
-        usage = answer.get("usage")
-        model = answer.get("model")
-        return ProviderCompactionData(
-            backend=self.name,
-            item=blocks[0],
-            usage=usage if isinstance(usage, dict) else None,
-            model=model if isinstance(model, str) else self.config.model,
-        )
+    def pick(self, answer: dict[str, Any]) -> dict[str, Any] | None:
+        """Return the answer's first ``compaction`` block (one whose ``content`` is text)."""
+        blocks = compaction_entries(answer.get("content"), "content")
+        return blocks[0] if blocks else None
 
 
 def with_block_first(block: dict[str, Any], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
