@@ -1,9 +1,9 @@
 """A live session: the log on disk plus its views, updated as events are appended.
 
-`Session` is the facade a host uses; it composes one part per job (`compaction.sessions`): the
-source it reads and appends through (`compaction.stores.sources`), its live views
-(`compaction.sessions.live_views`; the usage view is counted on first use, so a session that
-only writes or reads todos never loads a tokenizer) and the built-in tools
+`Session` is the facade a host uses; it puts together one part per job (`compaction.sessions`):
+the source it reads and appends through (`compaction.stores.sources`), its live views (it is a
+`compaction.sessions.live_views.LiveViews`; the usage view is counted on first use, so a session
+that only writes or reads todos never loads a tokenizer) and the built-in tools
 (`compaction.sessions.tool_runs`: `todo_write`, `task_create`, `task_update`, `task_list`, each
 checked against the tool policy of the current turn's mode, the ``mode`` of the latest
 `turn/start` looked up in the session's policy table; task writes checked and appended inside
@@ -32,21 +32,21 @@ from compaction.events import (
 )
 from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
 from compaction.provider_messages import to_messages
-from compaction.sessions.live_views import LiveViews, SessionViews
+from compaction.sessions.live_views import LiveViews
 from compaction.sessions.tool_runs import ToolRuns
 from compaction.stores.file import FileStore
 from compaction.stores.jsonl import JsonlStore
 from compaction.stores.log_writer import SessionLog, SyncPolicy
 from compaction.stores.protocol import EventStore
 from compaction.stores.sources import SessionSource
-from compaction.tokens import Tokenizer, get_tokenizer
+from compaction.tokens import Tokenizer
 from compaction.tools.arguments import Arguments
 from compaction.tools.mode_policy import ModePolicy, PolicyTable, builtin_policies, policy_for
 from compaction.tools.tasks import AGENT_PATTERN, is_agent_name
 from compaction.tools.tool_result import ToolResult
 
 
-class Session(SessionViews):
+class Session(LiveViews):
     """A session log with live `todos`, `tasks`, `context` and `usage` views, on any store.
 
     ``Session("s.jsonl")`` works on a JSONL file, as always; ``Session.open("sqlite:///s.db",
@@ -95,13 +95,12 @@ class Session(SessionViews):
             raise ConfigError(f"agent {agent!r} must match {AGENT_PATTERN}")
         self.agent = agent
         self.policies: PolicyTable = builtin_policies() if policies is None else policies
-        self._tokenizer = tokenizer
+        super().__init__(tokenizer)
         self.skip_bad_lines = skip_bad_lines
         self._source = SessionSource.open(
             path, store, session, sync=sync, skip_bad_lines=skip_bad_lines
         )
         self.report = self._source.report
-        self._views = LiveViews(lambda: self.tokenizer)
         self._tools = ToolRuns(self)
         try:
             self.refresh()
@@ -158,13 +157,6 @@ class Session(SessionViews):
         return self._source.store
 
     @property
-    def tokenizer(self) -> Tokenizer:
-        """The tokenizer of the usage view, loaded on first use."""
-        if self._tokenizer is None:
-            self._tokenizer = get_tokenizer()
-        return self._tokenizer
-
-    @property
     def path(self) -> Path:
         """The log file (a session on a file only; see `log`)."""
         return self.log.path
@@ -191,7 +183,7 @@ class Session(SessionViews):
         """
         new: list[Event] = []
         for event in self._source.read_new():
-            self._views.apply(event)
+            self._apply(event)
             new.append(event)
         return new
 
@@ -222,7 +214,7 @@ class Session(SessionViews):
         if taken:
             # Nobody else appended since our last read: apply our own events directly.
             for e in events:
-                self._views.apply(e)
+                self._apply(e)
             return events
         self.refresh()
         return events
@@ -244,10 +236,6 @@ class Session(SessionViews):
     def start_turn(self, request: str, *, mode: str | None = None) -> list[Event]:
         """Record a new user request: a `turn/start`, then the user's message."""
         return self.append_many([TurnStartData(mode=mode), Message(role="user", content=request)])
-
-    def open_work(self) -> OpenWork:
-        """Return the unfinished work now: the latest todo list's and the shared list's."""
-        return self._views.open_work()
 
     def end_turn(self, reason: str | None = None) -> OpenWork:
         """Record that the agent finished the current request; return the work left open.

@@ -89,9 +89,9 @@ def call_tool(
     """Run the tool `name` as `compaction.tools.call_tool` does, ``compact_context`` included.
 
     Args:
-        session: the live session; its current turn's mode decides what is allowed.
-        name: the tool the model called.
-        arguments: the raw arguments (JSON text, bytes, or a mapping); None means ``{}``.
+        session: the session whose current mode decides (as for every tool).
+        name: the tool called.
+        arguments: its raw arguments, as the dispatcher takes them.
         policy: for ``compact_context``: the window and tail (default `CompactionPolicy()`).
         fixed_tokens: for ``compact_context``: the system prompt and tool catalog's tokens.
         summarizer: for ``compact_context``: writes the narrative (default: extractive).

@@ -15,20 +15,13 @@ holds reaches an error.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
 
-from compaction.backends.base import (
-    BackendConfig,
-    BackendSpan,
-    ProviderBackend,
-    SpanEncoder,
-    compaction_entries,
-)
+from compaction.backends.base import BackendSpan
+from compaction.backends.provider_backend import ProviderBackend, compaction_entries
 from compaction.events import Message
 from compaction.views.context import checkpoint_message
-
-if TYPE_CHECKING:
-    import httpx
 
 MESSAGES_PATH: Final = "/v1/messages"
 """Below the API root (``https://api.anthropic.com``)."""
@@ -54,24 +47,17 @@ class AnthropicBackend(ProviderBackend):
     """
 
     name: ClassVar[str] = "anthropic"
+    path: ClassVar[str] = MESSAGES_PATH
+    auth: ClassVar[str] = "x-api-key"
+    headers: ClassVar[Mapping[str, str]] = {
+        "anthropic-version": API_VERSION,
+        "anthropic-beta": BETA,
+    }
 
-    def __init__(
-        self,
-        config: BackendConfig,
-        encode: SpanEncoder,
-        *,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        headers = {"anthropic-version": API_VERSION, "anthropic-beta": BETA}
-        super().__init__(
-            config,
-            encode,
-            path=MESSAGES_PATH,
-            auth="x-api-key",
-            headers=headers,
-            transport=transport,
-        )
-        self.trigger = config.compact_trigger
+    @property
+    def trigger(self) -> int:
+        """The edit's trigger, in input tokens (`BackendConfig.compact_trigger`)."""
+        return self.config.compact_trigger
 
     def missing(self) -> str:
         """Say that the answer holds no block, the trigger the likely cause."""

@@ -18,16 +18,13 @@ whole, exactly as the provider returned it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
-from compaction.errors import ConfigError, ProviderError
+from compaction.errors import ConfigError
 from compaction.events import CheckpointData, Message, ProviderCompactionData
 from compaction.secrets import redact
-
-if TYPE_CHECKING:
-    import httpx
 
 BackendName = Literal["local", "openai-responses", "anthropic", "auto"]
 """What ``compact(..., backend=...)`` and ``harness compact --backend`` accept."""
@@ -149,86 +146,3 @@ def record_backend(
             fallback_reason=one_line(reason + "; the local Checkpoint stands", span.secrets()),
         )
     return data.model_copy(update={"provider": provider})
-
-
-class ProviderBackend:
-    """A backend that posts the span to a provider's endpoint and records the item it answers.
-
-    A subclass names itself, builds the request (`body`) and picks the item from the answer
-    (`pick`); posting, the missing-item failure and the recorded usage and model are shared.
-
-    Args:
-        config: the endpoint, model, key variable and limits.
-        encode: turns messages into the provider's wire items.
-        path: the endpoint below the API root.
-        auth: how the key is sent (``bearer`` or ``x-api-key``).
-        headers: headers sent with every request.
-        transport: an httpx transport, for tests that mock the network.
-    """
-
-    name: ClassVar[str]
-
-    def __init__(
-        self,
-        config: BackendConfig,
-        encode: SpanEncoder,
-        *,
-        path: str,
-        auth: str = "bearer",
-        headers: Mapping[str, str] | None = None,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        from compaction.backends.http import EndpointClient
-
-        self.config = config
-        self.encode = encode
-        self.client = EndpointClient(
-            config, path=path, auth=auth, extra_headers=headers, transport=transport
-        )
-
-    def redact(self, text: str) -> str:
-        """Return `text` without the API key or anything shaped like a token."""
-        return self.client.redact(text)
-
-    def body(self, span: BackendSpan) -> dict[str, Any]:
-        """Return the request that compacts `span`."""
-        raise NotImplementedError
-
-    def pick(self, answer: dict[str, Any]) -> dict[str, Any] | None:
-        """Return the item to record from the answer, None when it holds none."""
-        raise NotImplementedError
-
-    def missing(self) -> str:
-        """Say why an answer without the item failed, for the error after the endpoint's URL."""
-        return "the answer holds no compaction item"
-
-    def compact_span(self, span: BackendSpan) -> ProviderCompactionData:
-        """Post the span and return the item the answer holds.
-
-        Raises:
-            ProviderError: the call failed, or the answer holds no item.
-        """
-        answer = self.client.post_json(self.body(span))
-        item = self.pick(answer)
-        if item is None:
-            raise ProviderError("bad_response", f"{self.client.config.url}: {self.missing()}")
-        usage = answer.get("usage")
-        model = answer.get("model")
-        return ProviderCompactionData(
-            backend=self.name,
-            item=item,
-            usage=usage if isinstance(usage, dict) else None,
-            model=model if isinstance(model, str) else self.config.model,
-        )
-
-
-def compaction_entries(listed: object, key: str) -> list[dict[str, Any]]:
-    """Return the ``compaction`` entries of an answer's list whose `key` is a non-empty string."""
-    return [
-        entry
-        for entry in (listed if isinstance(listed, list) else [])
-        if isinstance(entry, dict)
-        and entry.get("type") == "compaction"
-        and isinstance(entry.get(key), str)
-        and entry[key]
-    ]

@@ -11,19 +11,11 @@ one is a failure (the local Checkpoint stands); nothing the answer holds reaches
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import Any, ClassVar, Final
 
-from compaction.backends.base import (
-    BackendConfig,
-    BackendSpan,
-    ProviderBackend,
-    SpanEncoder,
-    compaction_entries,
-)
+from compaction.backends.base import BackendSpan
+from compaction.backends.provider_backend import ProviderBackend, compaction_entries
 from compaction.views.context import checkpoint_message
-
-if TYPE_CHECKING:
-    import httpx
 
 COMPACT_PATH: Final = "/responses/compact"
 """Below the API root (``https://api.openai.com/v1``)."""
@@ -36,19 +28,11 @@ class OpenAIResponsesBackend(ProviderBackend):
         config: the endpoint (``base_url`` is the API root, e.g. ``https://api.openai.com/v1``),
             model, key variable and limits.
         encode: turns messages into Responses input items (`prompts.responses_input`).
-        transport: an httpx transport, for tests that mock the network.
+        transport: an httpx transport (tests mock the network with one).
     """
 
     name: ClassVar[str] = "openai-responses"
-
-    def __init__(
-        self,
-        config: BackendConfig,
-        encode: SpanEncoder,
-        *,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        super().__init__(config, encode, path=COMPACT_PATH, transport=transport)
+    path: ClassVar[str] = COMPACT_PATH
 
     def body(self, span: BackendSpan) -> dict[str, Any]:
         """Return the ``responses.compact`` request for `span`."""

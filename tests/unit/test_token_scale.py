@@ -78,7 +78,7 @@ class TestLearning:
         """The prompt shrinks across a checkpoint: that pair is no sample."""
         with Session(tmp_path / "s.jsonl") as session:
             play(session, 3, 1.2)
-            before = len(session._views.scale.samples)
+            before = len(session._scale.samples)
             session.append(
                 CheckpointData(
                     text="x",
@@ -90,7 +90,7 @@ class TestLearning:
                 )
             )
             session.append(report(10))
-            assert len(session._views.scale.samples) == before
+            assert len(session._scale.samples) == before
 
     def test_scale_follows_the_newest_model(self, tmp_path: Path) -> None:
         """Samples are per model: a new model starts unknown, its own reports teach it."""
@@ -104,9 +104,9 @@ class TestLearning:
         """A summarizer's usage report (another request entirely) is no agent call."""
         with Session(tmp_path / "s.jsonl") as session:
             play(session, 2, 1.25)
-            n = len(session._views.scale.samples)
+            n = len(session._scale.samples)
             session.append(report(999_999, purpose="summary"))
-            assert len(session._views.scale.samples) == n
+            assert len(session._scale.samples) == n
 
     def test_scale_is_clamped(self, tmp_path: Path) -> None:
         """A log claiming 10x is clamped to the upper bound."""
