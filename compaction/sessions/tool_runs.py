@@ -26,6 +26,7 @@ from compaction.events import (
 )
 from compaction.tools.arguments import Arguments
 from compaction.tools.mode_policy import ModePolicy
+from compaction.tools.task_rules import plan_update
 from compaction.tools.tasks import (
     AGENT_PATTERN,
     TASK_CREATE,
@@ -36,7 +37,6 @@ from compaction.tools.tasks import (
     list_text,
     parse_task_create,
     parse_task_list,
-    plan_update,
     read_update,
     unchanged_line,
     updated_line,
