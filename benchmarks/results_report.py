@@ -376,6 +376,49 @@ def _sessions(results: Mapping[str, Any]) -> list[str]:
     return [session_name(t, s) for t, s in results["config"]["sessions"]]
 
 
+SAVINGS_HEAD = [
+    "strategy / peer",
+    "summed input tokens",
+    "saved vs no compaction",
+    "final",
+    "peak",
+    "compactions (peers: rewrites)",
+    "B saves vs this",
+]
+"""The columns of a session's token-savings table."""
+
+
+def _strategy_row(name: str, r: Mapping[str, Any], base: int, b: int) -> list[object]:
+    """One strategy's savings row: its tokens against no compaction (`base`) and B's (`b`)."""
+    total = r["summed_input_tokens"]
+    return [
+        f"{name}",
+        f"{total:,}",
+        _pct(1 - total / base),
+        f"{r['final_input_tokens']:,}",
+        f"{r['peak_input_tokens']:,}",
+        r["compactions"],
+        "-" if name == "B" else _pct(1 - b / total),
+    ]
+
+
+def _peer_savings_row(rec: Mapping[str, Any], base: int, b: int) -> list[object]:
+    """One peer's savings row, or its status when it did not run."""
+    m = rec.get("metrics")
+    if rec.get("status") != "ok" or not m:
+        return [peer_label(rec), f"{rec.get('status')}: {rec.get('reason', '')}", *[""] * 5]
+    total = m["summed_input_tokens"]
+    return [
+        peer_label(rec),
+        f"{total:,}",
+        _pct(1 - total / base),
+        f"{m['final_input_tokens']:,}",
+        f"{m['peak_input_tokens']:,}",
+        m.get("rewrites", ""),
+        _pct(1 - b / total) if total else "-",
+    ]
+
+
 def savings_section(results: Mapping[str, Any]) -> list[str]:
     """Token savings per session: every strategy, and every peer that ran."""
     out = ["## Token savings", ""]
@@ -390,60 +433,10 @@ def savings_section(results: Mapping[str, Any]) -> list[str]:
         mine = {r["strategy"]: r for r in runs if r["session"] == session}
         base = mine[BASELINE]["summed_input_tokens"]
         b = mine["B"]["summed_input_tokens"]
-        rows: list[list[object]] = []
-        for name, r in mine.items():
-            total = r["summed_input_tokens"]
-            rows.append(
-                [
-                    f"{name}",
-                    f"{total:,}",
-                    _pct(1 - total / base),
-                    f"{r['final_input_tokens']:,}",
-                    f"{r['peak_input_tokens']:,}",
-                    r["compactions"],
-                    "-" if name == "B" else _pct(1 - b / total),
-                ]
-            )
-        for rec in peer_rows(peers, [session]):
-            m = rec.get("metrics")
-            if rec.get("status") != "ok" or not m:
-                rows.append(
-                    [
-                        peer_label(rec),
-                        f"{rec.get('status')}: {rec.get('reason', '')}",
-                        "",
-                        "",
-                        "",
-                        "",
-                        "",
-                    ]
-                )
-                continue
-            total = m["summed_input_tokens"]
-            rows.append(
-                [
-                    peer_label(rec),
-                    f"{total:,}",
-                    _pct(1 - total / base),
-                    f"{m['final_input_tokens']:,}",
-                    f"{m['peak_input_tokens']:,}",
-                    m.get("rewrites", ""),
-                    _pct(1 - b / total) if total else "-",
-                ]
-            )
+        rows = [_strategy_row(name, r, base, b) for name, r in mine.items()]
+        rows += [_peer_savings_row(rec, base, b) for rec in peer_rows(peers, [session])]
         out += [f"### {session}", ""]
-        out += _table(
-            [
-                "strategy / peer",
-                "summed input tokens",
-                "saved vs no compaction",
-                "final",
-                "peak",
-                "compactions (peers: rewrites)",
-                "B saves vs this",
-            ],
-            rows,
-        )
+        out += _table(SAVINGS_HEAD, rows)
     if not peers.get("available"):
         out += [f"Peers: not available ({peers.get('reason')}).", ""]
     return out

@@ -48,7 +48,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from compaction import CompactionPolicy, EventData, Message, Session, Tokenizer, compact, open_store
 from compaction.importers import load
@@ -232,6 +232,44 @@ def _raw(tok: Tokenizer, texts: Sequence[str]) -> int:
     return sum(len(tok.encode(t)) for t in texts)
 
 
+class _LiveCosts(NamedTuple):
+    """What a live session costs at one size: reopen, reads, one compaction, request assembly."""
+
+    reopen_s: float
+    reopen_wall: float
+    read_s: float
+    """Wall seconds of `_READS` reads of `Session.context_tokens`."""
+    compaction_s: float
+    span_s: float
+    """A raw tiktoken pass over the span the compaction replaced."""
+    reduction: float
+    assembly_s: float
+    """CPU seconds of 20 request assemblies."""
+
+
+def _live_costs(session: Session, tok: Tokenizer, open_: Opener) -> _LiveCosts:
+    """Measure the live session's costs, in this order: reopen, reads, compaction, assembly."""
+    _, reopen_s, reopen_wall = _cpu(lambda: _reopen(open_, "timed"))
+    read_s = _cpu(lambda: [session.context_tokens for _ in range(_READS)])[2]
+    before = [m for m in session.context.messages if m.role != "system"]
+    result, compaction_s, _ = _cpu(lambda: compact(session, CompactionPolicy(), force=True))
+    span = [message_text(m) for m in before[: result.replaced_messages]]
+    span_s = _cpu(lambda: _raw(tok, span))[1]
+    builder = PromptBuilder(ToolCatalog(user_tools()), environment=ENVIRONMENT)
+    mode = get_mode("agent")
+    assembly_s = _cpu(lambda: [openai_request(builder, mode, session) for _ in range(20)])[1]
+    return _LiveCosts(
+        reopen_s, reopen_wall, read_s, compaction_s, span_s, result.reduction, assembly_s
+    )
+
+
+def _peaks(tmp: Path, events: Sequence[EventData], open_: Opener) -> tuple[float, float]:
+    """Return the traced peak MiB of appending the events to a fresh log, then of reopening it."""
+    traced = tmp / "traced.jsonl"
+    append_peak = _peak(lambda: append_all(traced, events, fresh_tokenizer(), open_).close())
+    return append_peak, _peak(lambda: _reopen(open_, "traced"))
+
+
 def measure(
     n: int,
     *,
@@ -260,26 +298,10 @@ def measure(
         _, raw2, _ = _cpu(lambda: _raw(tok, texts))
         raw_s = (raw1 + raw2) / 2
         with session:
-            _, reopen_s, reopen_wall = _cpu(lambda: _reopen(open_, "timed"))
-            read_s = _cpu(lambda: [session.context_tokens for _ in range(_READS)])[2]
-            before = [m for m in session.context.messages if m.role != "system"]
-            result, compaction_s, _ = _cpu(lambda: compact(session, CompactionPolicy(), force=True))
-            span = [message_text(m) for m in before[: result.replaced_messages]]
-            span_s = _cpu(lambda: _raw(tok, span))[1]
-            builder = PromptBuilder(ToolCatalog(user_tools()), environment=ENVIRONMENT)
-            mode = get_mode("agent")
-            assembly_s = _cpu(lambda: [openai_request(builder, mode, session) for _ in range(20)])[
-                1
-            ]
+            live = _live_costs(session, tok, open_)
         log = Path(tmp) / "timed.jsonl"
         log_bytes = log.stat().st_size if log.exists() else sum(len(t) for t in texts)
-        append_peak = reopen_peak = None
-        if trace:
-            traced = Path(tmp) / "traced.jsonl"
-            append_peak = _peak(
-                lambda: append_all(traced, events, fresh_tokenizer(), open_).close()
-            )
-            reopen_peak = _peak(lambda: _reopen(open_, "traced"))
+        append_peak, reopen_peak = _peaks(Path(tmp), events, open_) if trace else (None, None)
     per = 1e6 / n
     return ScalePoint(
         events=n,
@@ -287,17 +309,17 @@ def measure(
         log_bytes=log_bytes,
         message_tokens=tokens,
         append_us=append_s * per,
-        reopen_us=reopen_s * per,
+        reopen_us=live.reopen_s * per,
         tiktoken_us=raw_s * per,
         append_ratio=append_s / raw_s,
-        reopen_ratio=reopen_s / raw_s,
-        context_tokens_ns=read_s / _READS * 1e9,
-        compaction_s=compaction_s,
-        compaction_ratio=compaction_s / span_s if span_s else 0.0,
-        compaction_reduction=result.reduction,
-        assembly_ms=assembly_s / 20 * 1e3,
+        reopen_ratio=live.reopen_s / raw_s,
+        context_tokens_ns=live.read_s / _READS * 1e9,
+        compaction_s=live.compaction_s,
+        compaction_ratio=live.compaction_s / live.span_s if live.span_s else 0.0,
+        compaction_reduction=live.reduction,
+        assembly_ms=live.assembly_s / 20 * 1e3,
         append_wall_s=append_wall,
-        reopen_wall_s=reopen_wall,
+        reopen_wall_s=live.reopen_wall,
         append_peak_mb=append_peak,
         reopen_peak_mb=reopen_peak,
         reopen_peak_bytes_per_event=reopen_peak * 2**20 / n if reopen_peak else None,

@@ -5,8 +5,9 @@ Everything a model or a user sees is a pure function of the append-only session 
 
 from __future__ import annotations
 
-import importlib as _importlib
 import typing as _typing
+
+from compaction._lazy import lazy_root as _lazy_root
 
 if _typing.TYPE_CHECKING:
     from compaction.checkpoint import (
@@ -285,16 +286,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """Import a public name from its module on first use, and keep it."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """List the module's attributes and every public name, loaded or not."""
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_root(__name__, _EXPORTS, globals(), __all__)

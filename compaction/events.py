@@ -11,7 +11,7 @@ fields (`dump_event`), so the same history always gives the same file.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -40,18 +40,8 @@ Origin = Literal[
     "reminder",
 ]
 """Where a message's text came from (see `Message.origin`)."""
-ORIGINS: tuple[Origin, ...] = (
-    "user",
-    "injected",
-    "command",
-    "skill",
-    "interruption",
-    "mode_switch",
-    "recorded_summary",
-    "shell",
-    "hook",
-    "reminder",
-)
+ORIGINS: tuple[Origin, ...] = get_args(Origin)
+"""Every origin, in the order `Origin` lists them."""
 TodoStatus = Literal["pending", "in_progress", "completed"]
 TODO_STATUSES: tuple[TodoStatus, ...] = ("pending", "in_progress", "completed")
 TaskStatus = Literal["pending", "in_progress", "completed", "deleted"]

@@ -79,28 +79,26 @@ def call_tool(
     name: str,
     arguments: Arguments | None = None,
     *,
-    handlers: Mapping[str, ToolHandler] | None = None,
-    agent: str | None = None,
-    mode: str | None = None,
     policy: CompactionPolicy | None = None,
     fixed_tokens: int = 0,
     summarizer: Summarizer | None = None,
+    handlers: Mapping[str, ToolHandler] | None = None,
+    agent: str | None = None,
+    mode: str | None = None,
 ) -> ToolResult:
-    """Run the tool `name` with the model's `arguments`, under the session's mode policy.
+    """Run the tool `name` as `compaction.tools.call_tool` does, ``compact_context`` included.
 
     Args:
-        session: the live session; its current turn's mode decides what is allowed.
-        name: the tool the model called.
-        arguments: the raw arguments (JSON text, bytes, or a mapping); None means ``{}``.
-        handlers: the host's tools by name; each is called with the parsed arguments.
-        agent: the agent making the call, for the task tools (default: the session's).
-        mode: run under this mode instead of the current turn's.
+        session: the session whose current mode decides (as for every tool).
+        name: the tool called.
+        arguments: its raw arguments, as the dispatcher takes them.
         policy: for ``compact_context``: the window and tail (default `CompactionPolicy()`).
         fixed_tokens: for ``compact_context``: the system prompt and tool catalog's tokens.
         summarizer: for ``compact_context``: writes the narrative (default: extractive).
-
-    Returns:
-        The result for the model; ``is_error`` when the call was refused or rejected.
+        handlers: the host's tools by name (as `compaction.tools.call_tool`'s, whose result
+            this returns: ``is_error`` when the call was refused or rejected).
+        agent: the calling agent, for the task tools.
+        mode: a mode to run under instead of the current turn's.
     """
 
     def run_compact(parsed: dict[str, Any]) -> ToolResult:

@@ -8,8 +8,9 @@ enforces (refusing `todo_write`, the task writes and forbidden user tools by mod
 
 from __future__ import annotations
 
-import importlib as _importlib
 import typing as _typing
+
+from compaction._lazy import lazy_root as _lazy_root
 
 if _typing.TYPE_CHECKING:
     from prompts.backends import compaction_backend, record_server_compaction
@@ -229,16 +230,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """Import a public name from its module on first use, and keep it."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """List the module's attributes and every public name, loaded or not."""
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_root(__name__, _EXPORTS, globals(), __all__)

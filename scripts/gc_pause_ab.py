@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from scripts/: the checkout
 
-import compaction.session as session_module
+import compaction.sessions.live_views as session_module
 import compaction.stores.sources as sources
 from benchmarks.throughput import _raw, append_all, events_of, fresh_tokenizer
 from compaction import Message, Session

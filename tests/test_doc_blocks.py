@@ -43,9 +43,7 @@ EXIT = re.compile(r"^\[exit (\d+)\]$")
 ANY = "..."
 """An expected-output line that matches any number of lines."""
 
-PENDING: dict[str, str] = {
-    "README.md": "the README is being rewritten as a tested guide (issue 29); drop this entry then",
-}
+PENDING: dict[str, str] = {}
 """Documents whose blocks are known not to run yet, with the reason; each entry is a debt."""
 
 

@@ -30,7 +30,9 @@ through `importlib`, only when `harness bench` runs)."""
 _ABOVE_VIEWS = frozenset(
     {
         "compaction.compactor",
+        "compaction.planner",
         "compaction.session",
+        "compaction.sessions",
         "compaction.summarizers",
         "compaction.importers",
         "compaction.llm",
@@ -42,12 +44,14 @@ INNER_WALLS: dict[str, frozenset[str]] = {
     | {"compaction.views", "compaction.tools", "compaction.checkpoint", "compaction.policy"},
     "compaction.views": _ABOVE_VIEWS | {"compaction.tools", "compaction.stores"},
     "compaction.tools": (_ABOVE_VIEWS - {"compaction.session"}) | {"compaction.stores"},
+    "compaction.sessions": _ABOVE_VIEWS,
     "compaction.llm": _ABOVE_VIEWS
     | {"compaction.views", "compaction.tools", "compaction.stores", "compaction.checkpoint"},
 }
 """Rooms of `compaction` and the rooms above them they must never import: stores hold bytes
 and know no view, tool or compaction; views are pure folds over events; tools use views but
-no store or compactor (the session runs them); the LLM client sits below its summarizer."""
+no store or compactor (the session runs them); the session's parts (`compaction.sessions`)
+know no facade, compactor or summarizer above them; the LLM client sits below its summarizer."""
 
 CORE_MODULES = (
     "compaction.checkpoint",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,13 @@ from pydantic import BaseModel, ConfigDict
 from benchmarks.peers.drivers._common import extract_todo_lists
 from compaction import Message, Tokenizer
 from compaction.tokens import message_text
-from harness.simulation import PROVIDER_MODELS, CacheModel, SegmentTokens, common_prefix
+from harness.simulation import (
+    PROVIDER_MODELS,
+    CacheModel,
+    CacheSimulator,
+    SegmentTokens,
+    common_prefix,
+)
 from harness.simulation import serialize as replay_serialize
 from prompts import openai_message
 
@@ -178,6 +185,52 @@ def todo_truth(exchange: Mapping[str, Any]) -> list[list[dict[str, str]]]:
     return out
 
 
+@dataclass
+class _Calls:
+    """What scoring gathers call by call: sizes, shared prefixes, cache hits, todo checks."""
+
+    segments: SegmentTokens
+    sims: dict[str, CacheSimulator]
+    hits: dict[str, list[int]] = field(default_factory=dict)
+    sizes: list[int] = field(default_factory=list)
+    fixed: list[int] = field(default_factory=list)
+    reused: list[int] = field(default_factory=list)
+    rewrites: int = 0
+    previous: bytes = b""
+    checked: int = 0
+    held: int = 0
+
+    def __post_init__(self) -> None:
+        self.hits = {name: [] for name in self.sims}
+
+    def add(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]],
+        truth: Sequence[Mapping[str, str]],
+    ) -> None:
+        """Score one request: its size, the prefix it shares, each cache's hit, the todos."""
+        if truth:
+            self.checked += 1
+            self.held += todos_at_latest_status(messages, truth)[0] == len(truth)
+        packed = [self.segments(line) for line in request_lines(messages, tools)]
+        data = b"".join(packed)
+        size = len(data) // _WIDTH
+        previous = self.previous
+        shared = common_prefix(previous, data) if previous else 0
+        if previous and shared < len(previous) // _WIDTH:
+            self.rewrites += 1
+        self.sizes.append(size)
+        self.reused.append(shared)
+        stable = len(packed[0]) + (
+            len(packed[1]) if messages and messages[0].role == "system" else 0
+        )
+        self.fixed.append(stable // _WIDTH)
+        for name, sim in self.sims.items():
+            self.hits[name].append(sim.serve(data, [stable // _WIDTH, size]))
+        self.previous = data
+
+
 def score(
     record: DriverRecord,
     exchange: Mapping[str, Any],
@@ -195,39 +248,14 @@ def score(
             breakpoints where our builder puts its own (`prompts.anthropic_request`): after
             the system line and on the last message (the end of the request).
     """
-    segments = SegmentTokens(tokenizer)
-    sims = {model.name: model.simulator() for model in cache_models}
-    hits: dict[str, list[int]] = {name: [] for name in sims}
-    sizes: list[int] = []
-    fixed: list[int] = []
-    reused: list[int] = []
-    rewrites = 0
-    previous = b""
+    calls = _Calls(SegmentTokens(tokenizer), {m.name: m.simulator() for m in cache_models})
     built = prompts(record)
     truths = todo_truth(exchange)
-    checked = held = 0
     for (messages, tools), request in zip(built, record.requests, strict=True):
-        if request.get("overrun"):
-            continue
-        truth = truths[len(sizes)] if len(sizes) < len(truths) else []
-        if truth:
-            checked += 1
-            held += todos_at_latest_status(messages, truth)[0] == len(truth)
-        packed = [segments(line) for line in request_lines(messages, tools)]
-        data = b"".join(packed)
-        size = len(data) // _WIDTH
-        shared = common_prefix(previous, data) if previous else 0
-        if previous and shared < len(previous) // _WIDTH:
-            rewrites += 1
-        sizes.append(size)
-        reused.append(shared)
-        stable = len(packed[0]) + (
-            len(packed[1]) if messages and messages[0].role == "system" else 0
-        )
-        fixed.append(stable // _WIDTH)
-        for name, sim in sims.items():
-            hits[name].append(sim.serve(data, [stable // _WIDTH, size]))
-        previous = data
+        if not request.get("overrun"):
+            n = len(calls.sizes)
+            calls.add(messages, tools, truths[n] if n < len(truths) else [])
+    sizes, hits, reused = calls.sizes, calls.hits, calls.reused
     # The last call, scripted or not, shows the context the session ends with.
     final = built[-1][0] if built else []
     unfinished = list(exchange.get("unfinished") or ())
@@ -240,19 +268,19 @@ def score(
         summed_input_tokens=sum(sizes),
         peak_input_tokens=max(sizes, default=0),
         prompt_tokens=sizes,
-        fixed_prompt_tokens=fixed,
+        fixed_prompt_tokens=calls.fixed,
         reused_prefix_tokens=reused,
         prefix_reuse_rate=round(sum(reused) / later, 6) if later else 0.0,
         cache_hit_tokens=hits,
         cache_hit_rate={
             name: round(sum(h) / sum(sizes), 6) if sizes else 0.0 for name, h in hits.items()
         },
-        rewrites=rewrites,
+        rewrites=calls.rewrites,
         unfinished_total=len(unfinished),
         unfinished_at_latest_status=kept,
         unfinished_mentioned=mentioned,
-        todo_checks=checked,
-        todo_retention_rate=round(held / checked, 6) if checked else 1.0,
+        todo_checks=calls.checked,
+        todo_retention_rate=round(calls.held / calls.checked, 6) if calls.checked else 1.0,
         first_request_kept=bool(first) and any(first in m.text() for m in final),
         summary_calls=record.summary_calls,
         wall_time_s=round(record.wall_time_s, 4),

@@ -15,15 +15,13 @@ holds reaches an error.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
 
-from compaction.backends.base import BackendConfig, BackendSpan, SpanEncoder
-from compaction.errors import ProviderError
-from compaction.events import Message, ProviderCompactionData
+from compaction.backends.base import BackendSpan
+from compaction.backends.provider_backend import ProviderBackend, compaction_entries
+from compaction.events import Message
 from compaction.views.context import checkpoint_message
-
-if TYPE_CHECKING:
-    import httpx
 
 MESSAGES_PATH: Final = "/v1/messages"
 """Below the API root (``https://api.anthropic.com``)."""
@@ -38,7 +36,7 @@ COMPACT_REQUEST: Final = "Compact the conversation so far."
 """The user message the span ends with, so the request ends on a user turn."""
 
 
-class AnthropicBackend:
+class AnthropicBackend(ProviderBackend):
     """Compacts a span with the Messages API's ``compact_20260112`` context-management edit.
 
     Args:
@@ -48,33 +46,25 @@ class AnthropicBackend:
         transport: an httpx transport, for tests that mock the network.
     """
 
-    name: Final = "anthropic"
+    name: ClassVar[str] = "anthropic"
+    path: ClassVar[str] = MESSAGES_PATH
+    auth: ClassVar[str] = "x-api-key"
+    headers: ClassVar[Mapping[str, str]] = {
+        "anthropic-version": API_VERSION,
+        "anthropic-beta": BETA,
+    }
 
-    def __init__(
-        self,
-        config: BackendConfig,
-        encode: SpanEncoder,
-        *,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        from compaction.backends.http import EndpointClient
+    @property
+    def trigger(self) -> int:
+        """The edit's trigger, in input tokens (`BackendConfig.compact_trigger`)."""
+        return self.config.compact_trigger
 
-        self.config = config
-        self.encode = encode
-        self.trigger = config.compact_trigger
-        headers = {"anthropic-version": API_VERSION, "anthropic-beta": BETA}
-        self.client = EndpointClient(
-            config,
-            path=MESSAGES_PATH,
-            backend=self.name,
-            auth="x-api-key",
-            extra_headers=headers,
-            transport=transport,
+    def missing(self) -> str:
+        """Say that the answer holds no block, the trigger the likely cause."""
+        return (
+            "the answer holds no compaction block (the span may be under the "
+            f"{self.trigger}-token trigger)"
         )
-
-    def redact(self, text: str) -> str:
-        """Return `text` without the API key or anything shaped like a token."""
-        return self.client.redact(text)
 
     def edit(self, instructions: str | None) -> dict[str, Any]:
         """Return the ``compact_20260112`` edit."""
@@ -102,36 +92,10 @@ class AnthropicBackend:
             "context_management": {"edits": [self.edit(span.instructions)]},
         }
 
-    def compact_span(self, span: BackendSpan) -> ProviderCompactionData:
-        """Post the span and return the answer's compaction block.
-
-        Raises:
-            ProviderError: the call failed, or the answer holds no compaction block.
-        """
-        answer = self.client.post_json(self.body(span))
-        content = answer.get("content")
-        blocks = [
-            b
-            for b in (content if isinstance(content, list) else [])
-            if isinstance(b, dict)
-            and b.get("type") == "compaction"
-            and isinstance(b.get("content"), str)
-            and b["content"]
-        ]
-        if not blocks:
-            raise ProviderError(
-                "bad_response",
-                f"{self.client.config.url}: the answer holds no compaction block (the span may "
-                f"be under the {self.trigger}-token trigger)",
-            )
-        usage = answer.get("usage")
-        model = answer.get("model")
-        return ProviderCompactionData(
-            backend=self.name,
-            item=blocks[0],
-            usage=usage if isinstance(usage, dict) else None,
-            model=model if isinstance(model, str) else self.config.model,
-        )
+    def pick(self, answer: dict[str, Any]) -> dict[str, Any] | None:
+        """Return the answer's first ``compaction`` block (one whose ``content`` is text)."""
+        blocks = compaction_entries(answer.get("content"), "content")
+        return blocks[0] if blocks else None
 
 
 def with_block_first(block: dict[str, Any], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

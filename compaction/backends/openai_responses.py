@@ -11,50 +11,28 @@ one is a failure (the local Checkpoint stands); nothing the answer holds reaches
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, ClassVar, Final
 
-from compaction.backends.base import BackendConfig, BackendSpan, SpanEncoder
-from compaction.errors import ProviderError
-from compaction.events import ProviderCompactionData
+from compaction.backends.base import BackendSpan
+from compaction.backends.provider_backend import ProviderBackend, compaction_entries
 from compaction.views.context import checkpoint_message
-
-if TYPE_CHECKING:
-    import httpx
 
 COMPACT_PATH: Final = "/responses/compact"
 """Below the API root (``https://api.openai.com/v1``)."""
 
 
-class OpenAIResponsesBackend:
+class OpenAIResponsesBackend(ProviderBackend):
     """Compacts a span with OpenAI's ``/v1/responses/compact``.
 
     Args:
         config: the endpoint (``base_url`` is the API root, e.g. ``https://api.openai.com/v1``),
             model, key variable and limits.
         encode: turns messages into Responses input items (`prompts.responses_input`).
-        transport: an httpx transport, for tests that mock the network.
+        transport: an httpx transport (tests mock the network with one).
     """
 
-    name: Final = "openai-responses"
-
-    def __init__(
-        self,
-        config: BackendConfig,
-        encode: SpanEncoder,
-        *,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        from compaction.backends.http import EndpointClient
-
-        self.config = config
-        self.encode = encode
-        self.client = EndpointClient(
-            config, path=COMPACT_PATH, backend=self.name, transport=transport
-        )
-
-    def redact(self, text: str) -> str:
-        """Return `text` without the API key or anything shaped like a token."""
-        return self.client.redact(text)
+    name: ClassVar[str] = "openai-responses"
+    path: ClassVar[str] = COMPACT_PATH
 
     def body(self, span: BackendSpan) -> dict[str, Any]:
         """Return the ``responses.compact`` request for `span`."""
@@ -70,31 +48,7 @@ class OpenAIResponsesBackend:
             body["instructions"] = span.instructions
         return body
 
-    def compact_span(self, span: BackendSpan) -> ProviderCompactionData:
-        """Post the span and return the compaction item the answer ends with.
-
-        Raises:
-            ProviderError: the call failed, or the answer holds no compaction item.
-        """
-        answer = self.client.post_json(self.body(span))
-        output = answer.get("output")
-        items = [
-            item
-            for item in (output if isinstance(output, list) else [])
-            if isinstance(item, dict)
-            and item.get("type") == "compaction"
-            and isinstance(item.get("encrypted_content"), str)
-            and item["encrypted_content"]
-        ]
-        if not items:
-            raise ProviderError(
-                "bad_response", f"{self.client.config.url}: the answer holds no compaction item"
-            )
-        usage = answer.get("usage")
-        model = answer.get("model")
-        return ProviderCompactionData(
-            backend=self.name,
-            item=items[-1],
-            usage=usage if isinstance(usage, dict) else None,
-            model=model if isinstance(model, str) else self.config.model,
-        )
+    def pick(self, answer: dict[str, Any]) -> dict[str, Any] | None:
+        """Return the compaction item the answer's ``output`` ends with."""
+        items = compaction_entries(answer.get("output"), "encrypted_content")
+        return items[-1] if items else None

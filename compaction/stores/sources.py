@@ -18,13 +18,16 @@ from __future__ import annotations
 import gc
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import TypeVar
 
+from compaction.errors import ConfigError
 from compaction.events import Event, EventData
 from compaction.invariants import check_next_seq
 from compaction.stores.file import FileStore
 from compaction.stores.log_reader import ReadReport
-from compaction.stores.opening import where_of
+from compaction.stores.log_writer import SyncPolicy
+from compaction.stores.opening import open_session_store, session_of, where_of
 from compaction.stores.protocol import EventStore
 
 T = TypeVar("T")
@@ -81,6 +84,28 @@ class SessionSource:
             self.report = report if report is not None else ReadReport(path=self.where)
         self.last_seq = 0
         """Seq of the last event this source read or took as read."""
+
+    @classmethod
+    def open(
+        cls,
+        path: Path | str | None,
+        store: EventStore | None,
+        session: str | None,
+        *,
+        sync: SyncPolicy,
+        skip_bad_lines: bool,
+    ) -> SessionSource:
+        """Open a `Session`'s source: on the given store (the caller closes it), or by target.
+
+        Raises:
+            ConfigError: neither a target nor a store, or a session the store cannot name.
+        """
+        if store is not None:
+            return cls(store, session_of(store, session), owns_store=False)
+        if path is None:
+            raise ConfigError("Session needs a log path, a store URL or a store")
+        opened, sid = open_session_store(path, session, sync=sync, skip_bad_lines=skip_bad_lines)
+        return cls(opened, sid, owns_store=True)
 
     def _accept(self, event: Event) -> None:
         if self._file is None:

@@ -2,6 +2,7 @@
 
 - `todos`: the `todo_write` tool (one agent's full-overwrite list);
 - `tasks`: the id-based task tools (`task_create`, `task_update`, `task_list`) for shared lists;
+- `task_rules`: the rules a `task_update` keeps (`plan_update`), against the board as stored;
 - `arguments`: reading a call's raw arguments, bounded in size;
 - `tool_result`: what a built-in call returns;
 - `mode_policy`: which tools a turn's mode forbids, as plain data;
@@ -34,6 +35,7 @@ from compaction.tools.mode_policy import (
     load_policies,
     policy_for,
 )
+from compaction.tools.task_rules import plan_update
 from compaction.tools.tasks import (
     TASK_CREATE,
     TASK_LIST,
@@ -42,7 +44,6 @@ from compaction.tools.tasks import (
     TASK_WRITE_TOOLS,
     parse_task_create,
     parse_task_list,
-    plan_update,
     read_update,
     task_parameters_schema,
 )

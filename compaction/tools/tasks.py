@@ -22,7 +22,8 @@ Model experience (these strings are a contract; tests pin them):
 - rejected: ``task_update: rejected, nothing was changed. Fix the arguments and call again:``
   then one ``- `` line per problem, e.g. ``- no task "9"; the tasks are 1, 2 (call task_list)``.
 
-The rules of an update, for agent *me* (each breach rejected, nothing appended):
+The rules of an update (`compaction.tools.task_rules.plan_update` checks them), for agent *me*
+(each breach rejected, nothing appended):
 
 1. The task exists and is not deleted.
 2. *Stale*: if the call names a ``version`` and the task is at another one, or (without it)
@@ -69,7 +70,6 @@ CREATE_EXAMPLE: Final = '{"subject": "Write the parser", "description": "Parse t
 UPDATE_EXAMPLE: Final = '{"id": "3", "status": "in_progress"}'
 UPDATE_FIELDS: Final = ("subject", "status", "owner", "blocked_by")
 """The fields `task_update` changes, in the order results name them."""
-_SHOWN_IDS: Final = 20
 
 
 def is_agent_name(name: object) -> bool:
@@ -252,131 +252,6 @@ def read_update(arguments: Arguments) -> tuple[str, dict[str, Any]]:
     if problems or task_id is None:
         raise ToolInputError(TASK_UPDATE, problems)
     return task_id, changes
-
-
-def plan_update(
-    board: TaskBoard,
-    task_id: str,
-    changes: Mapping[str, Any],
-    agent: str,
-    seen_version: int | None = None,
-) -> Task | None:
-    """Check an update against the board; return the task's new state (None: nothing changes).
-
-    Args:
-        board: the current board, read under the log's lock.
-        task_id: the task to change.
-        changes: the fields to set (from `read_update`); a ``version`` in it is the version the
-            caller says it saw, checked instead of `seen_version`.
-        agent: the agent making the call.
-        seen_version: the version of the task this agent was last shown, if any.
-
-    Raises:
-        ToolInputError: the update breaks a rule; nothing may be appended.
-    """
-    task = board.get(task_id)
-    if task is None:
-        ids = [t.id for t in board.live()]
-        known = ", ".join(ids[:_SHOWN_IDS]) + (", ..." if len(ids) > _SHOWN_IDS else "")
-        where = f"the tasks are {known}" if ids else "there are no tasks yet"
-        raise ToolInputError(TASK_UPDATE, [f"no task {quoted(task_id)}; {where} (call task_list)"])
-    if task.status == "deleted":
-        raise ToolInputError(TASK_UPDATE, [f"task {task.id} was deleted; it can no longer change"])
-    changes = dict(changes)
-    claimed = changes.pop("version", None)
-    if claimed is not None and claimed != task.version:
-        raise ToolInputError(
-            TASK_UPDATE,
-            [
-                f"task {task.id} is at v{task.version}, not v{claimed}: it changed since you saw "
-                f"it; it is now: {list_line(task)}. Check the new state and call again with "
-                f'"version": {task.version} if your change still applies'
-            ],
-        )
-    if claimed is None and seen_version is not None and seen_version != task.version:
-        raise ToolInputError(
-            TASK_UPDATE,
-            [
-                f"task {task.id} changed since you last listed it; it is now: {list_line(task)}. "
-                "Check the new state and call again if your change still applies"
-            ],
-        )
-    new = task.model_copy(update=dict(changes))
-    if new.status == "in_progress" and new.owner is None:
-        new = new.model_copy(update={"owner": agent})
-    problems = _ownership(task, changes, agent) + _blocker_rules(
-        board, new, checked="blocked_by" in changes
-    )
-    if problems:
-        raise ToolInputError(TASK_UPDATE, problems)
-    if new == task:
-        return None
-    return new.model_copy(update={"version": task.version + 1})
-
-
-def _ownership(task: Task, changes: Mapping[str, Any], agent: str) -> list[str]:
-    if task.owner is None or task.owner == agent:
-        return []
-    if set(changes) <= {"owner"} or changes.get("owner") == agent:
-        return []
-    return [
-        f"task {task.id} is owned by {quoted(task.owner)}; to change it, take it in the same "
-        f'call ("owner": {quoted(agent)}) or leave it to its owner'
-    ]
-
-
-def _blocker_rules(board: TaskBoard, new: Task, *, checked: bool) -> list[str]:
-    """Check the blockers: the ids given now (`checked`) exist and make no cycle; all are done.
-
-    A blocker deleted after it was set counts as done, so a task never gets stuck behind it.
-    """
-    problems: list[str] = []
-    for blocker in new.blocked_by if checked else ():
-        other = board.get(blocker)
-        if blocker == new.id:
-            problems.append(f"blocked_by: task {new.id} cannot block itself")
-        elif other is None:
-            problems.append(f"blocked_by: no task {quoted(blocker)}")
-        elif other.status == "deleted":
-            problems.append(f"blocked_by: task {blocker} was deleted")
-    if problems:
-        return problems
-    cycle = find_cycle(board, new)
-    if cycle:
-        return [f"blocked_by would make a cycle: {' -> '.join(cycle)}"]
-    if new.status in ("in_progress", "completed"):
-        waiting = [
-            f"{b} ({other.status})"
-            for b in new.blocked_by
-            if (other := board.get(b)) is not None and other.status in ("pending", "in_progress")
-        ]
-        if waiting:
-            return [
-                f"task {new.id} is blocked by {', '.join(waiting)}; finish those first or remove "
-                'them from "blocked_by"'
-            ]
-    return []
-
-
-def find_cycle(board: TaskBoard, new: Task) -> list[str]:
-    """Return a cycle through `new` in the blocked-by graph (ids, closing on `new`), or []."""
-    edges = {t.id: t.blocked_by for t in board.live()}
-    edges[new.id] = new.blocked_by
-    parent = dict.fromkeys(new.blocked_by, new.id)
-    queue = list(new.blocked_by)
-    while queue:
-        current = queue.pop(0)
-        if current == new.id:
-            path, node = [new.id], parent[new.id]
-            while node != new.id:
-                path.append(node)
-                node = parent[node]
-            return [new.id, *reversed(path)]
-        for nxt in edges.get(current, ()):
-            if nxt not in parent:
-                parent[nxt] = current
-                queue.append(nxt)
-    return []
 
 
 def updated_line(old: Task, new: Task) -> str:

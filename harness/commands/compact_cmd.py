@@ -201,10 +201,10 @@ def carried_line(data: CheckpointData) -> str:
     return line
 
 
-def run(args: argparse.Namespace) -> int:
-    """Compact the log, or say why not."""
+def _policy(args: argparse.Namespace) -> CompactionPolicy:
+    """Return the policy the options give, an invalid one named by its options."""
     try:
-        policy = CompactionPolicy(
+        return CompactionPolicy(
             window_tokens=args.window,
             threshold=args.threshold,
             retain=args.retain,
@@ -213,6 +213,11 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         text = str(exc).removeprefix("invalid CompactionPolicy: ")
         raise ConfigError(cli_text(text, POLICY_OPTIONS)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compact the log, or say why not."""
+    policy = _policy(args)
     busy = progress(f"compacting {args.log}", show=is_large(args.log))
     with busy, open_session(args, tokenizer=get_tokenizer(args.tokenizer)) as session:
         _check_is_a_log(args.log, session)

@@ -49,6 +49,16 @@ from harness.output import (
 )
 from prompts import available_modes, policy_table
 
+DESCRIPTION = (
+    "Read LOG, check its durable rules, and print events by type, tokens, and any torn or "
+    "bad lines. Warns (exit status unchanged) about each recorded todo/write, task/create "
+    "or task/update inside a turn whose mode forbids that tool, as imported history may "
+    "hold. Exits 2 on a malformed line unless --skip-bad is given. With --schema, "
+    "print the JSON Schema of one log line instead (generated from the event models; "
+    "compaction/schemas/event.schema.json is this output)."
+)
+"""The `log` command's help description."""
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `log` command."""
@@ -62,14 +72,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "harness log s.jsonl --plot requests.png --window 200000",
         ),
         help="validate a log and summarise it",
-        description=(
-            "Read LOG, check its durable rules, and print events by type, tokens, and any torn or "
-            "bad lines. Warns (exit status unchanged) about each recorded todo/write, task/create "
-            "or task/update inside a turn whose mode forbids that tool, as imported history may "
-            "hold. Exits 2 on a malformed line unless --skip-bad is given. With --schema, "
-            "print the JSON Schema of one log line instead (generated from the event models; "
-            "compaction/schemas/event.schema.json is this output)."
-        ),
+        description=DESCRIPTION,
     )
     p.add_argument("log", metavar="LOG", nargs="?", help=LOG_HELP)
     add_session_option(p)

@@ -23,7 +23,7 @@ error passes through untouched; a model is never guarded twice.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from agents import (
@@ -124,51 +124,37 @@ class OverflowGuard(Model):
         except Exception as exc:
             if not is_context_overflow(exc):
                 raise
-            refused = input if isinstance(input, list) else [{"role": "user", "content": input}]
-            retry = await self.session.after_overflow(
-                system_instructions, [*tools, *handoffs], refused
-            )
-            self.retries += 1
-            try:
-                response = await send(retry)
-            except Exception as again:
-                if not is_context_overflow(again):
-                    raise
-                size = self.session.measure(system_instructions, [*tools, *handoffs], retry)
-                total = size.total + self.session.policy.output_reserve
-                raise RequestOverflowError(
-                    total, self.session.policy.window_tokens, again
-                ) from None
+            response = await self._retry(send, system_instructions, input, [*tools, *handoffs])
         await self.session.record_usage(response, self.model)
         return response
 
+    async def _retry(
+        self,
+        send: Callable[[list[TResponseInputItem]], Awaitable[ModelResponse]],
+        instructions: str | None,
+        refused: str | list[TResponseInputItem],
+        tools: Sequence[Any],
+    ) -> ModelResponse:
+        """Compact after a refusal and send the log's view once; a second refusal raises."""
+        items = refused if isinstance(refused, list) else [{"role": "user", "content": refused}]
+        retry = await self.session.after_overflow(instructions, tools, items)
+        self.retries += 1
+        try:
+            return await send(retry)
+        except Exception as again:
+            if not is_context_overflow(again):
+                raise
+            size = self.session.measure(instructions, tools, retry)
+            total = size.total + self.session.policy.output_reserve
+            raise RequestOverflowError(total, self.session.policy.window_tokens, again) from None
+
     def stream_response(
         self,
-        system_instructions: str | None,
-        input: str | list[TResponseInputItem],
-        model_settings: ModelSettings,
-        tools: list[Tool],
-        output_schema: AgentOutputSchemaBase | None,
-        handoffs: list[Handoff],
-        tracing: ModelTracing,
-        *,
-        previous_response_id: str | None,
-        conversation_id: str | None,
-        prompt: ResponsePromptParam | None,
+        *args: Any,  # noqa: ANN401 - the SDK's arguments, passed through whole
+        **kwargs: Any,  # noqa: ANN401
     ) -> AsyncIterator[TResponseStreamEvent]:
-        """Stream from the model (an overflow while streaming propagates as it is)."""
-        return self.model.stream_response(
-            system_instructions,
-            input,
-            model_settings,
-            tools,
-            output_schema,
-            handoffs,
-            tracing,
-            previous_response_id=previous_response_id,
-            conversation_id=conversation_id,
-            prompt=prompt,
-        )
+        """Stream from the model, arguments unchanged (an overflow propagates as it is)."""
+        return self.model.stream_response(*args, **kwargs)
 
     async def close(self) -> None:
         """Close the wrapped model."""

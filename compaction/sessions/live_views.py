@@ -1,0 +1,181 @@
+"""The view half of a session: every projection, folded as events are applied.
+
+`LiveViews` is what `compaction.Session` reads its views from (the session is a `LiveViews`
+that also owns a source and runs the tools). The usage view (token counts) is folded on first
+use: a session that only writes or reads todos never loads a tokenizer. Until then its events
+wait, in order, to be counted once.
+
+Invariant: every view equals a fold of the events applied so far, up to `applied_seq`.
+"""
+
+from __future__ import annotations
+
+from compaction.events import Event, OpenWork, TodoItem, TurnStarted
+from compaction.stores.sources import collector_paused
+from compaction.tokens import Tokenizer, get_tokenizer
+from compaction.views import (
+    ContextProjection,
+    ContextState,
+    ContextWindow,
+    LatestTodosProjection,
+    TodoPanel,
+    TodosProjection,
+    Usage,
+    UsageProjection,
+    UsageState,
+)
+from compaction.views.board import TaskBoard, TasksProjection, TasksState
+from compaction.views.progress import Progress, ProgressProjection
+from compaction.views.token_scale import ScaleState, TokenScaleProjection
+from compaction.views.turn_modes import TurnModes, TurnModesProjection
+
+
+class LiveViews:
+    """Every view of one session, updated event by event (`_apply`).
+
+    Args:
+        tokenizer: counts tokens for the usage view (default `o200k_base`, loaded on first use).
+    """
+
+    def __init__(self, tokenizer: Tokenizer | None) -> None:
+        self._tokenizer = tokenizer
+        self.mode: str | None = None
+        """The mode of the current turn (the latest `turn/start`'s), None when not given."""
+        self._todos_p = TodosProjection()
+        self._latest_p = LatestTodosProjection()
+        self._context_p = ContextProjection()
+        self._usage_p: UsageProjection | None = None
+        self._modes_p = TurnModesProjection()
+        self._modes: TurnModes = self._modes_p.init()
+        self._tasks_p = TasksProjection()
+        self._tasks: TasksState = self._tasks_p.init()
+        self._progress_p = ProgressProjection()
+        self._progress: Progress = self._progress_p.init()
+        self._todos: TodoPanel = self._todos_p.init()
+        self._latest: TodoPanel = self._latest_p.init()
+        self._context: ContextState = self._context_p.init()
+        self._usage: UsageState = UsageState()
+        self._uncounted: list[Event] = []
+        self._scale_p = TokenScaleProjection()
+        self._scale: ScaleState = self._scale_p.init()
+        self._learned: tuple[object, float | None] = (None, None)
+        self.applied_seq = 0
+        """The seq of the last event applied to the views (0 before any)."""
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The tokenizer of the usage view, loaded on first use."""
+        if self._tokenizer is None:
+            self._tokenizer = get_tokenizer()
+        return self._tokenizer
+
+    def _apply(self, event: Event) -> None:
+        self._todos = self._todos_p.apply(self._todos, event)
+        self._latest = self._latest_p.apply(self._latest, event)
+        self._context = self._context_p.apply(self._context, event)
+        self._modes = self._modes_p.apply(self._modes, event)
+        self._tasks = self._tasks_p.apply(self._tasks, event)
+        self._progress = self._progress_p.apply(self._progress, event)
+        self._scale = self._scale_p.apply(self._scale, event)
+        if isinstance(event, TurnStarted):
+            self.mode = event.data.mode
+        if self._usage_p is None:
+            self._uncounted.append(event)
+        else:
+            self._usage = self._usage_p.apply(self._usage, event)
+        self.applied_seq = event.seq
+
+    def _counted(self) -> tuple[UsageProjection, UsageState]:
+        """Return the usage projection and state, counting the waiting events on first use."""
+        if self._usage_p is None:
+            self._usage_p = UsageProjection(self.tokenizer)
+            self._usage = self._usage_p.init()
+            for event in collector_paused(iter(self._uncounted)):
+                self._usage = self._usage_p.apply(self._usage, event)
+            self._uncounted = []
+        return self._usage_p, self._usage
+
+    def event_tokens(self, seq: int) -> int:
+        """Return the token count of the applied event with this seq (0 for one never applied).
+
+        Keyed by seq, not position: a log read with bad lines skipped has gaps.
+        """
+        projection, state = self._counted()
+        return projection.tokens_of(state, seq)
+
+    def open_work(self) -> OpenWork:
+        """Return the unfinished work now: the latest todo list's and the shared list's."""
+        return open_work(self.latest_todos, self.tasks)
+
+    @property
+    def todos(self) -> TodoPanel:
+        """The task panel (emptied by a new turn)."""
+        return self._todos_p.view(self._todos)
+
+    @property
+    def tasks(self) -> TaskBoard:
+        """The shared task list (every agent's tasks; not emptied by a new turn)."""
+        return self._tasks_p.view(self._tasks)
+
+    @property
+    def progress(self) -> Progress:
+        """Assistant messages since each list was written; completions since the last checkpoint."""
+        return self._progress_p.view(self._progress)
+
+    @property
+    def latest_todos(self) -> tuple[TodoItem, ...]:
+        """The latest recorded list, across turns (what compaction copies from)."""
+        return self._latest.todos
+
+    @property
+    def latest_todos_seq(self) -> int | None:
+        """The seq of the `todo/write` that recorded `latest_todos` (None before any)."""
+        return self._latest.seq
+
+    @property
+    def context(self) -> ContextWindow:
+        """What the model sees now."""
+        return self._context_p.view(self._context)
+
+    @property
+    def usage(self) -> Usage:
+        """Token figures."""
+        projection, state = self._counted()
+        return projection.view(state)
+
+    @property
+    def turn_modes(self) -> TurnModes:
+        """The mode each stretch of the log ran in."""
+        return self._modes_p.view(self._modes)
+
+    @property
+    def context_tokens(self) -> int:
+        """Tokens of the model's context now, in O(1) once counted: the budget check."""
+        projection, state = self._counted()
+        return projection.context_tokens(state)
+
+    @property
+    def token_scale(self) -> float | None:
+        """Provider prompt tokens per counted token, learned from `usage/report` events.
+
+        None until enough consecutive calls of the current model were reported (see
+        `compaction.views.token_scale`); every count the session gives stays raw.
+        """
+        key = (len(self._scale.samples), self._scale.model)
+        if self._learned[0] != key:
+            evidence = self._scale_p.view(self._scale)
+            self._learned = (key, evidence.scale(self.event_tokens))
+        return self._learned[1]
+
+
+def open_work(todos: tuple[TodoItem, ...], board: TaskBoard) -> OpenWork:
+    """Return the unfinished items of a todo list and of the shared task list."""
+    pending, current = board.unfinished("pending"), board.unfinished("in_progress")
+    ids = {t.id for t in (*pending, *current)}
+    return OpenWork(
+        todos_pending=sum(1 for t in todos if t.status == "pending"),
+        todos_in_progress=sum(1 for t in todos if t.status == "in_progress"),
+        tasks_pending=len(pending),
+        tasks_in_progress=len(current),
+        task_ids=tuple(t.id for t in board.tasks if t.id in ids),
+    )
