@@ -22,7 +22,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from compaction.clipping import clip_tool_output
+from compaction.clipping import ShownCount, clip_and_count
 from compaction.errors import ConfigError, LogError, SeqConflictError, ToolInputError
 from compaction.events import (
     Event,
@@ -172,6 +172,8 @@ class Session:
         self._context: ContextState = self._context_p.init()
         self._usage: UsageState = UsageState()
         self._uncounted: list[Event] = []
+        self._known: dict[int, ShownCount] = {}
+        """Seq -> the clip check's count of a tool result appended here, for the usage view."""
         self._scale_p = TokenScaleProjection()
         self._scale: ScaleState = self._scale_p.init()
         self._learned: tuple[object, float | None] = (None, None)
@@ -295,7 +297,7 @@ class Session:
     def _counted(self) -> tuple[UsageProjection, UsageState]:
         """Return the usage projection and state, counting the waiting events on first use."""
         if self._usage_p is None:
-            self._usage_p = UsageProjection(self.tokenizer)
+            self._usage_p = UsageProjection(self.tokenizer, self._known)
             self._usage = self._usage_p.init()
             for event in collector_paused(iter(self._uncounted)):
                 self._usage = self._usage_p.apply(self._usage, event)
@@ -335,13 +337,17 @@ class Session:
                 appended since, nothing is written and `SeqConflictError` is raised.
         """
         cap = self.tool_output_cap
-        payloads: list[EventData] = [
-            clip_tool_output(p, self.tokenizer, cap)
-            if cap is not None and isinstance(p, Message) and p.role == "tool"
-            else p
-            for p in items
-        ]
+        payloads: list[EventData] = []
+        counted: dict[int, ShownCount] = {}
+        for p in items:
+            if cap is not None and isinstance(p, Message) and p.role == "tool":
+                p, shown = clip_and_count(p, self.tokenizer, cap)
+                if shown is not None:
+                    counted[len(payloads)] = shown
+            payloads.append(p)
         events, taken = self._source.append(payloads, expected_seq, self.applied_seq)
+        for i, shown in counted.items():
+            self._known[events[i].seq] = shown
         if taken:
             # Nobody else appended since our last read: apply our own events directly.
             for e in events:
