@@ -178,8 +178,11 @@ class Session:
         self._scale: ScaleState = self._scale_p.init()
         self._learned: tuple[object, float | None] = (None, None)
         self.applied_seq = 0
+        if tokenizer is not None:  # loaded already: count as the log is folded, keep no event
+            self._usage_p = UsageProjection(tokenizer, self._known)
         try:
-            self.refresh()
+            for event in self._source.read_new():  # streamed, the collector paused
+                self._apply(event)
         except BaseException:
             self._source.close()
             raise
