@@ -188,12 +188,12 @@ class TestCommandImports:
         assert "harness.output" not in modules
 
     def test_todo_write_imports_no_tokenizer(self, chat_log: Path) -> None:
-        """`todo-write` loads no tokenizer, no summarizer, no importer and no other command."""
+        """`todo-write` loads no tokenizer, no console, no summarizer, importer or other command."""
         status, modules = probe("todo-write", str(chat_log), stdin=WRITE)
         assert status == 0
         with Session(chat_log) as s:
             assert s.todos.counts()["in_progress"] == 1
-        assert {"tiktoken", "tokenizers", "httpx"} & heavy_in(modules) == set()
+        assert {"tiktoken", "tokenizers", "httpx", "rich"} & heavy_in(modules) == set()
         assert commands_in(modules) == {COMMANDS["todo-write"]}
         assert not {
             m for m in modules if m.startswith(("compaction.summarizers", "compaction.importers"))
