@@ -286,6 +286,7 @@ def measure(
     tok = tokenizer or fresh_tokenizer()
     events = events_of(n, transcripts=transcripts)
     texts = [message_text(e) for e in events if isinstance(e, Message)]
+    text_chars = sum(map(len, texts))
     load_before = _load()
     with (
         tempfile.TemporaryDirectory(prefix="harness-scale-") as tmp,
@@ -297,10 +298,11 @@ def measure(
         )
         _, raw2, _ = _cpu(lambda: _raw(tok, texts))
         raw_s = (raw1 + raw2) / 2
+        texts.clear()  # a second copy of every text: not kept through reopen and compaction
         with session:
             live = _live_costs(session, tok, open_)
         log = Path(tmp) / "timed.jsonl"
-        log_bytes = log.stat().st_size if log.exists() else sum(len(t) for t in texts)
+        log_bytes = log.stat().st_size if log.exists() else text_chars
         append_peak, reopen_peak = _peaks(Path(tmp), events, open_) if trace else (None, None)
     per = 1e6 / n
     return ScalePoint(
@@ -336,6 +338,7 @@ def run(
     progress: Callable[[str], None] | None = None,
     transcripts: Path | None = TRANSCRIPTS,
     warm_up: bool = True,
+    on_point: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Measure every size (increasing) in every store; return one plain dict per point.
 
@@ -348,6 +351,8 @@ def run(
         transcripts: the folder of real transcripts whose messages come first (None: the
             generated session alone).
         warm_up: measure 200 events first and drop the figures.
+        on_point: called with the points measured so far after each one (to save them, so a
+            run stopped at 10^6 keeps the smaller sizes).
     """
     if warm_up:  # imports, encodings, first-call paths: not a cost of the first size
         measure(200, store="jsonl", trace=False, transcripts=transcripts)
@@ -356,6 +361,8 @@ def run(
         for store in stores:
             point = measure(n, store=store, trace=n <= trace_up_to, transcripts=transcripts)
             out.append(asdict(point))
+            if on_point:
+                on_point(out)
             if progress:
                 progress(
                     f"{n:>9,} events, {store}: append+views {point.append_ratio:.2f}x tiktoken, "
@@ -406,19 +413,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
     stores = ["jsonl"] if args.quick else args.stores
-    points = run(
-        sizes,
-        stores=stores,
-        trace_up_to=args.trace_up_to,
-        progress=print,
-        transcripts=None if args.generated_only else args.transcripts,
-        warm_up=not args.no_warm_up,
-    )
+    old: list[dict[str, Any]] = []
     if args.merge and args.out.exists():
-        points = merge(json.loads(args.out.read_text(encoding="utf-8"))["points"], points)
-    results = {"machine": machine(), "goals": GOALS, "points": points}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        old = json.loads(args.out.read_text(encoding="utf-8"))["points"]
+    results: dict[str, Any] = {"machine": machine(), "goals": GOALS, "points": old}
+
+    def save(points: list[dict[str, Any]]) -> None:
+        results["points"] = merge(old, points)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(results, indent=1, sort_keys=True) + "\n"
+        args.out.write_text(text, encoding="utf-8")
+
+    save(
+        run(
+            sizes,
+            stores=stores,
+            trace_up_to=args.trace_up_to,
+            progress=lambda line: print(line, flush=True),
+            transcripts=None if args.generated_only else args.transcripts,
+            warm_up=not args.no_warm_up,
+            on_point=save,
+        )
+    )
     if args.no_chart:
         return 0
     try:

@@ -14,17 +14,29 @@ later reader uses. A clipped result is shown as text (image blocks are left out 
 Invariants: the shown text is a pure function of the event (text, clip, seq); the head and
 tail take at most the cap's tokens besides the note; a result at or under the cap is untouched.
 A tiktoken token is at least one UTF-8 byte, so a text of at most `cap` bytes is under the cap
-without being tokenized (the usage view then counts it once, as it must anyway).
+without being tokenized (the usage view then counts it once, as it must anyway). A text the check
+does tokenize is counted in parts (`compaction.tokens.split_count`), and `clip_and_count` hands
+those parts on (`ShownCount`), so the usage view counts the shown message without tokenizing the
+text again.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Final
 
 from compaction.events import ClipData, Message
-from compaction.tokens import TiktokenTokenizer, Tokenizer
+from compaction.tokens import (
+    MESSAGE_OVERHEAD,
+    SplitCount,
+    TiktokenTokenizer,
+    Tokenizer,
+    count_joined,
+    message_affixes,
+    split_count,
+)
 
 HEAD_SHARE: Final = 2 / 3
 """Share of the kept tokens given to the head (the start of a log says what ran; the end, how
@@ -50,6 +62,38 @@ def clip_note(omitted_tokens: int, omitted_chars: int, seq: int) -> str:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ShownCount:
+    """What the clip check counted of a tool result: enough to count the message the model sees.
+
+    `tokens` returns ``count_message(tokenizer, shown_message(message, seq))`` for the message
+    the check returned, tokenizing only the texts around the counted parts (and the note).
+    """
+
+    prefix: str
+    """What the counted message text holds before the shown text (`message_affixes`)."""
+    suffix: str
+    """What it holds after."""
+    head: SplitCount
+    """The whole text of an unclipped result; the head of a clipped one."""
+    tail: SplitCount | None = None
+    """The tail of a clipped result (None: unclipped)."""
+    clip: ClipData | None = None
+    """The clip (None: unclipped)."""
+    left_out: int = 0
+    """Characters the note says were left out."""
+
+    def tokens(self, tokenizer: Tokenizer, seq: int) -> int:
+        """Return the tokens of the shown message recorded at `seq` (its note names the seq)."""
+        parts: list[str | SplitCount] = [self.prefix, self.head]
+        if self.clip is not None:
+            parts.append("\n" + clip_note(self.clip.omitted_tokens, self.left_out, seq))
+            if self.tail is not None and self.clip.tail_chars:
+                parts += ["\n", self.tail]
+        parts.append(self.suffix)
+        return MESSAGE_OVERHEAD + count_joined(tokenizer, parts)
+
+
 def clip_tool_output(message: Message, tokenizer: Tokenizer, cap: int) -> Message:
     """Return `message` with a `ClipData` when it is a tool result over `cap` tokens.
 
@@ -57,26 +101,48 @@ def clip_tool_output(message: Message, tokenizer: Tokenizer, cap: int) -> Messag
     are. The head and tail are cut at line ends where one is near, and shrink until together
     they take at most ``cap - NOTE_TOKENS`` tokens.
     """
+    return clip_and_count(message, tokenizer, cap)[0]
+
+
+def clip_and_count(
+    message: Message, tokenizer: Tokenizer, cap: int
+) -> tuple[Message, ShownCount | None]:
+    """Return `clip_tool_output`'s message, and what it counted of it (None: nothing).
+
+    The second item lets the usage view count the shown message without tokenizing the text
+    again (`ShownCount.tokens`); it is None when the text was not tokenized (under the cap in
+    bytes, not a tool result, already clipped).
+    """
     if message.role != "tool" or message.clip is not None:
-        return message
+        return message, None
     text = message.text()
     if fits_unread(text, tokenizer, cap):
-        return message
-    total = tokenizer.count(text)
+        return message, None
+    whole = split_count(tokenizer, text)
+    total = count_joined(tokenizer, [whole])
+    prefix, suffix = message_affixes(message)
     if total <= cap:
-        return message
+        return message, ShownCount(prefix, suffix, whole)
     keep = max(0, cap - NOTE_TOKENS)
     per_token = len(text) / total
     head = _snap_head(text, int(keep * HEAD_SHARE * per_token))
     tail = _snap_tail(text, int((keep - int(keep * HEAD_SHARE)) * per_token))
-    while head + tail and _count(tokenizer, text, head, tail) > keep:
+    parts, kept = _parts(tokenizer, text, head, tail)
+    while head + tail and kept > keep:
         head, tail = head * 9 // 10, tail * 9 // 10
-    clip = ClipData(
-        head_chars=head,
-        tail_chars=tail,
-        omitted_tokens=max(0, total - _count(tokenizer, text, head, tail)),
-    )
-    return message.model_copy(update={"clip": clip})
+        parts, kept = _parts(tokenizer, text, head, tail)
+    clip = ClipData(head_chars=head, tail_chars=tail, omitted_tokens=max(0, total - kept))
+    shown = ShownCount(prefix, suffix, parts[0], parts[1], clip, len(text) - head - tail)
+    return message.model_copy(update={"clip": clip}), shown
+
+
+def _parts(
+    tokenizer: Tokenizer, text: str, head: int, tail: int
+) -> tuple[tuple[SplitCount, SplitCount], int]:
+    """Count the head and tail of `text` in parts; return the parts and their tokens."""
+    h = split_count(tokenizer, text[:head])
+    t = split_count(tokenizer, text[len(text) - tail :])
+    return (h, t), count_joined(tokenizer, [h]) + count_joined(tokenizer, [t])
 
 
 def fits_unread(text: str, tokenizer: Tokenizer, cap: int) -> bool:
@@ -91,10 +157,6 @@ def fits_unread(text: str, tokenizer: Tokenizer, cap: int) -> bool:
     if len(text) * 4 <= cap:  # UTF-8 takes at most 4 bytes a character: no need to encode
         return True
     return len(text) <= cap and len(text.encode("utf-8", "surrogatepass")) <= cap
-
-
-def _count(tokenizer: Tokenizer, text: str, head: int, tail: int) -> int:
-    return tokenizer.count(text[:head]) + tokenizer.count(text[len(text) - tail :])
 
 
 def _snap_head(text: str, chars: int) -> int:
@@ -124,6 +186,8 @@ def shown_message(message: Message, seq: int) -> Message:
 
 
 __all__ = [
+    "ShownCount",
+    "clip_and_count",
     "clip_note",
     "clip_tool_output",
     "shown_message",

@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from compaction.clipping import clip_tool_output
+from compaction.clipping import ShownCount, clip_and_count
 from compaction.errors import ConfigError, LogError
 from compaction.events import (
     Event,
@@ -104,7 +104,8 @@ class Session(LiveViews):
         self.report = self._source.report
         self._tools = ToolRuns(self)
         try:
-            self.refresh()
+            for event in self._source.read_new():  # streamed, the collector paused
+                self._apply(event)
         except BaseException:
             self._source.close()
             raise
@@ -205,13 +206,17 @@ class Session(LiveViews):
                 appended since, nothing is written and `SeqConflictError` is raised.
         """
         cap = self.tool_output_cap
-        payloads: list[EventData] = [
-            clip_tool_output(p, self.tokenizer, cap)
-            if cap is not None and isinstance(p, Message) and p.role == "tool"
-            else p
-            for p in items
-        ]
+        payloads: list[EventData] = []
+        counted: dict[int, ShownCount] = {}
+        for p in items:
+            if cap is not None and isinstance(p, Message) and p.role == "tool":
+                p, shown = clip_and_count(p, self.tokenizer, cap)
+                if shown is not None:
+                    counted[len(payloads)] = shown
+            payloads.append(p)
         events, taken = self._source.append(payloads, expected_seq, self.applied_seq)
+        for i, shown in counted.items():
+            self._known[events[i].seq] = shown
         if taken:
             # Nobody else appended since our last read: apply our own events directly.
             for e in events:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import re
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -254,16 +256,26 @@ def _get_tokenizer(name: str) -> Tokenizer:
     raise ConfigError(f"unknown tokenizer {name!r}; choose one of {', '.join(TOKENIZER_NAMES)}")
 
 
+def message_affixes(message: Message) -> tuple[str, str]:
+    """Return what `message_text` puts before and after the message's text.
+
+    ``message_text(m) == prefix + m.text() + suffix``: the role and a line break before; the
+    name, call id and tool calls after, each on its own line.
+    """
+    rest: list[str] = []
+    if message.name:
+        rest.append(message.name)
+    if message.tool_call_id:
+        rest.append(message.tool_call_id)
+    for call in message.tool_calls or ():
+        rest += [call.id, call.function.name, call.function.arguments]
+    return message.role + "\n", "".join("\n" + part for part in rest)
+
+
 def message_text(message: Message) -> str:
     """Return the text of a message as it is counted: role, content, tool calls and call id."""
-    parts = [message.role, message.text()]
-    if message.name:
-        parts.append(message.name)
-    if message.tool_call_id:
-        parts.append(message.tool_call_id)
-    for call in message.tool_calls or ():
-        parts += [call.id, call.function.name, call.function.arguments]
-    return "\n".join(parts)
+    prefix, suffix = message_affixes(message)
+    return prefix + message.text() + suffix
 
 
 def count_message(tokenizer: Tokenizer, message: Message) -> int:
@@ -271,13 +283,88 @@ def count_message(tokenizer: Tokenizer, message: Message) -> int:
     return MESSAGE_OVERHEAD + tokenizer.count(message_text(message))
 
 
+_CUT = re.compile(r"[A-Za-z0-9]\n(?=[ \t]*[!-~])|[!-/:-@\[-`{-~]\n(?=[ \t!-.0-~])")
+"""Where a byte-level BPE pre-tokenizer (``o200k_base``, ``cl100k_base``) must split a text,
+whatever comes before or after it: just after a line break that ends a line of visible ASCII.
+
+After an ASCII letter or digit, the line break begins a pre-token (none holds a letter or digit
+and a line break) that ends with it when the next line's indent holds no line break and ends in
+the text. After ASCII punctuation, the line break ends the punctuation's pre-token when the next
+character is neither a line break nor (for ``o200k_base``) a slash. Checked against tiktoken by
+`tests/property/test_split_count_props.py`."""
+_LAST_CUT_TRIES = 256
+"""Line breaks looked at, from the end, for the last cut (then the tail is the rest)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SplitCount:
+    """A text counted in three parts: `head` and `tail` kept as text, the middle as a count.
+
+    The text is cut (`_CUT`) where tiktoken's pre-tokenizer splits it in any context, and BPE
+    runs on each pre-token alone, so the text's count is the sum of its parts' counts, and so is
+    the count of any text that holds it, the neighbours of `head` and `tail` counted with them
+    (`count_joined`): a long text is tokenized once for both.
+    """
+
+    head: str
+    """The text up to its first cut (all of it when it has none)."""
+    middle_tokens: int
+    """Tokens of the text between its first and last cut."""
+    tail: str
+    """The text from its last cut on (empty when it has no cut)."""
+
+
+def split_count(tokenizer: Tokenizer, text: str) -> SplitCount:
+    """Count `text` once, so that it and any text that holds it can be counted without it again.
+
+    A tokenizer other than `TiktokenTokenizer`, or a text with no cut, comes back whole in
+    `head` (counting it then takes a full pass, as before).
+    """
+    first = _CUT.search(text) if isinstance(tokenizer, TiktokenTokenizer) else None
+    if first is None:
+        return SplitCount(text, 0, "")
+    i = last = first.end()
+    k = len(text) - 1
+    for _ in range(_LAST_CUT_TRIES):
+        k = text.rfind("\n", i - 1, k)
+        if k < i - 1:
+            break
+        if _CUT.match(text, k - 1):
+            last = k + 1
+            break
+    return SplitCount(text[:i], tokenizer.count(text[i:last]), text[last:])
+
+
+def count_joined(tokenizer: Tokenizer, parts: Sequence[str | SplitCount]) -> int:
+    """Return the token count of the concatenation of `parts`, a `SplitCount` standing for its text.
+
+    Only the texts around each `SplitCount`'s middle are tokenized (each joined with its
+    neighbours); the result equals ``tokenizer.count`` of the whole text.
+    """
+    total = 0
+    pending = ""
+    for part in parts:
+        if isinstance(part, str):
+            pending += part
+        elif part.tail or part.middle_tokens:
+            total += tokenizer.count(pending + part.head) + part.middle_tokens
+            pending = part.tail
+        else:
+            pending += part.head
+    return total + tokenizer.count(pending)
+
+
 __all__ = [
     "TOKENIZER_NAMES",
     "DeepSeekTokenizer",
+    "SplitCount",
     "TiktokenTokenizer",
     "Tokenizer",
+    "count_joined",
     "count_message",
     "get_tokenizer",
     "install_bundled_encodings",
+    "message_affixes",
     "message_text",
+    "split_count",
 ]

@@ -112,7 +112,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         command: the name of the one command to register (its module alone is imported); None
             registers them all, for ``harness --help`` and for a name that is no command.
     """
-    from harness.output import HelpFormatter, examples
+    from harness.plain import HelpFormatter, examples
 
     parser = argparse.ArgumentParser(
         prog="harness",
@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     """Run the parsed command; turn every failure into one stderr line and an exit status."""
     from compaction import HarnessError, LogError
-    from harness.output import cli_text, notes_on_stderr
+    from harness.plain import cli_text, notes_on_stderr
 
     name = f"harness {args.command}"
     try:

@@ -6,13 +6,9 @@ output never holds a progress line; JSON on stdout is the same bytes with or wit
 
 from __future__ import annotations
 
-import argparse
-import json
-import logging
-import re
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,6 +19,16 @@ from rich.text import Text
 
 from compaction import Session, TaskBoard, TodoPanel
 from compaction.views import STATUS_MARKS, panel_line
+from harness.plain import (
+    API_PHRASES,
+    EXAMPLES_HEADING,
+    HelpFormatter,
+    cli_text,
+    examples,
+    notes_on_stderr,
+    positive_int,
+    print_json,
+)
 
 _STYLES = {
     "completed": "green",
@@ -38,11 +44,6 @@ def console(*, wrap: bool = False) -> Console:
     Long lines are left whole (copyable) unless `wrap` is set, for panels and tables.
     """
     return Console(file=sys.stdout, highlight=False, soft_wrap=not wrap)
-
-
-def print_json(obj: object) -> None:
-    """Print `obj` as indented JSON with sorted keys (same input, same bytes)."""
-    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def panel_text(panel: TodoPanel) -> Text:
@@ -62,13 +63,6 @@ def board_text(board: TaskBoard) -> Text:
         text.append("\n")
         text.append(panel_line(task), style=_STYLES[task.status])
     return text
-
-
-API_PHRASES: dict[str, str] = {
-    "read with skip_bad_lines=True (CLI: --skip-bad)": "run again with --skip-bad",
-    "force it with force=True, CLI --force": "force it with --force",
-}
-"""Phrases of the Python API's error messages, and how the command line says them."""
 
 
 def show_panel(
@@ -109,49 +103,8 @@ def _changes(
         time.sleep(interval)
 
 
-def cli_text(text: str, options: Mapping[str, str] | None = None) -> str:
-    """Return an error message in the command line's words.
-
-    Args:
-        text: the message (of a `HarnessError`).
-        options: Python names of the values the command's options set (``window_tokens`` for
-            ``--window``); each whole-word name in `text` becomes its option.
-    """
-    for api, cli in API_PHRASES.items():
-        text = text.replace(api, cli)
-    for name, option in (options or {}).items():
-        text = re.sub(rf"(?<![\w-]){re.escape(name)}\b", option, text)
-    return text
-
-
-def positive_int(text: str) -> int:
-    """Parse an option's value as an integer of at least 1 (an argparse ``type``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
-EXAMPLES_HEADING = "examples:"
 LARGE_BYTES = 1_000_000
 """Files at least this large get a progress bar (reading one takes a second or more)."""
-
-
-def examples(*lines: str) -> str:
-    """Return the epilog of a command's --help: one example command a line."""
-    return "\n".join([EXAMPLES_HEADING, *(f"  {line}" for line in lines)])
-
-
-class HelpFormatter(argparse.HelpFormatter):
-    """Wraps descriptions as usual, but keeps the examples epilog one command a line."""
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        if text.startswith(EXAMPLES_HEADING):
-            return "".join(indent + line for line in text.splitlines(keepends=True))
-        return super()._fill_text(text, width, indent)
 
 
 def is_large(path: str | Path) -> bool:
@@ -220,15 +173,22 @@ def _nothing(*args: object, **kwargs: object) -> None:
     """Ignore a progress update (no terminal to draw on)."""
 
 
-@contextmanager
-def notes_on_stderr(command: str) -> Iterator[None]:
-    """Print the toolkit's warnings (e.g. a torn log tail cut and saved) as one stderr line each."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter(f"harness {command}: note: %(message)s"))
-    logger = logging.getLogger("compaction")
-    logger.addHandler(handler)
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
+__all__ = [
+    "API_PHRASES",
+    "EXAMPLES_HEADING",
+    "LARGE_BYTES",
+    "HelpFormatter",
+    "Update",
+    "board_text",
+    "cli_text",
+    "console",
+    "count_lines",
+    "examples",
+    "is_large",
+    "notes_on_stderr",
+    "panel_text",
+    "positive_int",
+    "print_json",
+    "progress",
+    "show_panel",
+]

@@ -10,6 +10,7 @@ Invariant: every view equals a fold of the events applied so far, up to `applied
 
 from __future__ import annotations
 
+from compaction.clipping import ShownCount
 from compaction.events import Event, OpenWork, TodoItem, TurnStarted
 from compaction.stores.sources import collector_paused
 from compaction.tokens import Tokenizer, get_tokenizer
@@ -56,11 +57,15 @@ class LiveViews:
         self._context: ContextState = self._context_p.init()
         self._usage: UsageState = UsageState()
         self._uncounted: list[Event] = []
+        self._known: dict[int, ShownCount] = {}
+        """Seq -> the clip check's count of a tool result appended here, for the usage view."""
         self._scale_p = TokenScaleProjection()
         self._scale: ScaleState = self._scale_p.init()
         self._learned: tuple[object, float | None] = (None, None)
         self.applied_seq = 0
         """The seq of the last event applied to the views (0 before any)."""
+        if tokenizer is not None:  # loaded already: count as the log is folded, keep no event
+            self._usage_p = UsageProjection(tokenizer, self._known)
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -88,7 +93,7 @@ class LiveViews:
     def _counted(self) -> tuple[UsageProjection, UsageState]:
         """Return the usage projection and state, counting the waiting events on first use."""
         if self._usage_p is None:
-            self._usage_p = UsageProjection(self.tokenizer)
+            self._usage_p = UsageProjection(self.tokenizer, self._known)
             self._usage = self._usage_p.init()
             for event in collector_paused(iter(self._uncounted)):
                 self._usage = self._usage_p.apply(self._usage, event)

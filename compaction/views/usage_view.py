@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from compaction.clipping import shown_message
+from compaction.clipping import ShownCount, shown_message
 from compaction.events import (
     CheckpointRecorded,
     Event,
@@ -103,8 +103,13 @@ class UsageProjection:
     name: ClassVar[str] = "usage"
     state_version: ClassVar[int] = 4
 
-    def __init__(self, tokenizer: Tokenizer | None = None) -> None:
+    def __init__(
+        self, tokenizer: Tokenizer | None = None, known: dict[int, ShownCount] | None = None
+    ) -> None:
         self.tokenizer = tokenizer or get_tokenizer()
+        self.known: dict[int, ShownCount] = {} if known is None else known
+        """Seq -> what the clip check counted of the tool result appended there (counted with
+        `tokenizer`); taken out as the event is applied, so its text is not tokenized again."""
 
     def init(self) -> UsageState:
         """Return empty counts."""
@@ -118,6 +123,9 @@ class UsageProjection:
         code-owned message (`compaction.backends.view.checkpoint_tokens`).
         """
         if isinstance(event, MessageAdded):
+            known = self.known.pop(event.seq, None) if self.known else None
+            if known is not None:
+                return known.tokens(self.tokenizer, event.seq)
             return count_message(self.tokenizer, shown_message(event.data, event.seq))
         if isinstance(event, CheckpointRecorded):
             if event.data.provider is None or event.data.provider.item is None:

@@ -11,10 +11,13 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from compaction import Event, EventStore, PolicyTable, Session, Tokenizer
-from compaction.stores import FileStore, ReadReport, SessionSource, SyncPolicy, open_session_store
 from harness.files import check_file
+
+if TYPE_CHECKING:  # imported where used: a command's parser is built without them
+    from compaction import Event, EventStore, PolicyTable, Session, Tokenizer
+    from compaction.stores import ReadReport, SyncPolicy
 
 LOG_HELP = (
     "session log (JSONL file), or a store URL (jsonl:///folder, sqlite:///file.db, "
@@ -63,6 +66,8 @@ def opened(
         ConfigError: a URL without `session`, a file with another session's id, a bad URL.
         OSError: a JSONL path that is not a usable regular file (`check_file`).
     """
+    from compaction.stores import FileStore, open_session_store
+
     store, name = open_session_store(
         target, session, sync=sync, skip_bad_lines=skip_bad_lines, report=report
     )
@@ -86,6 +91,8 @@ def open_session(
     policies: PolicyTable | None = None,
 ) -> Iterator[Session]:
     """Open the session LOG (and ``--session``) names, through `opened`."""
+    from compaction import Session
+
     with (
         opened(
             with_lock_timeout(args.log, getattr(args, "lock_timeout", None)),
@@ -103,6 +110,8 @@ def open_session(
 
 def read_log(args: argparse.Namespace, report: ReadReport) -> Iterator[Event]:
     """Stream the events of LOG (a file, read with --skip-bad; or a store session)."""
+    from compaction.stores import SessionSource
+
     with opened(args.log, args.session, skip_bad_lines=args.skip_bad, report=report) as (
         store,
         name,

@@ -8,7 +8,7 @@ import sys
 
 from compaction.tools import MAX_ARGUMENT_BYTES
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
-from harness.output import HelpFormatter, examples, print_json
+from harness.plain import HelpFormatter, examples, print_json
 from prompts import available_modes, get_mode, policy_table
 
 

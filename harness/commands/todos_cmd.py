@@ -8,13 +8,18 @@ turn N`` line instead of looking empty.
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from rich.text import Text
+from harness.commands.stores import LOG_HELP, add_session_option
+from harness.commands.todos_plain import plain_todos
+from harness.plain import HelpFormatter, examples
 
-from compaction import Session, TodoPanel, TodoWritten, TurnStarted
-from harness.commands.stores import LOG_HELP, add_session_option, open_session
-from harness.output import HelpFormatter, examples, panel_text, print_json, show_panel
+if TYPE_CHECKING:  # imported where used: the plain path into a pipe needs none of them
+    from rich.text import Text
+
+    from compaction import Session, TodoPanel
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,8 @@ class Carried:
 
 def carried_list(session: Session) -> Carried | None:
     """Return the latest list when the panel is empty but that list is unfinished, else None."""
+    from compaction import TodoPanel, TodoWritten, TurnStarted
+
     if session.todos.todos or all(t.status == "completed" for t in session.latest_todos):
         return None
     turn, written, panel = 0, 0, None
@@ -50,6 +57,10 @@ def carried_line(carried: Carried) -> str:
 
 def todos_text(session: Session) -> Text:
     """Return the panel, or the carried list under its `carried_line` when the panel is empty."""
+    from rich.text import Text
+
+    from harness.output import panel_text
+
     carried = carried_list(session)
     if carried is None:
         return panel_text(session.todos)
@@ -90,13 +101,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the panel, or follow the log until interrupted."""
+    """Print the panel, or follow the log until interrupted.
+
+    Into a pipe, a plain JSONL log is folded without pydantic or rich (`todos_plain`).
+    """
+    if not sys.stdout.isatty():
+        text = plain_todos(args.log, session=args.session, json_out=args.json, follow=args.follow)
+        if text is not None:
+            sys.stdout.write(text)
+            return 0
+    from harness.commands.stores import open_session
+
     with open_session(args, sync="batch") as session:
         return _show(args, session)
 
 
 def _show(args: argparse.Namespace, session: Session) -> int:
     """Print the panel of an open session, or follow it."""
+    from harness.output import print_json, show_panel
+
     if args.json:
         carried = carried_list(session)
         print_json(

@@ -34,6 +34,7 @@ COMMAND_HELPERS = {
     "harness.commands.backend_options",
     "harness.commands.log_receipts",
     "harness.commands.log_plot",
+    "harness.commands.todos_plain",
 }
 """Modules of `harness.commands` that are parts of commands, not commands of their own."""
 """Modules of harness.commands that are shared helpers, not commands."""
@@ -177,13 +178,22 @@ class TestCommandImports:
         assert commands_in(modules) == {COMMANDS["todos"]}
         assert not {m for m in modules if m.startswith(("compaction.summarizers", "prompts"))}
 
+    def test_todos_into_a_pipe_imports_no_pydantic_and_no_rich(self, chat_log: Path) -> None:
+        """`todos LOG` into a pipe folds the JSON lines itself: no model, no console, no views."""
+        probe("todo-write", str(chat_log), stdin=WRITE)
+        status, modules = probe("todos", str(chat_log))
+        assert status == 0
+        assert heavy_in(modules) == set()
+        assert {m for m in modules if m.startswith("compaction.")} <= {"compaction.errors"}
+        assert "harness.output" not in modules
+
     def test_todo_write_imports_no_tokenizer(self, chat_log: Path) -> None:
-        """`todo-write` loads no tokenizer, no summarizer, no importer and no other command."""
+        """`todo-write` loads no tokenizer, no console, no summarizer, importer or other command."""
         status, modules = probe("todo-write", str(chat_log), stdin=WRITE)
         assert status == 0
         with Session(chat_log) as s:
             assert s.todos.counts()["in_progress"] == 1
-        assert {"tiktoken", "tokenizers", "httpx"} & heavy_in(modules) == set()
+        assert {"tiktoken", "tokenizers", "httpx", "rich"} & heavy_in(modules) == set()
         assert commands_in(modules) == {COMMANDS["todo-write"]}
         assert not {
             m for m in modules if m.startswith(("compaction.summarizers", "compaction.importers"))

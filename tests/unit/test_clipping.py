@@ -26,7 +26,7 @@ from compaction import (
 )
 from compaction.clipping import clip_tool_output, fits_unread, shown_message
 from compaction.events import ClipData
-from compaction.tokens import TiktokenTokenizer
+from compaction.tokens import TiktokenTokenizer, count_message
 
 TOK = get_tokenizer()
 
@@ -246,3 +246,28 @@ class TestCompactionFits:
             assert fixed + s.context_tokens + policy.output_reserve <= policy.window_tokens
             assert r.kept_messages >= 2  # the latest round stays, clipped
             assert "harness log LOG --seq" in s.context.messages[-1].text()
+
+
+class TestTokenizedOnce:
+    """A tool result the clip check tokenizes is not tokenized again by the usage view."""
+
+    def test_usage_view_reuses_the_check(self, log_path: Path) -> None:
+        """A result over the cap in bytes but not in tokens is counted whole once, not twice."""
+        lines = "".join(f"line {i}: some output\n" for i in range(2_000))
+        tok = CountingTokenizer()
+        with Session(log_path, tokenizer=tok, tool_output_cap=len(lines) // 2) as s:
+            s.append(result(lines))
+            tokens = s.context_tokens
+        assert sum(map(len, tok.counted)) < len(lines) * 1.05
+        with Session(log_path, tokenizer=TiktokenTokenizer()) as again:
+            assert again.context_tokens == tokens  # a fresh count of the whole message
+
+    def test_clipped_result_counts_as_shown(self, log_path: Path) -> None:
+        """A clipped result costs what the model sees, as a fresh count of the shown message."""
+        lines = "".join(f"row {i}: value {i * 7}\n" for i in range(3_000))
+        with Session(log_path, tool_output_cap=500) as s:
+            event = s.append(result(lines))
+            assert isinstance(event, MessageAdded)
+            assert event.data.clip is not None
+            fresh = count_message(TiktokenTokenizer(), shown_message(event.data, event.seq))
+            assert s.event_tokens(event.seq) == fresh

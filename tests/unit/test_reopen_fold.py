@@ -1,0 +1,56 @@
+"""Reopening a log folds it streaming: with a tokenizer given, counted as it is read."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+from compaction import Message, Session
+from compaction.tokens import TiktokenTokenizer
+
+
+class CountingTokenizer(TiktokenTokenizer):
+    """The default tokenizer, recording each text it is asked to count."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counted: list[str] = []
+
+    def count(self, text: str) -> int:
+        self.counted.append(text)
+        return super().count(text)
+
+
+def write(log: Path, n: int) -> int:
+    with Session(log, sync="batch") as s, s.batch():
+        s.append_many(Message(role="user", content=f"request {i}") for i in range(n))
+        return s.context_tokens
+
+
+def test_a_given_tokenizer_counts_while_the_log_is_read(tmp_path: Path) -> None:
+    """Each message is counted during the open (no event waits for a later fold), once."""
+    log = tmp_path / "s.jsonl"
+    tokens = write(log, 50)
+    tok = CountingTokenizer()
+    with Session(log, tokenizer=tok) as again:
+        assert len(tok.counted) == 50  # before any view was read
+        assert again.context_tokens == tokens
+        assert len(tok.counted) == 50
+
+
+def test_without_a_tokenizer_the_counts_are_the_same(tmp_path: Path) -> None:
+    """The default stays lazy (counted on first use) and counts the same."""
+    log = tmp_path / "s.jsonl"
+    tokens = write(log, 20)
+    with Session(log) as again:
+        assert again.todos.todos == ()
+        assert again.context_tokens == tokens
+
+
+def test_the_collector_runs_again_after_the_open(tmp_path: Path) -> None:
+    """The fold pauses the cyclic collector and leaves it enabled."""
+    log = tmp_path / "s.jsonl"
+    write(log, 10)
+    assert gc.isenabled()
+    with Session(log, tokenizer=TiktokenTokenizer()):
+        assert gc.isenabled()
