@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from benchmarks.peers.drivers._common import extract_todo_lists
+from benchmarks.summary_pricing import RECORDED_SUMMARY_TOKENS
 from compaction import Message, Tokenizer
 from compaction.tokens import message_text
 from harness.simulation import PROVIDER_MODELS, CacheModel, SegmentTokens, common_prefix
@@ -44,6 +45,9 @@ class DriverRecord(BaseModel):
     wall_time_s: float
     versions: dict[str, str]
     summary_calls: int
+    summaries: list[dict[str, Any]] = []
+    """Per summary call: ``{"messages": [key, ...], "tools": key, "after": n}``, the prompt sent
+    to the summarizer model after ``n`` recorded model calls (older records have none)."""
     overruns: int = 0
     messages: dict[str, dict[str, Any]]
     """Each distinct message once, by key."""
@@ -92,6 +96,13 @@ class PeerMetrics(BaseModel):
     first_request_kept: bool
     summary_calls: int
     wall_time_s: float
+    summary_prompt_tokens: list[int] = []
+    """Input tokens of each summary call's request (the span and the framework's prompt)."""
+    summary_hit_tokens: dict[str, list[int]] = {}
+    """Per provider cache model: tokens served per summary call, fed in order with the rest."""
+    summary_input_tokens: int = 0
+    summary_output_tokens: int = 0
+    """Summary calls times `benchmarks.summary_pricing.RECORDED_SUMMARY_TOKENS`."""
 
 
 def load_record(path: Path) -> DriverRecord:
@@ -206,7 +217,25 @@ def score(
     built = prompts(record)
     truths = todo_truth(exchange)
     checked = held = 0
-    for (messages, tools), request in zip(built, record.requests, strict=True):
+    cache = {key: to_message(raw) for key, raw in record.messages.items()}
+    pending = sorted(record.summaries, key=lambda c: int(c["after"]))
+    summary_sizes: list[int] = []
+    summary_hits: dict[str, list[int]] = {name: [] for name in sims}
+
+    def summaries_before(index: int) -> None:
+        """Feed the summary calls made before recorded call `index` to the caches, in order."""
+        while pending and int(pending[0]["after"]) <= index:
+            call = pending.pop(0)
+            sent = [cache[key] for key in call["messages"]]
+            lines = [segments(line) for line in request_lines(sent, record.tools[call["tools"]])]
+            blob = b"".join(lines)
+            stable = len(lines[0]) + (len(lines[1]) if sent and sent[0].role == "system" else 0)
+            summary_sizes.append(len(blob) // _WIDTH)
+            for name, sim in sims.items():
+                summary_hits[name].append(sim.serve(blob, [stable // _WIDTH, len(blob) // _WIDTH]))
+
+    for index, ((messages, tools), request) in enumerate(zip(built, record.requests, strict=True)):
+        summaries_before(index)
         if request.get("overrun"):
             continue
         truth = truths[len(sizes)] if len(sizes) < len(truths) else []
@@ -228,6 +257,7 @@ def score(
         for name, sim in sims.items():
             hits[name].append(sim.serve(data, [stable // _WIDTH, size]))
         previous = data
+    summaries_before(len(record.requests))
     # The last call, scripted or not, shows the context the session ends with.
     final = built[-1][0] if built else []
     unfinished = list(exchange.get("unfinished") or ())
@@ -256,6 +286,10 @@ def score(
         first_request_kept=bool(first) and any(first in m.text() for m in final),
         summary_calls=record.summary_calls,
         wall_time_s=round(record.wall_time_s, 4),
+        summary_prompt_tokens=summary_sizes,
+        summary_hit_tokens=summary_hits,
+        summary_input_tokens=sum(summary_sizes),
+        summary_output_tokens=len(summary_sizes) * RECORDED_SUMMARY_TOKENS,
     )
 
 
