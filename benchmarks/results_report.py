@@ -30,6 +30,7 @@ from typing import Any
 from benchmarks import (
     checkpoint_quality,
     fair_report,
+    headline_table,
     real_replay,
     summary_pricing,
     throughput,
@@ -653,6 +654,9 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
         + ".",
         "",
     ]
+    lines += headline_table.section(
+        fair_report._comparison(results), fair_report.providers(results)
+    )
     lines += fair_report.headline_lines(results)
     lines += peer_headline(results)
     lines += fair_report.prices_section(results)
