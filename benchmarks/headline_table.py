@@ -55,13 +55,13 @@ def why(ours: Mapping[str, Any], rival: Mapping[str, Any], provider: str) -> str
     if abs(summary_delta) > abs(request_delta):
         lead = "summary calls decide it" if summary_delta else "the same cost"
         return (
-            f"{lead}: {calls} ({summary_delta:+.3f} USD); requests {request_delta:+.3f} USD: "
+            f"{lead}: {calls} ({summary_delta:+.4f} USD); requests {request_delta:+.4f} USD: "
             f"{parts}"
         )
     if round(request_delta, 6) == 0 and round(summary_delta, 6) == 0:
         return f"the same requests and summary calls: {parts}; {calls}"
     lead = "B's requests cost less" if request_delta < 0 else "B's requests cost more"
-    return f"{lead} ({request_delta:+.3f} USD): {parts}; {calls} ({summary_delta:+.3f} USD)"
+    return f"{lead} ({request_delta:+.4f} USD): {parts}; {calls} ({summary_delta:+.4f} USD)"
 
 
 def rows(comparison: Mapping[str, Any], providers: Sequence[str]) -> list[dict[str, Any]]:

@@ -61,4 +61,4 @@ def test_without_peers_b_meets_our_other_designs() -> None:
     [entry] = rows(comparison, ["openai"])
     assert entry["rival"] == "C"
     assert not entry["cheaper"]
-    assert entry["why"].startswith("B's requests cost more (+0.100 USD)")
+    assert entry["why"].startswith("B's requests cost more (+0.1000 USD)")
