@@ -38,6 +38,7 @@ from typing import Any
 
 from benchmarks.checkpoint_probes import PROBES, probe
 from benchmarks.probe_reading import Compaction, LogSoFar
+from benchmarks.real_replay import transcripts_folder
 from benchmarks.stub_model import StubModel
 from benchmarks.summary_cache import stand_in_answer
 from compaction import (
@@ -56,7 +57,7 @@ from compaction.importers import load
 from harness.simulation import generate
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
+DEFAULT_TRANSCRIPTS = transcripts_folder()
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "checkpoint_quality.json"
 SUFFIXES = (".jsonl", ".json", ".traj")
 SUMMARIZERS: tuple[str, ...] = ("extractive", "openai")

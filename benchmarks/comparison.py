@@ -10,8 +10,10 @@ and per peer configuration with:
   message);
 - ``cost``: the session's cost under each provider's prices (`harness.simulation.pricing`): input by
   that provider's cache model, plus the session's output tokens, which every run shares (the
-  same scripted replies; summarizer calls are not priced: B's extractive and blind summarizers
-  make none, the peers' fake ones stand for calls a real run would pay);
+  same scripted replies) and every summary call (`benchmarks.summary_pricing`: the request the
+  design sent its summarizer model, priced under the same cache model, and a summary of the
+  recorded length out; B's extractive and content-blind runs make none); ``cost_without_summaries``
+  leaves those calls out; ``summary_calls``, ``summary_input_tokens``, ``summary_output_tokens``;
 - ``every_call``: the share of calls, made while the latest todo list had unfinished items,
   whose request shows every one at its latest status; ``after_compaction``: the same, counted
   over the unfinished items at each compaction and at the last call (ours only);
@@ -33,7 +35,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.simulation import PriceTable, default_prices, session_cost
+from benchmarks.summary_pricing import costs_with_summaries, record_fields
+from harness.simulation import PriceTable, default_prices
 
 
 def _prices(results: Mapping[str, Any]) -> PriceTable:
@@ -41,11 +44,25 @@ def _prices(results: Mapping[str, Any]) -> PriceTable:
 
 
 def _costs(
-    table: PriceTable, prompts: Sequence[int], hits: Mapping[str, Sequence[int]], output: int
+    table: PriceTable,
+    prompts: Sequence[int],
+    hits: Mapping[str, Sequence[int]],
+    output: int,
+    summary: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """Return the row's cost fields: with its summary calls, without, and the call counts."""
+    with_calls, without = costs_with_summaries(table, prompts, hits, output, summary)
+    return {"cost": with_calls, "cost_without_summaries": without, **record_fields(summary)}
+
+
+def peer_summary(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a peer record's summary block (`benchmarks.summary_pricing`) from its metrics."""
     return {
-        name: session_cost(price, prompts, hits[price.cache_model], output).as_dict()
-        for name, price in table.providers.items()
+        "calls": len(metrics.get("summary_prompt_tokens") or ()),
+        "prompt_tokens": list(metrics.get("summary_prompt_tokens") or ()),
+        "hits": dict(metrics.get("summary_hit_tokens") or {}),
+        "input_tokens": metrics.get("summary_input_tokens", 0),
+        "output_tokens": metrics.get("summary_output_tokens", 0),
     }
 
 
@@ -71,7 +88,7 @@ def strategy_row(run: Mapping[str, Any], output: int, table: PriceTable) -> dict
         "messages": sum(prompts) - sum(fixed),
         "first_fixed": fixed[0] if fixed else 0,
         "peak": max(prompts, default=0),
-        "cost": _costs(table, prompts, per["hits"], output),
+        **_costs(table, prompts, per["hits"], output, run.get("summary")),
         "every_call": run["request_retention"],
         "after_compaction": ret["rate"],
         "after_compaction_counts": [ret["kept"], ret["expected"]],
@@ -98,7 +115,7 @@ def peer_row(record: Mapping[str, Any], output: int, table: PriceTable) -> dict[
         "messages": m["summed_input_tokens"] - sum(fixed),
         "first_fixed": fixed[0] if fixed else 0,
         "peak": m["peak_input_tokens"],
-        "cost": _costs(table, prompts, m["cache_hit_tokens"], output),
+        **_costs(table, prompts, m["cache_hit_tokens"], output, peer_summary(m)),
         "every_call": m["todo_retention_rate"],
         "after_compaction": None,
         "after_compaction_counts": None,
@@ -152,6 +169,13 @@ def compare(results: Mapping[str, Any]) -> dict[str, Any]:
         if session not in outputs:
             continue
         sessions.setdefault(session, []).append(strategy_row(run, outputs[session], table))
+    real = results.get("real_replay") or {}
+    for run in real.get("records") or ():
+        if "per_request" in run:  # real sessions: replayed like the generated ones
+            sessions.setdefault(run["session"], []).append(
+                strategy_row(run, run["output_tokens"], table)
+            )
+            outputs = {**outputs, run["session"]: run["output_tokens"]}
     peers = results.get("peers") or {}
     for record in peers.get("records") or () if peers.get("available") else ():
         session = record.get("session")

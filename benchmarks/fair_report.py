@@ -92,7 +92,10 @@ def comparison_section(results: Mapping[str, Any]) -> list[str]:
         "Summed input tokens split into the fixed prompt (tool catalog + system message of "
         "every request) and messages; `first fixed`: the first request's fixed prompt. Cost: "
         "input priced by each provider's cache model plus the session's output tokens (the "
-        "same for every run). `every call`: calls whose request shows every unfinished todo at "
+        "same for every run), plus every summary call (`summary calls`: the request sent to the "
+        "summarizer model, priced under the same cache model, and a summary of the recorded "
+        "length out; `benchmarks/summary_pricing.py`). `every call`: calls whose request "
+        "shows every unfinished todo at "
         "its latest status; `after compaction`: unfinished items kept at each compaction and "
         f"the last call (ours). Matched whole-request budget: {comp['budget'] or 'not set'}; "
         "a row marked *other budget* triggered elsewhere and is not compared.",
@@ -104,6 +107,7 @@ def comparison_section(results: Mapping[str, Any]) -> list[str]:
         "fixed + messages",
         "first fixed",
         *(f"cost {n}" for n in names),
+        "summary calls",
         "every call",
         "after compaction",
     ]
@@ -119,6 +123,7 @@ def comparison_section(results: Mapping[str, Any]) -> list[str]:
                     f"{r['fixed']:,} + {r['messages']:,}",
                     f"{r['first_fixed']:,}",
                     *(_usd(r["cost"][n]["usd"]) for n in names),
+                    str(r.get("summary_calls", 0)),
                     _pct(r["every_call"]),
                     "-"
                     if counts is None

@@ -22,26 +22,42 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from compaction import CompactionPolicy, get_tokenizer
+from benchmarks import summary_pricing
+from compaction import CompactionPolicy, EventData, Message, get_tokenizer
 from compaction.events import TaskCreateData, TaskUpdateData
 from compaction.importers import load
 from harness.simulation import (
-    BLIND_RUNS,
-    STRATEGIES,
-    blind_summarizer,
+    PROVIDER_MODELS,
     default_prices,
     log_payloads,
     output_tokens,
     replay,
-    session_cost,
+    user_tools,
 )
+from harness.simulation.context_strategies import TODO_TOOL, TODO_TOOL_NAMES
+from harness.simulation.session_exchange import to_exchange
 
-TRANSCRIPTS = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
-"""The shared real transcripts (``../shared/transcripts``)."""
+
+def transcripts_folder() -> Path:
+    """Return the shared real transcripts folder.
+
+    ``$HARNESS_TRANSCRIPTS``, else ``../shared/transcripts`` of the checkout (or of the folder
+    above it, for a worktree): the first that exists.
+    """
+    root = Path(__file__).resolve().parents[1]
+    env = os.environ.get("HARNESS_TRANSCRIPTS")
+    found = [Path(env)] if env else []
+    found += [root.parent / "shared" / "transcripts", root.parents[1] / "shared" / "transcripts"]
+    return next((d for d in found if d.is_dir()), found[0])
+
+
+TRANSCRIPTS = transcripts_folder()
+"""The shared real transcripts (``../shared/transcripts``; see `transcripts_folder`)."""
 
 REAL_SESSIONS: Mapping[str, str] = {
     "real-claude-code-2.1.7-todowrite-cd95": (
@@ -71,8 +87,39 @@ Progress = Callable[[str], None]
 
 
 def run_names() -> list[str]:
-    """Return every run: the strategies, then the content-blind runs."""
-    return [*STRATEGIES, *(run for run, _ in BLIND_RUNS)]
+    """Return every run: the strategies, the content-blind runs, B with its LLM summarizer."""
+    return summary_pricing.run_names()
+
+
+def session_tools(payloads: Sequence[EventData]) -> list[dict[str, Any]]:
+    """Return the tool specs a real session's replay sends.
+
+    The generated sessions' catalog plus one open spec per other tool the session calls (sorted
+    by name; the todo tools are the builder's own). The peers' exchange files carry the same
+    list, so every design sends the same tools.
+    """
+    known = {spec["function"]["name"] for spec in user_tools()} | TODO_TOOL_NAMES
+    called = sorted(
+        {
+            call.function.name
+            for p in payloads
+            if isinstance(p, Message) and p.tool_calls
+            for call in p.tool_calls
+        }
+        - known
+    )
+    extra = [
+        {
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": f"The recorded session's {name} tool.",
+                "parameters": {"type": "object", "properties": {}},
+            },
+        }
+        for name in called
+    ]
+    return [*user_tools(), *extra]
 
 
 def replay_session(
@@ -81,27 +128,29 @@ def replay_session(
     """Replay one transcript under each of `runs`; return one record per run."""
     tok = get_tokenizer()
     payloads = log_payloads(load(path))
+    tools = session_tools(payloads)
     tasks = sum(isinstance(p, TaskCreateData | TaskUpdateData) for p in payloads)
     out_tokens = output_tokens(payloads, tok)
-    prices = default_prices().providers
-    blind = dict(BLIND_RUNS)
+    table = default_prices()
+    models = [m.name for m in PROVIDER_MODELS]
     records = []
     for run in runs:
-        result = replay(
-            payloads,
-            STRATEGIES[blind.get(run, run)],
-            policy=policy,
-            tokenizer=tok,
-            session_name=name,
-            summarizer=blind_summarizer if run in blind else None,
-        )
+        with summary_pricing.run_summarizer(run, tok) as summarizer:
+            result = replay(
+                payloads,
+                summary_pricing.strategy_of(run),
+                policy=policy,
+                tokenizer=tok,
+                session_name=name,
+                summarizer=summarizer,
+                tools=tools,
+            )
         prompts = [r.prompt_tokens for r in result.records]
-        cost = {
-            provider: session_cost(
-                price, prompts, [r.hits[price.cache_model] for r in result.records], out_tokens
-            ).as_dict()
-            for provider, price in prices.items()
-        }
+        hits = {m: [r.hits[m] for r in result.records] for m in models}
+        summary = summary_pricing.from_replay(result.summary_calls, models)
+        cost, without = summary_pricing.costs_with_summaries(
+            table, prompts, hits, out_tokens, summary
+        )
         records.append(
             {
                 "session": name,
@@ -113,16 +162,88 @@ def replay_session(
                 "peak_input_tokens": max(prompts, default=0),
                 "output_tokens": out_tokens,
                 "cost": cost,
+                "cost_without_summaries": without,
+                **summary_pricing.record_fields(summary),
+                "summary": summary,
                 "todo_checks": result.todo_checks,
                 "every_call": round(result.request_retention, 6),
+                "request_retention": result.request_retention,
                 "kept": result.kept,
                 "expected": result.expected,
+                "retention": {
+                    "expected": result.expected,
+                    "kept": result.kept,
+                    "rate": result.retention,
+                },
                 "task_events": tasks,
                 "task_checks": result.task_checks,
                 "task_every_call": round(result.task_retention, 6),
+                "budget": policy.trigger_tokens,
+                "per_request": {
+                    "prompt_tokens": prompts,
+                    "fixed_tokens": [r.fixed_tokens for r in result.records],
+                    "checkpoint_tokens": [r.checkpoint_tokens for r in result.records],
+                    "hits": hits,
+                    "compacted": [r.index for r in result.records if r.compacted],
+                },
             }
         )
     return records
+
+
+def peer_payloads(payloads: Sequence[EventData]) -> list[EventData]:
+    """Return a real session's payloads as the peers' drivers take them.
+
+    A todo-tool call (``TodoWrite``) becomes a ``todo_write`` call, which each driver turns into
+    its peer's own todo tool, with each item's ``content`` and ``status`` (the fields every
+    peer's tool takes); every other call is kept as recorded.
+    """
+    out: list[EventData] = []
+    for p in payloads:
+        if isinstance(p, Message) and p.tool_calls:
+            raw = p.model_dump(mode="json", exclude_none=True)
+            for call in raw.get("tool_calls") or ():
+                function = call["function"]
+                if function["name"] in TODO_TOOL_NAMES:
+                    try:
+                        todos = json.loads(function["arguments"] or "{}").get("todos") or []
+                    except (ValueError, AttributeError):
+                        continue
+                    items = [
+                        {"content": str(t.get("content", "")), "status": str(t.get("status"))}
+                        for t in todos
+                        if isinstance(t, dict)
+                    ]
+                    function["name"] = TODO_TOOL
+                    function["arguments"] = json.dumps({"todos": items}, ensure_ascii=False)
+            out.append(Message.model_validate(raw))
+        else:
+            out.append(p)
+    return out
+
+
+def write_exchanges(
+    out_dir: Path, *, folder: Path = TRANSCRIPTS, sessions: Sequence[str] | None = None
+) -> list[Path]:
+    """Write the named real sessions (default: all present) as exchange files for the peers.
+
+    Each file carries the session's name, its source file and the same tool specs as our replay
+    of it (`session_tools`); a missing transcript is left out.
+    """
+    paths = []
+    for name in sessions if sessions is not None else list(REAL_SESSIONS):
+        source = folder / REAL_SESSIONS[name]
+        if not source.is_file():
+            continue
+        payloads = log_payloads(load(source))
+        doc = to_exchange(peer_payloads(payloads), name=name, source=source.name)
+        doc["tools"] = session_tools(payloads)
+        target = out_dir / f"{name}.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True)
+        target.write_text(text + "\n", encoding="utf-8")
+        paths.append(target)
+    return paths
 
 
 def run(

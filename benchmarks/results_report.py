@@ -27,17 +27,23 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import checkpoint_quality, fair_report, real_replay, throughput, usage_check
+from benchmarks import (
+    checkpoint_quality,
+    fair_report,
+    headline_table,
+    real_replay,
+    summary_pricing,
+    throughput,
+    usage_check,
+)
 from compaction import CompactionPolicy, get_tokenizer
 from harness.simulation import (
     BASELINE,
-    BLIND_RUNS,
     PROVIDER_MODELS,
     STRATEGIES,
     SWITCH_VARIANTS,
     TODO_STRATEGIES,
     ReplayResult,
-    blind_summarizer,
     generate,
     output_tokens,
     replay,
@@ -47,7 +53,7 @@ RESULTS_FORMAT = "context-harness/bench"
 RESULTS_VERSION = 1
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 """Where ``harness bench`` writes by default: ``benchmarks/results/``."""
-TRANSCRIPTS = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
+TRANSCRIPTS = real_replay.TRANSCRIPTS
 """Real recorded sessions (``../shared/transcripts``) for the cache-model check."""
 MODEL_NAMES: tuple[str, ...] = tuple(m.name for m in PROVIDER_MODELS)
 COMPACTING: tuple[str, ...] = tuple(n for n, s in STRATEGIES.items() if s.compaction)
@@ -120,6 +126,7 @@ def session_name(turns: int, seed: int) -> str:
 def run_summary(result: ReplayResult) -> dict[str, Any]:
     """Return one strategy-on-session run as plain data, per-request series included."""
     prompts = [r.prompt_tokens for r in result.records]
+    summary = summary_pricing.from_replay(result.summary_calls, MODEL_NAMES)
     return {
         "strategy": result.strategy,
         "session": result.session,
@@ -143,6 +150,8 @@ def run_summary(result: ReplayResult) -> dict[str, Any]:
         "task_retention": result.task_retention,
         "first_request_kept": result.first_request_kept,
         "seconds": round(result.seconds, 3),
+        **summary_pricing.record_fields(summary),
+        "summary": summary,
         "per_request": {
             "prompt_tokens": prompts,
             "fixed_tokens": [r.fixed_tokens for r in result.records],
@@ -174,16 +183,16 @@ def read_peers(path: Path) -> dict[str, Any]:
 
 def replay_one(config: BenchConfig, turns: int, seed: int, run_name: str) -> dict[str, Any]:
     """Replay one run (a strategy, or a content-blind run) on one session; return its summary."""
-    blind = dict(BLIND_RUNS)
-    strategy = STRATEGIES[blind.get(run_name, run_name)]
-    result = replay(
-        generate(turns, seed),
-        strategy,
-        policy=config.policy(),
-        tokenizer=get_tokenizer(config.tokenizer),
-        session_name=session_name(turns, seed),
-        summarizer=blind_summarizer if run_name in blind else None,
-    )
+    tok = get_tokenizer(config.tokenizer)
+    with summary_pricing.run_summarizer(run_name, tok) as summarizer:
+        result = replay(
+            generate(turns, seed),
+            summary_pricing.strategy_of(run_name),
+            policy=config.policy(),
+            tokenizer=tok,
+            session_name=session_name(turns, seed),
+            summarizer=summarizer,
+        )
     result.strategy = run_name
     return {**run_summary(result), "budget": config.budget}
 
@@ -202,7 +211,7 @@ def run_bench(
     """
     say = progress or (lambda _line: None)
     tok = get_tokenizer(config.tokenizer)
-    names = [*STRATEGIES, *(run for run, _ in BLIND_RUNS)]
+    names = summary_pricing.run_names()
     plan = [(t, s, n) for t, s in config.sessions for n in names]
     outputs = {session_name(t, s): output_tokens(generate(t, s), tok) for t, s in config.sessions}
     runs: list[dict[str, Any]] = []
@@ -638,6 +647,9 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
         + ".",
         "",
     ]
+    lines += headline_table.section(
+        fair_report._comparison(results), fair_report.providers(results)
+    )
     lines += fair_report.headline_lines(results)
     lines += peer_headline(results)
     lines += fair_report.prices_section(results)

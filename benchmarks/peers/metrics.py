@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from benchmarks.peers.drivers._common import extract_todo_lists
+from benchmarks.summary_pricing import RECORDED_SUMMARY_TOKENS
 from compaction import Message, Tokenizer
 from compaction.tokens import message_text
 from harness.simulation import (
@@ -51,6 +52,9 @@ class DriverRecord(BaseModel):
     wall_time_s: float
     versions: dict[str, str]
     summary_calls: int
+    summaries: list[dict[str, Any]] = []
+    """Per summary call: ``{"messages": [key, ...], "tools": key, "after": n}``, the prompt sent
+    to the summarizer model after ``n`` recorded model calls (older records have none)."""
     overruns: int = 0
     messages: dict[str, dict[str, Any]]
     """Each distinct message once, by key."""
@@ -99,6 +103,13 @@ class PeerMetrics(BaseModel):
     first_request_kept: bool
     summary_calls: int
     wall_time_s: float
+    summary_prompt_tokens: list[int] = []
+    """Input tokens of each summary call's request (the span and the framework's prompt)."""
+    summary_hit_tokens: dict[str, list[int]] = {}
+    """Per provider cache model: tokens served per summary call, fed in order with the rest."""
+    summary_input_tokens: int = 0
+    summary_output_tokens: int = 0
+    """Summary calls times `benchmarks.summary_pricing.RECORDED_SUMMARY_TOKENS`."""
 
 
 def load_record(path: Path) -> DriverRecord:
@@ -199,9 +210,21 @@ class _Calls:
     previous: bytes = b""
     checked: int = 0
     held: int = 0
+    summary_sizes: list[int] = field(default_factory=list)
+    summary_hits: dict[str, list[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.hits = {name: [] for name in self.sims}
+        self.summary_hits = {name: [] for name in self.sims}
+
+    def add_summary(self, sent: Sequence[Message], tools: Sequence[Mapping[str, Any]]) -> None:
+        """Feed one summary call (the request the design sent its summarizer) to the caches."""
+        lines = [self.segments(line) for line in request_lines(sent, tools)]
+        blob = b"".join(lines)
+        stable = len(lines[0]) + (len(lines[1]) if sent and sent[0].role == "system" else 0)
+        self.summary_sizes.append(len(blob) // _WIDTH)
+        for name, sim in self.sims.items():
+            self.summary_hits[name].append(sim.serve(blob, [stable // _WIDTH, len(blob) // _WIDTH]))
 
     def add(
         self,
@@ -251,10 +274,21 @@ def score(
     calls = _Calls(SegmentTokens(tokenizer), {m.name: m.simulator() for m in cache_models})
     built = prompts(record)
     truths = todo_truth(exchange)
-    for (messages, tools), request in zip(built, record.requests, strict=True):
+    cache = {key: to_message(raw) for key, raw in record.messages.items()}
+    pending = sorted(record.summaries, key=lambda c: int(c["after"]))
+
+    def summaries_before(index: int) -> None:
+        """Feed the summary calls made before recorded call `index` to the caches, in order."""
+        while pending and int(pending[0]["after"]) <= index:
+            call = pending.pop(0)
+            calls.add_summary([cache[key] for key in call["messages"]], record.tools[call["tools"]])
+
+    for index, ((messages, tools), request) in enumerate(zip(built, record.requests, strict=True)):
+        summaries_before(index)
         if not request.get("overrun"):
             n = len(calls.sizes)
             calls.add(messages, tools, truths[n] if n < len(truths) else [])
+    summaries_before(len(record.requests))
     sizes, hits, reused = calls.sizes, calls.hits, calls.reused
     # The last call, scripted or not, shows the context the session ends with.
     final = built[-1][0] if built else []
@@ -284,6 +318,10 @@ def score(
         first_request_kept=bool(first) and any(first in m.text() for m in final),
         summary_calls=record.summary_calls,
         wall_time_s=round(record.wall_time_s, 4),
+        summary_prompt_tokens=calls.summary_sizes,
+        summary_hit_tokens=calls.summary_hits,
+        summary_input_tokens=sum(calls.summary_sizes),
+        summary_output_tokens=len(calls.summary_sizes) * RECORDED_SUMMARY_TOKENS,
     )
 
 

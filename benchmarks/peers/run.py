@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -98,17 +99,34 @@ class Job:
     session: Path
 
 
-def default_sessions(work_dir: Path, *, quick: bool = False) -> list[Path]:
-    """Generate the benchmark sessions as exchange files in `work_dir` and return their paths."""
+SESSION_SETS = ("all", "synthetic", "real")
+"""Which sessions a run takes: the generated ones, the shared real transcripts, or both."""
+
+
+def default_sessions(
+    work_dir: Path, *, quick: bool = False, which: str = "all", generated: int | None = None
+) -> list[Path]:
+    """Write the benchmark sessions as exchange files in `work_dir` and return their paths.
+
+    The generated sessions, then the shared real transcripts (`benchmarks.real_replay`: the
+    same sessions our strategies replay, named for where each came from; a quick run takes the
+    one short transcript); `which` picks one set (`SESSION_SETS`); `generated` keeps the first
+    that many generated sessions (all by default).
+    """
+    from benchmarks import real_replay
     from harness.simulation import dump_exchange, generate
 
-    shapes = [(4, 0)] if quick else [(12, 0), (12, 1), (24, 2)]
+    shapes = [] if which == "real" else [(4, 0)] if quick else [(12, 0), (12, 1), (24, 2)]
+    shapes = shapes[:generated] if generated is not None else shapes
+    real = None if which == "synthetic" else real_replay.QUICK_SESSIONS if quick else None
     paths = []
     for turns, seed in shapes:
         name = f"synthetic-t{turns}-s{seed}"
         path = work_dir / f"{name}.json"
         dump_exchange(generate(turns, seed), path, name=name, turns=turns, seed=seed)
         paths.append(path)
+    if which != "synthetic":
+        paths += real_replay.write_exchanges(work_dir, sessions=real)
     return paths
 
 
@@ -168,11 +186,12 @@ def plan(
     quick: bool = False,
     only: Sequence[str] = (),
     variants: Sequence[str] = (),
+    summarizers: Sequence[str] = (),
 ) -> list[Job]:
     """Return every job, in record order: peer, variant, summarizer, session.
 
-    `only` limits the jobs to the named peers, `variants` to the named variants (everything
-    when empty).
+    `only` limits the jobs to the named peers, `variants` to the named variants, `summarizers`
+    to the named fake summarizers (everything when empty).
     """
     unknown = sorted(set(only) - {p.name for p in PEERS})
     if unknown:
@@ -184,8 +203,10 @@ def plan(
         for variant in peer.variants[:1] if quick and not variants else peer.variants:
             if variants and variant not in variants:
                 continue
-            summarizers = peer.summarizers[-1:] if quick else peer.summarizers
-            for summarizer in summarizers:
+            chosen = peer.summarizers[-1:] if quick else peer.summarizers
+            for summarizer in chosen:
+                if summarizers and summarizer not in summarizers:
+                    continue
                 jobs.extend(Job(peer, variant, summarizer, s) for s in sessions)
     return jobs
 
@@ -202,6 +223,7 @@ def run_peers(
     progress: Callable[[str], None] | None = None,
     only: Sequence[str] = (),
     variants: Sequence[str] = (),
+    summarizers: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """Run every peer on every session; write ``out_dir/peers.json`` and return its records.
 
@@ -222,18 +244,27 @@ def run_peers(
         progress: called with one line per finished record.
         only: run just these peers (by name); keep the other records from ``peers.json``.
         variants: run just these variants of them (the others' records are kept too).
+        summarizers: run just these fake summarizers.
+
+    Each finished record is also written at once to ``out_dir/peers.partial.json`` (in finish
+    order), so a long run that is stopped keeps what it measured.
     """
     tokenizer = get_tokenizer("o200k_base")
     statuses: dict[str, VenvStatus] = {}
     needed = {p.env for p in PEERS if p.driver is not None and (not only or p.name in only)}
     for name in sorted(needed):
         statuses[name] = ensure_venv(ENVS[name], venv_root or default_root(), install=install)
-    jobs = plan(sessions, quick=quick, only=only, variants=variants)
+    jobs = plan(sessions, quick=quick, only=only, variants=variants, summarizers=summarizers)
+    finished: list[dict[str, Any]] = []
+    lock = threading.Lock()
     with tempfile.TemporaryDirectory(prefix="peers-") as raw_dir:
         raw = Path(raw_dir)
 
         def one(job: Job) -> dict[str, Any]:
             result = _run_or_skip(job, statuses, raw, budget, tokenizer)
+            with lock:
+                finished.append(result)
+                write_results(finished, out_dir / "peers.partial.json", budget=budget)
             if progress is not None:
                 progress(_line(result))
             return result
@@ -242,25 +273,31 @@ def run_peers(
             records = list(pool.map(one, jobs))
     if only:
         order = {p.name: i for i, p in enumerate(PEERS)}
-        rerun = {(r.get("peer"), r.get("variant")) for r in records}
+        rerun = {(r.get("peer"), r.get("variant"), r.get("session")) for r in records}
         kept = _kept_records(out_dir / "peers.json", budget, rerun)
         records = sorted(kept + records, key=lambda r: order.get(r.get("peer", ""), len(order)))
     write_results(records, out_dir / "peers.json", budget=budget)
     return records
 
 
-def _kept_records(path: Path, budget: int, rerun: set[tuple[Any, Any]]) -> list[dict[str, Any]]:
+def _kept_records(
+    path: Path, budget: int, rerun: set[tuple[Any, Any, Any]]
+) -> list[dict[str, Any]]:
     """Return the records of an earlier ``peers.json`` at `budget` that this run did not redo.
 
-    `rerun` holds the (peer, variant) pairs just measured; every other record stays, the other
-    variants of a rerun peer included.
+    `rerun` holds the (peer, variant, session) triples just measured; every other record stays,
+    the other variants and sessions of a rerun peer included.
     """
     if not path.is_file():
         return []
     doc = json.loads(path.read_text(encoding="utf-8"))
     if doc.get("budget") != budget:
         raise ValueError(f"{path} was measured at budget {doc.get('budget')}, not {budget}")
-    return [r for r in doc.get("records") or () if (r.get("peer"), r.get("variant")) not in rerun]
+    return [
+        r
+        for r in doc.get("records") or ()
+        if (r.get("peer"), r.get("variant"), r.get("session")) not in rerun
+    ]
 
 
 def _run_or_skip(
@@ -403,9 +440,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="NAME",
         help="run just this variant of them (repeatable); its other variants stay too",
     )
+    parser.add_argument(
+        "--summarizer",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run just this fake summarizer (repeatable; structural, copy-todos, none)",
+    )
+    parser.add_argument(
+        "--sessions",
+        choices=SESSION_SETS,
+        default="all",
+        help="the generated sessions, the shared real transcripts, or both (default)",
+    )
+    parser.add_argument(
+        "--generated",
+        type=int,
+        default=None,
+        metavar="N",
+        help="keep the first N generated sessions (default: all three)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="peer-sessions-") as tmp:
-        sessions = default_sessions(Path(tmp), quick=args.quick)
+        sessions = default_sessions(
+            Path(tmp), quick=args.quick, which=args.sessions, generated=args.generated
+        )
         records = run_peers(
             sessions,
             args.out,
@@ -416,6 +475,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress=print,
             only=args.only,
             variants=args.variant,
+            summarizers=args.summarizer,
         )
     print(summary_table(records))
     print(f"wrote {args.out / 'peers.json'} ({len(records)} records)")

@@ -548,6 +548,7 @@ def replay(
     workdir: Path | None = None,
     on_request: Callable[[RequestRecord], None] | None = None,
     summarizer: SummarizerFor | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
 ) -> ReplayResult:
     """Replay a session's payloads under a strategy; return one record per model call.
 
@@ -562,6 +563,8 @@ def replay(
         on_request: called with each record as it is made (progress bars).
         summarizer: makes each compaction's summarizer from the current request (default: the
             compactor's extractive summarizer); its model calls land in `summary_calls`.
+        tools: the session's own tools, OpenAI function specs (default: the generated sessions'
+            `user_tools`; a real transcript's replay passes the tools it calls).
     """
     tok = tokenizer or get_tokenizer()
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
@@ -577,7 +580,9 @@ def replay(
             strategy=strategy,
             session=session,
             builder=PromptBuilder(
-                ToolCatalog(user_tools()), strategy=strategy.tools, environment=ENVIRONMENT
+                ToolCatalog(tuple(tools) if tools is not None else user_tools()),
+                strategy=strategy.tools,
+                environment=ENVIRONMENT,
             ),
             policy=policy,
             tokens=SegmentTokens(tok),

@@ -128,12 +128,14 @@ PLAN_STEPS: tuple[tuple[Kind, str], ...] = (
 APPROVE = "The plan looks good. Go ahead, and keep the export memory-bounded."
 INTERRUPT = "Stop that for now, something more urgent came up; we'll come back to it. {request}"
 NARRATION = (
-    "Let me look at {what} first.",
-    "I'll check {what} before changing anything.",
-    "Next, {what}.",
-    "Now {what}.",
-    "That explains it. Moving on to {what}.",
+    "First I'll {what}.",
+    "I'll {what} before changing anything else.",
+    "Next, I'll {what}.",
+    "Now to {what}.",
+    "That explains it. Next I'll {what}.",
 )
+"""Narration before a step's tool calls; `{what}` is the todo item, an imperative verb phrase
+("fix the upload handling"), so each template takes a verb phrase, never a noun."""
 
 
 def code_line(r: random.Random, word: str) -> str:

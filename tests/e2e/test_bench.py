@@ -96,7 +96,7 @@ class TestBenchQuick:
     def test_every_strategy_on_every_session(self, results):
         """Each strategy ran on each session, with at least one model call."""
         sessions = {r["session"] for r in results["runs"]}
-        strategies = set(results["strategies"]) | {"B:blind", "A:blind"}
+        strategies = set(results["strategies"]) | {"B:blind", "A:blind", "B:llm"}
         assert {(r["strategy"], r["session"]) for r in results["runs"]} == {
             (s, n) for s in strategies for n in sessions
         }
@@ -223,5 +223,27 @@ def test_real_transcripts_replayed_or_said_missing(bench: Path, results: dict[st
         assert "Skipped:" in report
         return
     runs = {r["strategy"] for r in real["records"]}
-    assert runs == set(results["strategies"]) | {"B:blind", "A:blind"}
+    assert runs == set(results["strategies"]) | {"B:blind", "A:blind", "B:llm"}
     assert all(r["session"].startswith("real-") for r in real["records"])
+
+
+def test_every_record_prices_its_summary_calls(results: dict[str, Any]) -> None:
+    """Every record says its summary calls; only B:llm makes any, one per compaction.
+
+    Its cost with them exceeds its cost without; every other run's is the same.
+    """
+    records = [*results["runs"], *results["real_replay"]["records"]]
+    assert records
+    for r in records:
+        for field in ("summary_calls", "summary_input_tokens", "summary_output_tokens"):
+            assert field in r, (r["strategy"], field)
+        if r["strategy"] != "B:llm":
+            assert r["summary_calls"] == 0
+    for r in results["runs"]:
+        if r["strategy"] == "B:llm":
+            assert r["summary_calls"] == r["compactions"] > 0
+    rows = [row for rows in results["comparison"]["sessions"].values() for row in rows]
+    for row in rows:
+        for name, cost in row["cost"].items():
+            without = row["cost_without_summaries"][name]["usd"]
+            assert (cost["usd"] > without) == (row["summary_calls"] > 0)

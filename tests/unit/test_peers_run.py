@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks import real_replay
 from benchmarks.peers import run as run_module
 from benchmarks.peers.run import (
     ENVS,
@@ -21,6 +22,8 @@ from benchmarks.peers.run import (
     write_results,
 )
 from benchmarks.peers.venvs import MARKER, PeerEnv, ensure_venv, find_python, is_ready
+from compaction.importers import load
+from harness.simulation import log_payloads
 
 
 class TestPlan:
@@ -69,18 +72,50 @@ class TestPlan:
 
 class TestDefaultSessions:
     def test_quick_writes_one_exchange_file(self, tmp_path: Path):
-        """The quick set is one short session, written in the exchange format."""
-        [path] = default_sessions(tmp_path, quick=True)
+        """The quick generated set is one short session, written in the exchange format."""
+        [path] = default_sessions(tmp_path, quick=True, which="synthetic")
         doc = json.loads(path.read_text(encoding="utf-8"))
         assert doc["format"] == "context-harness/session-exchange"
         assert doc["meta"]["name"] == path.stem
         assert doc["unfinished"]
 
+    def test_quick_run_replays_the_short_real_transcript(self, tmp_path: Path):
+        """A quick run's sessions: the short generated one, then the short real transcript.
+
+        The transcript is named for where it came from and carries the tools our replay of it
+        sends; every peer has a job on it.
+        """
+        folder = real_replay.TRANSCRIPTS
+        if not (folder / real_replay.REAL_SESSIONS[real_replay.QUICK_SESSIONS[0]]).is_file():
+            pytest.skip(f"the shared transcripts are not in {folder}")
+        synthetic, real = default_sessions(tmp_path, quick=True)
+        assert synthetic.stem == "synthetic-t4-s0"
+        assert real.stem == "real-swe-agent-gpt4-pydicom-1458"
+        doc = json.loads(real.read_text(encoding="utf-8"))
+        assert doc["meta"] == {"name": real.stem, "source": "swe-agent_gpt4_pydicom-1458.traj"}
+        source = folder / doc["meta"]["source"]
+        payloads = log_payloads(load(source))
+        assert doc["tools"] == real_replay.session_tools(payloads)
+        called = {
+            c["function"]["name"]
+            for t in doc["turns"]
+            for m in t["messages"]
+            for c in m.get("tool_calls") or ()
+        }
+        assert called <= {spec["function"]["name"] for spec in doc["tools"]}
+        jobs = plan([synthetic, real], quick=True)
+        assert {j.peer.name for j in jobs if j.session == real} == {p.name for p in PEERS}
+
+    def test_real_only_set(self, tmp_path: Path):
+        """`which="real"` writes no generated session."""
+        paths = default_sessions(tmp_path, quick=True, which="real")
+        assert all(p.stem.startswith("real-") for p in paths)
+
 
 class TestRunPeers:
     def test_missing_venvs_are_skipped_with_a_reason(self, tmp_path: Path):
         """Without venvs and without permission to install, every peer is skipped, none faked."""
-        [session] = default_sessions(tmp_path, quick=True)
+        [session] = default_sessions(tmp_path, quick=True, which="synthetic")
         records = run_peers(
             [session], tmp_path / "out", quick=True, install=False, venv_root=tmp_path / "none"
         )
@@ -93,7 +128,7 @@ class TestRunPeers:
 
     def test_peer_without_driver_is_skipped(self, tmp_path: Path, monkeypatch):
         """A peer with no driver is skipped, naming the Python it needs."""
-        [session] = default_sessions(tmp_path, quick=True)
+        [session] = default_sessions(tmp_path, quick=True, which="synthetic")
         spec = PeerSpec("x", "openhands", None, ("default",), ("structural",))
         monkeypatch.setattr(run_module, "PEERS", (spec,))
         [record] = run_peers([session], tmp_path / "out", install=False)
@@ -103,7 +138,7 @@ class TestRunPeers:
 
     def test_only_keeps_the_other_peers_records(self, tmp_path: Path):
         """Rerunning one peer keeps the others' records from peers.json at the same budget."""
-        [session] = default_sessions(tmp_path, quick=True)
+        [session] = default_sessions(tmp_path, quick=True, which="synthetic")
         out = tmp_path / "out"
         earlier = {"peer": "langchain-trim", "variant": "default", "session": "s", "status": "ok"}
         write_results([earlier], out / "peers.json", budget=24_000)
@@ -125,11 +160,13 @@ class TestRunPeers:
 
     def test_a_rerun_variant_keeps_the_peers_other_variants(self, tmp_path: Path):
         """Rerunning one variant replaces its records only: the same peer's others stay."""
-        [session] = default_sessions(tmp_path, quick=True)
+        [session] = default_sessions(tmp_path, quick=True, which="synthetic")
         out = tmp_path / "out"
-        other = {"peer": "openhands-condenser", "variant": "defaults", "session": "s", "ok": 1}
-        stale = {"peer": "openhands-condenser", "variant": "tokens", "session": "s", "ok": 0}
-        write_results([other, stale], out / "peers.json", budget=24_000)
+        name = session.stem
+        other = {"peer": "openhands-condenser", "variant": "defaults", "session": name, "ok": 1}
+        stale = {"peer": "openhands-condenser", "variant": "tokens", "session": name, "ok": 0}
+        elsewhere = {"peer": "openhands-condenser", "variant": "tokens", "session": "s", "ok": 2}
+        write_results([other, stale, elsewhere], out / "peers.json", budget=24_000)
         records = run_peers(
             [session],
             out,
@@ -141,9 +178,15 @@ class TestRunPeers:
         )
         assert other in records
         assert stale not in records
-        assert [r["variant"] for r in records if r["peer"] == "openhands-condenser"].count(
-            "tokens"
-        ) == 1
+        assert elsewhere in records  # a session the rerun did not take keeps its record
+        rerun = [
+            r
+            for r in records
+            if r["peer"] == "openhands-condenser"
+            and r["variant"] == "tokens"
+            and r["session"] == name
+        ]
+        assert len(rerun) == 1
 
 
 class TestWriteResults:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from harness.simulation import (
     user_tools,
     write_session,
 )
+from harness.simulation.session_profiles import PROFILES
+from harness.simulation.session_text import PLAN_STEPS, TEMPLATES
 
 
 def _modes_by_event(payloads: list[Any]) -> list[str | None]:
@@ -154,3 +157,28 @@ class TestExchange:
         path.write_text('{"format": "other"}')
         with pytest.raises(ValueError, match="not a context-harness/session-exchange"):
             load_exchange(path)
+
+
+STEP_VERBS = sorted(
+    {text.split()[0].lower() for _, steps in TEMPLATES for _, text in steps}
+    | {text.split()[0].lower() for _, text in PLAN_STEPS}
+)
+"""The verbs the todo items start with (each item is an imperative verb phrase)."""
+NOUN_SLOTS = ("look at", "check", "moving on to", "working on")
+"""Phrases that want a noun after them: a todo item there reads "look at fix the ..."."""
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_narration_takes_the_item_as_a_verb_phrase(profile: str, seed: int) -> None:
+    bad = re.compile(rf"\b(?:{'|'.join(NOUN_SLOTS)}) (?:{'|'.join(STEP_VERBS)})\b", re.IGNORECASE)
+    texts = [
+        p.text()
+        for p in generate(12, seed, profile)
+        if isinstance(p, Message) and p.role == "assistant" and p.content
+    ]
+    assert texts, "the session has assistant text to check"
+    found = [t for t in texts if bad.search(t)]
+    assert not found, found[:3]
+    # the narration does name the item: some line carries an item verb right after "I'll"/"to"
+    assert any(re.search(rf"\b(?:I'll|to) (?:{'|'.join(STEP_VERBS)})\b", t) for t in texts)

@@ -305,6 +305,10 @@ class Recorder:
     tools: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     requests: list[dict[str, Any]] = field(default_factory=list)
     summary_calls: int = 0
+    summaries: list[dict[str, Any]] = field(default_factory=list)
+    """Per summary call, the prompt the framework sent its summarizer model:
+    ``{"messages": [key, ...], "tools": key, "after": n}``, ``n`` the model calls recorded
+    before it (so the scorer feeds it to the caches in order)."""
     _fixed: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def fixed_tokens(self) -> int:
@@ -357,6 +361,20 @@ class Recorder:
             request["overrun"] = True
         self.requests.append(request)
 
+    def record_summary(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()
+    ) -> None:
+        """Record one summary call's prompt (OpenAI chat-format messages) and count it."""
+        self.summary_calls += 1
+        ids = []
+        for message in messages:
+            key = _key(message)
+            self.messages.setdefault(key, dict(message))
+            ids.append(key)
+        tools_key = _key(list(tools))
+        self.tools.setdefault(tools_key, list(tools))
+        self.summaries.append({"messages": ids, "tools": tools_key, "after": len(self.requests)})
+
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse the arguments every driver takes."""
@@ -398,6 +416,7 @@ def write_record(
         "wall_time_s": wall_time_s,
         "versions": versions,
         "summary_calls": recorder.summary_calls,
+        "summaries": recorder.summaries,
         "messages": recorder.messages,
         "tools": recorder.tools,
         "requests": recorder.requests,

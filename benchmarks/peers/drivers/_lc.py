@@ -153,8 +153,9 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
     def _summary(self, messages: list[BaseMessage]) -> str:
-        self.recorder.summary_calls += 1
-        text = "\n".join(message_text(m) for m in openai_messages(messages))
+        sent = openai_messages(messages)
+        self.recorder.record_summary(sent)
+        text = "\n".join(message_text(m) for m in sent)
         return summarize(self.summarizer, text)
 
     def _agent_step(self, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:

@@ -110,8 +110,9 @@ class SummaryLLM(TestLLM):
         """Answer a summary request with the fake summarizer."""
         recorder = self._recorder
         assert recorder is not None, "set _recorder first"
-        recorder.summary_calls += 1
-        text = "\n".join(str(m.get("content") or "") for m in _messages(self, messages))
+        sent = _messages(self, messages)
+        recorder.record_summary(sent)
+        text = "\n".join(str(m.get("content") or "") for m in sent)
         summary = summarize(self._kind, text)
         self._scripted_responses.append(
             Message(role="assistant", content=[TextContent(text=summary)])
