@@ -121,6 +121,10 @@ class TestAccepts:
         assert isinstance(log[4], CheckpointRecorded)
         assert isinstance(log[5], MessageAdded)
 
+    def test_a_first_checkpoint_may_replace_only_seq_one(self) -> None:
+        """The first checkpoint's span may end at seq 1: nothing came before it."""
+        check_log(events(user(), cp(1, 1), user(), cp(2, 3)))
+
     @given(payloads=event_payload_sequences)
     def test_generated_logs_pass(self, payloads: list[EventData]) -> None:
         """Generated sessions, as an agent writes them, break no durable rule."""

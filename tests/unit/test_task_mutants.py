@@ -233,6 +233,22 @@ class TestPlanUpdate:
             ],
         )
 
+    def test_a_deleted_blocker_is_refused_when_set(self) -> None:
+        """Setting a deleted task as a blocker is refused, naming it."""
+        gone = board(task("1"), task("2", status="deleted"))
+        error = refusal(plan_update, gone, "1", {"blocked_by": ("2",)}, "lead")
+        assert error.violations == ["blocked_by: task 2 was deleted"]
+
+    @pytest.mark.parametrize("status", ["in_progress", "completed"])
+    def test_a_task_neither_starts_nor_completes_behind_an_open_blocker(self, status: str) -> None:
+        """Starting or completing waits for every pending or in-progress blocker."""
+        tasks = board(task("1"), task("2", status="in_progress"), task("3", blocked_by=("1", "2")))
+        error = refusal(plan_update, tasks, "3", {"status": status}, "lead")
+        assert error.violations == [
+            "task 3 is blocked by 1 (pending), 2 (in_progress); finish those first or remove them "
+            'from "blocked_by"'
+        ]
+
 
 class TestLines:
     def test_list_line_with_blockers_and_owner(self) -> None:
