@@ -18,7 +18,13 @@ import pytest
 from compaction.errors import ToolInputError
 from compaction.events import Task
 from compaction.tools import TASK_TOOL_NAMES, task_parameters_schema
-from compaction.tools.tasks import list_line, parse_task_list, plan_update, read_update
+from compaction.tools.tasks import (
+    list_line,
+    parse_task_list,
+    plan_update,
+    read_update,
+    updated_line,
+)
 from compaction.views.board import TaskBoard
 
 
@@ -255,3 +261,28 @@ class TestLines:
         """A listed task names its owner, every blocker (comma-separated) and its version."""
         line = list_line(task("4", owner="w-1", blocked_by=("1", "2"), version=3))
         assert line == '#4 pending "Task 4" (owner w-1, blocked by 1, 2, v3)'
+
+    @pytest.mark.parametrize(
+        ("old", "new", "line"),
+        [
+            ((), ("1", "2"), "Updated task 3 (v2): blocked by 1, 2."),
+            (("1",), (), "Updated task 3 (v2): blocked by none."),
+        ],
+    )
+    def test_updated_line_names_new_blockers(
+        self, old: tuple[str, ...], new: tuple[str, ...], line: str
+    ) -> None:
+        """A change of blockers reads "blocked by" with the new ids, or "none"."""
+        before = task("3", blocked_by=old)
+        after = before.model_copy(update={"blocked_by": new, "version": 2})
+        assert updated_line(before, after) == line
+
+    def test_updated_line_names_every_changed_field_in_order(self) -> None:
+        """Subject, status, owner and blockers, in that order, each as the model reads it."""
+        before = task("3", owner="a")
+        after = Task(
+            id="3", subject="New", status="in_progress", owner=None, blocked_by=("1",), version=2
+        )
+        assert updated_line(before, after) == (
+            'Updated task 3 (v2): subject "New", status in_progress, owner none, blocked by 1.'
+        )
