@@ -181,6 +181,45 @@ class TestBlockersShape:
         assert str(error) == rejected("task_update", *violations)
 
 
+class TestReadUpdate:
+    @pytest.mark.parametrize(
+        ("raw", "task_id"), [(0, "0"), (12, "12"), ("#3", "3"), (" 7 ", "7"), ("a.b:c", "a.b:c")]
+    )
+    def test_ids_read(self, raw: Any, task_id: str) -> None:
+        """An id is a whole number from 0 or a short id string (a leading "#" dropped)."""
+        assert read_update({"id": raw, "status": "completed"}) == (
+            task_id,
+            {"status": "completed"},
+        )
+
+    def test_not_an_object_names_the_tool_and_an_example(self) -> None:
+        """Arguments that are not an object are refused under task_update, with an example."""
+        error = refusal(read_update, "[1]")
+        assert (error.tool, error.violations) == (
+            "task_update",
+            ['arguments must be a JSON object with an "id", like {"id": "3", "status": '
+             '"in_progress"}'],
+        )  # fmt: skip
+
+    @pytest.mark.parametrize(
+        ("arguments", "first"),
+        [
+            ({"status": "done"}, 'missing the required parameter "id" (the task\'s id, as '
+             "task_create or task_list gave it)"),
+            ({"id": "a b", "status": "done"}, 'id must be a task id like "3", not "a b"'),
+            ({"id": -1, "status": "done"}, 'id must be a task id like "3", not -1'),
+            ({"id": True, "status": "done"}, 'id must be a task id like "3", not true'),
+        ],
+    )  # fmt: skip
+    def test_the_id_problem_comes_first(self, arguments: Any, first: str) -> None:
+        """A missing or bad id is listed before the other fields' problems."""
+        error = refusal(read_update, arguments)
+        assert error.violations == [
+            first,
+            'status must be one of pending, in_progress, completed, deleted, not "done"',
+        ]
+
+
 def board(*tasks: Task) -> TaskBoard:
     return TaskBoard(tasks=tasks, next_id=str(len(tasks) + 1))
 
