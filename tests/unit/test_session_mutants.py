@@ -11,22 +11,40 @@ the model reads when the shared list keeps changing, or which event a seq names:
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from compaction import LogError, LogFormatError, ModePolicy, Session, ToolResult
+from compaction import (
+    LogError,
+    LogFormatError,
+    ModePolicy,
+    Session,
+    TaskCreated,
+    ToolResult,
+    read_events,
+)
 from compaction.errors import SeqConflictError
 from compaction.tokens import get_tokenizer
 
 REVIEW = {
     "review": ModePolicy(
         refusals={
+            "task_create": "task_create: refused in review",
             "task_list": "task_list: refused in review",
             "task_update": "task_update: refused in review",
+            "todo_write": "todo_write: refused in review",
         }
-    )
+    ),
+    "parallel": ModePolicy(allow_parallel_in_progress=True),
+}
+TWO_STARTED = {
+    "todos": [
+        {"content": "Parse", "status": "in_progress"},
+        {"content": "Test", "status": "in_progress"},
+    ]
 }
 
 
@@ -82,6 +100,88 @@ class TestModes:
             refused = session.task_update({"id": "1", "status": "completed"}, mode="review")
             assert refused == ToolResult("task_update: refused in review", is_error=True)
             assert log_path.read_bytes() == before
+
+    @pytest.mark.parametrize(
+        ("tool", "arguments"), [("task_create", {"subject": "B"}), ("todo_write", TWO_STARTED)]
+    )
+    def test_writes_refused_under_the_mode_given(
+        self, log_path: Path, tool: str, arguments: Any
+    ) -> None:
+        """task_create(mode=...) and todo_write(mode=...) check that mode's policy."""
+        with Session(log_path, policies=REVIEW) as session:
+            session.start_turn("look", mode="agent")
+            before = log_path.read_bytes()
+            refused = getattr(session, tool)(arguments, mode="review")
+            assert refused == ToolResult(f"{tool}: refused in review", is_error=True)
+            assert log_path.read_bytes() == before
+
+    def test_parallel_in_progress_follows_the_mode_given(self, log_path: Path) -> None:
+        """Two in-progress todos pass only under a mode that allows them."""
+        with Session(log_path, policies=REVIEW) as session:
+            session.start_turn("look", mode="agent")
+            assert session.todo_write(TWO_STARTED).is_error
+            assert not session.todo_write(TWO_STARTED, mode="parallel").is_error
+            assert [t.status for t in session.latest_todos] == ["in_progress", "in_progress"]
+
+
+class TestAgents:
+    def test_task_create_records_the_calling_agent(self, log_path: Path) -> None:
+        """task_create(agent=...) records that agent, not the session's."""
+        with Session(log_path, agent="lead") as session:
+            session.task_create({"subject": "A"}, agent="w-2")
+        (event,) = read_events(log_path)
+        assert isinstance(event, TaskCreated)
+        assert event.data.agent == "w-2"
+
+    def test_stale_after_an_accepted_update(self, log_path: Path) -> None:
+        """After its own update an agent has seen that version: a later change makes it stale."""
+        with Session(log_path, agent="a") as a, Session(log_path, agent="b") as b:
+            assert not a.task_create({"subject": "A"}).is_error
+            assert not a.task_update({"id": "1", "subject": "A2"}).is_error
+            assert not b.task_update({"id": "1", "subject": "A3"}).is_error
+            stale = a.task_update({"id": "1", "status": "completed"})
+            assert stale.is_error
+            assert "task 1 changed since you last listed it" in stale.content
+
+    def test_stale_again_after_a_rejection(self, log_path: Path) -> None:
+        """A rejection shows the current state; a change after it makes the retry stale too."""
+        with Session(log_path, agent="a") as a, Session(log_path, agent="b") as b:
+            assert not a.task_create({"subject": "A"}).is_error
+            assert not b.task_update({"id": "1", "subject": "A2"}).is_error
+            assert a.task_update({"id": "1", "status": "completed"}).is_error
+            assert not b.task_update({"id": "1", "subject": "A3"}).is_error
+            again = a.task_update({"id": "1", "status": "completed"})
+            assert again.is_error
+            assert '#1 pending "A3" (no owner, v3)' in again.content
+            assert not a.task_update({"id": "1", "status": "completed"}).is_error
+
+
+class TestRaces:
+    def test_a_write_that_loses_once_is_planned_again(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A writer that gets in between the check and the append makes the call check again.
+
+        The file lock would keep the other writer out; it is lifted here, as on a store whose
+        transactions do not serialize writers, so only the expected seq guards the append.
+        """
+        with Session(log_path, agent="a") as a, Session(log_path, agent="b") as b:
+            monkeypatch.setattr(a, "batch", contextlib.nullcontext)
+            real_append = a.append
+            calls: list[int] = []
+
+            def racing(*args: Any, **kwargs: Any) -> Any:
+                calls.append(1)
+                if len(calls) == 1:
+                    assert not b.task_create({"subject": "B"}).is_error
+                return real_append(*args, **kwargs)
+
+            monkeypatch.setattr(a, "append", racing)
+            result = a.task_create({"subject": "A"})
+        assert result.content == 'Created task 2: "A" (pending, no owner).'
+        assert len(calls) == 2
+        created = [e.data.task.id for e in read_events(log_path) if isinstance(e, TaskCreated)]
+        assert created == ["1", "2"]
 
 
 class TestBusy:
