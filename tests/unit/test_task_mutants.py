@@ -20,6 +20,7 @@ from compaction.events import Task
 from compaction.tools import TASK_TOOL_NAMES, task_parameters_schema
 from compaction.tools.tasks import (
     list_line,
+    parse_task_create,
     parse_task_list,
     plan_update,
     read_update,
@@ -218,6 +219,33 @@ class TestReadUpdate:
             first,
             'status must be one of pending, in_progress, completed, deleted, not "done"',
         ]
+
+
+class TestCreate:
+    @pytest.mark.parametrize(
+        ("arguments", "violation"),
+        [
+            ({"subject": "a\ud800"}, "subject must be valid Unicode text"),
+            ({"subject": "A", "description": "b\udcff"}, "description must be valid Unicode text"),
+            (
+                {"\ud800": 1, "subject": "A"},
+                'unknown parameter "\\ud800"; task_create takes "subject" and, optionally, '
+                '"description"',
+            ),
+        ],
+    )
+    def test_lone_surrogates_in_a_mapping_are_refused(self, arguments: Any, violation: str) -> None:
+        """A mapping's lone surrogate (which JSON text cannot carry) is refused, never stored."""
+        error = refusal(parse_task_create, arguments)
+        assert (error.tool, error.violations) == ("task_create", [violation])
+
+    @pytest.mark.parametrize("description", [None, "", "  \n"])
+    def test_no_description_is_none(self, description: str | None) -> None:
+        """No description, or a blank one, is stored as None; a 1000-character subject fits."""
+        arguments = {"subject": "x" * 1000}
+        if description is not None:
+            arguments["description"] = description
+        assert parse_task_create(arguments) == ("x" * 1000, None)
 
 
 def board(*tasks: Task) -> TaskBoard:
