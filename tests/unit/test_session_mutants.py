@@ -51,7 +51,7 @@ TWO_STARTED = {
 class TestOpen:
     def test_every_argument_reaches_the_session(self, log_path: Path) -> None:
         """Session.open passes its tokenizer, sync, bad-line rule, agent and policies on."""
-        tokenizer = get_tokenizer()
+        tokenizer = get_tokenizer("cl100k_base")
         with Session.open(
             str(log_path),
             tokenizer=tokenizer,
@@ -77,6 +77,18 @@ class TestOpen:
             f.write("not an event\n")
         with pytest.raises(LogFormatError):
             Session.open(str(log_path))
+
+    def test_the_usage_view_counts_with_the_tokenizer_given(self, log_path: Path) -> None:
+        """The first count of the waiting events uses the session's tokenizer, not a default."""
+        text = "Grüße, 東京; naïve façade — ünïcödé " * 20
+        counts = []
+        for name in ("cl100k_base", "o200k_base"):
+            tokenizer = get_tokenizer(name)
+            with Session(log_path.with_name(f"{name}.jsonl"), tokenizer=tokenizer) as session:
+                session.start_turn(text)
+                counts.append(session.event_tokens(2))
+                assert counts[-1] > len(tokenizer.encode(text)) // 2
+        assert counts[0] != counts[1]
 
 
 class TestModes:
