@@ -32,6 +32,7 @@ from compaction.invariants import (
     RULES,
     LogChecker,
     check_checkpoint_span,
+    check_next_seq,
     check_seq_contiguous,
     check_tool_result_paired,
 )
@@ -121,6 +122,10 @@ class TestAccepts:
         assert isinstance(log[4], CheckpointRecorded)
         assert isinstance(log[5], MessageAdded)
 
+    def test_a_first_checkpoint_may_replace_only_seq_one(self) -> None:
+        """The first checkpoint's span may end at seq 1: nothing came before it."""
+        check_log(events(user(), cp(1, 1), user(), cp(2, 3)))
+
     @given(payloads=event_payload_sequences)
     def test_generated_logs_pass(self, payloads: list[EventData]) -> None:
         """Generated sessions, as an agent writes them, break no durable rule."""
@@ -153,3 +158,25 @@ class TestAccepts:
         # itself (does_not_fit) may refuse every point.
         assert compactions >= 1 or set(refusals) == {"does_not_fit"}, refusals
         assert set(refusals) <= {"nothing_to_compact", "no_safe_cut", "does_not_fit"}
+
+
+class TestNextSeq:
+    def test_the_message_names_no_file_unless_given(self) -> None:
+        """Without a path the message starts with the rule; with one, with the file."""
+        with pytest.raises(LogIntegrityError) as bare:
+            check_next_seq(1, 3)
+        assert (str(bare.value), bare.value.path, bare.value.seq) == (
+            "seq_contiguous at seq 3: event has seq 3, expected 2",
+            "",
+            3,
+        )
+        with pytest.raises(LogIntegrityError) as named:
+            check_next_seq(1, 3, where="line 7", path="s.jsonl")
+        assert str(named.value) == "s.jsonl: seq_contiguous at seq 3: line 7 has seq 3, expected 2"
+
+    @pytest.mark.parametrize(("last", "seq"), [(3, 3), (3, 2), (0, 0)])
+    def test_gaps_allowed_still_need_a_growing_seq(self, last: int, seq: int) -> None:
+        """With gaps allowed a seq may jump ahead, but a repeat or a step back is refused."""
+        check_next_seq(last, last + 5, allow_gaps=True)
+        with pytest.raises(LogIntegrityError, match=f"has seq {seq}, expected {last + 1}"):
+            check_next_seq(last, seq, allow_gaps=True)
