@@ -18,11 +18,11 @@ import pytest
 from compaction.errors import ToolInputError
 from compaction.events import Task
 from compaction.tools import TASK_TOOL_NAMES, task_parameters_schema
+from compaction.tools.task_rules import plan_update
 from compaction.tools.tasks import (
     list_line,
     parse_task_create,
     parse_task_list,
-    plan_update,
     read_update,
     updated_line,
 )
