@@ -1,0 +1,175 @@
+"""Store behaviour that mutation testing found untested (issue 25): each test kills survivors.
+
+`scripts/mutate --group stores` runs these with the stores' other tests; each test names what
+it pins (an error's exact text and exit class, a rename that must not merge two sessions).
+"""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from compaction import ConfigError, LogError, Message, open_store
+from compaction.stores import SqliteStore
+from compaction.stores.sqlite import io_cause
+
+
+def _error(name: str | None) -> sqlite3.OperationalError:
+    """An `OperationalError` carrying SQLite's result-code name, as the module raises them."""
+    exc = sqlite3.OperationalError(f"failed with {name}")
+    exc.sqlite_errorname = name
+    return exc
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "SQLITE_BUSY",
+        "SQLITE_READONLY",
+        "SQLITE_READONLY_DIRECTORY",
+        "SQLITE_IOERR_SHORT_READ",
+        "SQLITE_CANTOPEN_ISDIR",
+        "SQLITE_FULL",
+    ],
+)
+def test_io_failures_and_their_extended_codes_are_os_errors(name: str) -> None:
+    """An I/O result code, extended or not, stands for an EIO `OSError` with SQLite's text."""
+    cause = io_cause(_error(name))
+    assert isinstance(cause, OSError)
+    assert cause.errno == errno.EIO
+    assert cause.strerror == f"failed with {name}"
+
+
+@pytest.mark.parametrize("name", ["SQLITE_CORRUPT", "SQLITE_CORRUPT_VTAB", "SQLITE_ERROR", None])
+def test_other_failures_are_not_os_errors(name: str | None) -> None:
+    """A damaged file or a plain error is no I/O failure (the CLI's exit 2, not 3)."""
+    assert io_cause(_error(name)) is None
+
+
+def test_an_error_raised_by_the_module_itself_is_mapped(tmp_path: Path) -> None:
+    """A closed connection's error (no SQLite result code) is a `LogError`, not a crash."""
+    store = SqliteStore(tmp_path / "s.db")
+    store.close()
+    with pytest.raises(LogError, match=r"s\.db#s1: read failed: Cannot operate on a closed") as e:
+        store.last_seq("s1")
+    assert e.value.__cause__ is None
+
+
+def _two_sessions(path: Path) -> SqliteStore:
+    store = SqliteStore(path)
+    store.append("a", [Message(role="user", content="a1"), Message(role="user", content="a2")])
+    store.append("b", [Message(role="user", content="b1")])
+    return store
+
+
+def test_listing_sessions_that_cannot_be_read_names_the_file(tmp_path: Path) -> None:
+    """A failed listing says which file and what failed, with SQLite's reason."""
+    store = _two_sessions(tmp_path / "s.db")
+    other = sqlite3.connect(tmp_path / "s.db")
+    other.execute("DROP TABLE events")
+    other.commit()
+    other.close()
+    with pytest.raises(LogError) as e:
+        store.sessions()
+    assert str(e.value) == f"{tmp_path / 's.db'}: cannot list the sessions: no such table: events"
+    assert e.value.__cause__ is None
+    store.close()
+
+
+def test_a_rename_onto_a_session_holding_events_changes_nothing(tmp_path: Path) -> None:
+    """Renaming `a` to `b` while `b` holds events is refused; both sessions keep their events."""
+    store = _two_sessions(tmp_path / "s.db")
+    with pytest.raises(LogError) as e:
+        store.rename_session("a", "b")
+    assert str(e.value) == f"{tmp_path / 's.db'}#b: the session already holds events"
+    assert [(s.session, s.events) for s in store.sessions()] == [("a", 2), ("b", 1)]
+    assert [ev.seq for ev in store.read("b")] == [1]
+    store.close()
+
+
+def test_a_rename_moves_every_event(tmp_path: Path) -> None:
+    """A rename to a new id moves the session's events, seqs and bodies unchanged."""
+    store = _two_sessions(tmp_path / "s.db")
+    before = list(store.read("a"))
+    store.rename_session("a", "c")
+    assert list(store.read("c")) == before
+    assert store.last_seq("a") == 0
+    assert [s.session for s in store.sessions()] == ["b", "c"]
+    store.close()
+
+
+def _busy_ms(store: object) -> int:
+    """How long the store's connection waits for a held lock (SQLite's busy timeout, in ms)."""
+    assert isinstance(store, SqliteStore)
+    return int(store._db.execute("PRAGMA busy_timeout").fetchone()[0])
+
+
+@pytest.mark.parametrize(
+    ("query", "ms"),
+    [("", 60_000), ("?timeout=5", 5_000), ("?timeout=1&timeout=2.5", 2_500), ("?timeout=86400", 86_400_000)],
+)
+def test_a_sqlite_url_sets_the_lock_timeout(query: str, ms: int, tmp_path: Path) -> None:
+    """No ``timeout``: 60 s; else its last value, up to a day."""
+    store = open_store(f"sqlite:///{tmp_path / 's.db'}{query}")
+    assert _busy_ms(store) == ms
+    store.close()
+
+
+@pytest.mark.parametrize(("query", "raw"), [("?timeout=86400.5", "'86400.5'"), ("?timeout=", "''")])
+def test_a_timeout_past_a_day_or_blank_is_refused(query: str, raw: str, tmp_path: Path) -> None:
+    """The message quotes the value and the bounds."""
+    url = f"sqlite:///{tmp_path / 's.db'}{query}"
+    with pytest.raises(ConfigError) as e:
+        open_store(url)
+    assert str(e.value) == f"{url}: timeout={raw} must be seconds, above 0 and at most 86400"
+
+
+def test_an_unknown_parameter_is_named_first_in_order(tmp_path: Path) -> None:
+    """Of several unknown parameters the first in sorted order is named; timeout is known."""
+    url = f"sqlite:///{tmp_path / 's.db'}?timeout=1&zeta=1&alpha=2"
+    with pytest.raises(ConfigError) as e:
+        open_store(url)
+    assert str(e.value) == f"{url}: unknown parameter 'alpha'; sqlite URLs take ?timeout="
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "jsonl://x", "sqlite://?timeout=1"])
+def test_a_url_without_a_path_is_refused(url: str) -> None:
+    """A path must follow the three slashes."""
+    with pytest.raises(ConfigError) as e:
+        open_store(url)
+    assert "write a path after three slashes, e.g. sqlite:///sessions.db" in str(e.value)
+    assert str(e.value).startswith(url.partition("?")[0] + ":")
+
+
+def test_a_failed_read_names_the_session(tmp_path: Path) -> None:
+    """A read that SQLite refuses names the file and session, with SQLite's reason."""
+    store = _two_sessions(tmp_path / "s.db")
+    other = sqlite3.connect(tmp_path / "s.db")
+    other.execute("DROP TABLE events")
+    other.commit()
+    other.close()
+    with pytest.raises(LogError) as e:
+        list(store.read("a"))
+    assert str(e.value) == f"{tmp_path / 's.db'}#a: read failed: no such table: events"
+    assert e.value.__cause__ is None
+    store.close()
+
+
+def test_a_failed_rename_rolls_back_and_says_so(tmp_path: Path) -> None:
+    """An update SQLite refuses (a trigger here) leaves both sessions as they were."""
+    store = _two_sessions(tmp_path / "s.db")
+    other = sqlite3.connect(tmp_path / "s.db")
+    other.execute(
+        "CREATE TRIGGER no_rename BEFORE UPDATE ON events BEGIN SELECT RAISE(ABORT, 'kept'); END"
+    )
+    other.commit()
+    other.close()
+    with pytest.raises(LogError) as e:
+        store.rename_session("a", "c")
+    assert str(e.value) == f"{tmp_path / 's.db'}#c: rename failed, nothing changed: kept"
+    assert e.value.__cause__ is None
+    assert [(s.session, s.events) for s in store.sessions()] == [("a", 2), ("b", 1)]
+    store.close()
