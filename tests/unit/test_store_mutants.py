@@ -20,7 +20,7 @@ from compaction.stores.sqlite import io_cause
 def _error(name: str | None) -> sqlite3.OperationalError:
     """An `OperationalError` carrying SQLite's result-code name, as the module raises them."""
     exc = sqlite3.OperationalError(f"failed with {name}")
-    exc.sqlite_errorname = name
+    exc.sqlite_errorname = name  # type: ignore[assignment]  # None: no result code
     return exc
 
 
@@ -109,7 +109,12 @@ def _busy_ms(store: object) -> int:
 
 @pytest.mark.parametrize(
     ("query", "ms"),
-    [("", 60_000), ("?timeout=5", 5_000), ("?timeout=1&timeout=2.5", 2_500), ("?timeout=86400", 86_400_000)],
+    [
+        ("", 60_000),
+        ("?timeout=5", 5_000),
+        ("?timeout=1&timeout=2.5", 2_500),
+        ("?timeout=86400", 86_400_000),
+    ],
 )
 def test_a_sqlite_url_sets_the_lock_timeout(query: str, ms: int, tmp_path: Path) -> None:
     """No ``timeout``: 60 s; else its last value, up to a day."""
