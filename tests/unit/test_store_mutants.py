@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import errno
 import sqlite3
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -175,6 +177,115 @@ def test_a_failed_rename_rolls_back_and_says_so(tmp_path: Path) -> None:
     with pytest.raises(LogError) as e:
         store.rename_session("a", "c")
     assert str(e.value) == f"{tmp_path / 's.db'}#c: rename failed, nothing changed: kept"
+    assert e.value.__cause__ is None
+    assert [(s.session, s.events) for s in store.sessions()] == [("a", 2), ("b", 1)]
+    store.close()
+
+
+def _refuse_opens(monkeypatch: pytest.MonkeyPatch, path: Path, allowed: set[str]) -> None:
+    """Make SQLite refuse the opens of `path` not in `allowed`, even for root.
+
+    The kinds are ``plain``, ``mode=ro`` and ``immutable=1``; a refusal is the one a folder
+    without write permission gives.
+    """
+    real = sqlite3.connect
+    target = path.resolve()
+
+    def connect(database: str | Path, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        name = str(database)
+        kind = "plain"
+        if kwargs.get("uri"):
+            base, _, kind = name.partition("?")
+            if Path(base.removeprefix("file://")) != target:
+                return real(database, *args, **kwargs)
+        elif Path(name).resolve() != target:
+            return real(database, *args, **kwargs)
+        if kind not in allowed:
+            exc = sqlite3.OperationalError("attempt to write a readonly database")
+            exc.sqlite_errorname = "SQLITE_READONLY_DIRECTORY"
+            raise exc
+        return real(database, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+
+
+def test_a_read_only_file_opens_with_mode_ro(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused read-write, the store opens ``mode=ro``, not immutable.
+
+    It sees later writes, waits its lock timeout, and serves other threads, as the read-write
+    connection does.
+    """
+    path = tmp_path / "s.db"
+    _two_sessions(path).close()
+    _refuse_opens(monkeypatch, path, {"mode=ro", "immutable=1"})
+    store = SqliteStore(path, timeout=0.5)
+    assert store.read_only is True
+    assert _busy_ms(store) == 500
+    monkeypatch.undo()
+    writer = SqliteStore(path)
+    writer.append("a", [Message(role="user", content="a3")])
+    writer.close()
+    assert store.last_seq("a") == 3  # an immutable connection would still say 2
+    seen: list[int] = []
+    thread = threading.Thread(target=lambda: seen.append(store.last_seq("b")))
+    thread.start()
+    thread.join()
+    assert seen == [1]
+    store.close()
+
+
+def test_a_store_no_open_accepts_is_an_io_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused read-write, ``mode=ro`` and ``immutable=1``: one error naming the file (exit 3)."""
+    path = tmp_path / "s.db"
+    _two_sessions(path).close()
+    _refuse_opens(monkeypatch, path, set())
+    with pytest.raises(LogError) as e:
+        SqliteStore(path)
+    assert str(e.value) == (
+        f"{path}: cannot open the SQLite store, even read-only: attempt to write a readonly "
+        "database"
+    )
+    assert isinstance(e.value.__cause__, OSError)
+
+
+def test_a_lost_connection_keeps_the_failure_that_ended_the_transaction(tmp_path: Path) -> None:
+    """When the rollback fails (the connection is gone), the block's own error is raised."""
+    store = _two_sessions(tmp_path / "s.db")
+
+    def lose_the_connection() -> None:
+        with store.transaction("a"):
+            store._db.close()  # the connection lost mid-transaction
+            raise ValueError("the block's own error")
+
+    with pytest.raises(ValueError, match="the block's own error"):
+        lose_the_connection()
+
+
+def test_delete_says_whether_the_session_held_events(tmp_path: Path) -> None:
+    """Deleting a session removes only its events and returns True; a second delete, False."""
+    store = _two_sessions(tmp_path / "s.db")
+    assert store.delete("a") is True
+    assert store.delete("a") is False
+    assert [(s.session, s.events) for s in store.sessions()] == [("b", 1)]
+    store.close()
+
+
+def test_a_failed_delete_rolls_back_and_says_so(tmp_path: Path) -> None:
+    """A delete SQLite refuses (a trigger here) names the session and keeps every event."""
+    store = _two_sessions(tmp_path / "s.db")
+    other = sqlite3.connect(tmp_path / "s.db")
+    other.execute(
+        "CREATE TRIGGER no_delete BEFORE DELETE ON events BEGIN SELECT RAISE(ABORT, 'kept'); END"
+    )
+    other.commit()
+    other.close()
+    with pytest.raises(LogError) as e:
+        store.delete("a")
+    assert str(e.value) == f"{tmp_path / 's.db'}#a: delete failed: kept"
     assert e.value.__cause__ is None
     assert [(s.session, s.events) for s in store.sessions()] == [("a", 2), ("b", 1)]
     store.close()
