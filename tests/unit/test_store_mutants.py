@@ -191,7 +191,7 @@ def _refuse_opens(monkeypatch: pytest.MonkeyPatch, path: Path, allowed: set[str]
     real = sqlite3.connect
     target = path.resolve()
 
-    def connect(database: str | Path, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+    def connect(database: str | Path, *args: Any, **kwargs: Any) -> Any:
         name = str(database)
         kind = "plain"
         if kwargs.get("uri"):
