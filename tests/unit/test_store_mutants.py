@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from compaction import ConfigError, LogError, Message, open_store
+from compaction import ConfigError, LogError, LogFormatError, Message, SeqConflictError, open_store
 from compaction.stores import SqliteStore
 from compaction.stores.sqlite import io_cause
 
@@ -288,4 +288,28 @@ def test_a_failed_delete_rolls_back_and_says_so(tmp_path: Path) -> None:
     assert str(e.value) == f"{tmp_path / 's.db'}#a: delete failed: kept"
     assert e.value.__cause__ is None
     assert [(s.session, s.events) for s in store.sessions()] == [("a", 2), ("b", 1)]
+    store.close()
+
+
+def test_a_row_that_is_not_an_event_names_the_session_and_seq(tmp_path: Path) -> None:
+    """A damaged row is refused with the file, the session and the row's seq."""
+    store = _two_sessions(tmp_path / "s.db")
+    other = sqlite3.connect(tmp_path / "s.db")
+    other.execute("UPDATE events SET body = 'not json' WHERE session = 'a' AND seq = 2")
+    other.commit()
+    other.close()
+    with pytest.raises(LogFormatError) as e:
+        list(store.read("a"))
+    assert str(e.value).startswith(f"{tmp_path / 's.db'}#a:2: ")
+    store.close()
+
+
+def test_an_append_after_another_writer_names_both_seqs(tmp_path: Path) -> None:
+    """`expected_seq` behind the session's last seq: refused with both seqs, nothing written."""
+    store = _two_sessions(tmp_path / "s.db")
+    with pytest.raises(SeqConflictError) as e:
+        store.append("a", [Message(role="user", content="late")], expected_seq=1)
+    assert (e.value.where, e.value.expected, e.value.current) == (f"{tmp_path / 's.db'}#a", 1, 2)
+    assert store.last_seq("a") == 2
+    assert [ev.seq for ev in store.append("a", [], expected_seq=2)] == []
     store.close()
