@@ -313,3 +313,79 @@ def test_an_append_after_another_writer_names_both_seqs(tmp_path: Path) -> None:
     assert store.last_seq("a") == 2
     assert [ev.seq for ev in store.append("a", [], expected_seq=2)] == []
     store.close()
+
+
+def _header(path: Path) -> tuple[int, int]:
+    """The page size and page count an SQLite file's header declares."""
+    head = path.read_bytes()[:100]
+    size = int.from_bytes(head[16:18], "big")
+    return (65536 if size == 1 else size), int.from_bytes(head[28:32], "big")
+
+
+@pytest.mark.parametrize("page_size", [4096, 65536])
+def test_a_truncated_file_names_its_size_and_the_declared_pages(
+    page_size: int, tmp_path: Path
+) -> None:
+    """A file shorter than its declared pages: both sizes in the message (64 KiB pages too)."""
+    path = tmp_path / "s.db"
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA page_size={page_size}")
+    db.execute("CREATE TABLE filler (x TEXT)")
+    db.executemany("INSERT INTO filler VALUES (?)", [("x" * 3000,) for _ in range(60)])
+    db.commit()
+    db.close()
+    declared, pages = _header(path)
+    assert declared == page_size
+    with path.open("r+b") as f:
+        f.truncate(pages * page_size - 1)
+    with pytest.raises(LogError) as e:
+        SqliteStore(path)
+    assert str(e.value) == (
+        f"{path}: the SQLite store is truncated: {pages * page_size - 1} bytes, but its header "
+        f"declares {pages} pages of {page_size} bytes ({pages * page_size}); restore it from a "
+        "backup"
+    )
+
+
+def test_a_page_count_left_by_an_old_writer_is_not_trusted(tmp_path: Path) -> None:
+    """A header whose page count is stale (its version stamp differs) is left to quick_check."""
+    path = tmp_path / "s.db"
+    _two_sessions(path).close()
+    data = bytearray(path.read_bytes())
+    data[92:96] = (int.from_bytes(data[24:28], "big") + 1).to_bytes(4, "big")
+    data[28:32] = (10_000).to_bytes(4, "big")  # far more pages than the file holds
+    path.write_bytes(bytes(data))
+    store = SqliteStore(path)
+    assert store.last_seq("a") == 2
+    store.close()
+
+
+def test_a_short_file_with_the_header_text_is_not_sqlite(tmp_path: Path) -> None:
+    """The header's text alone, under 100 bytes, is no SQLite database."""
+    path = tmp_path / "s.db"
+    path.write_bytes(b"SQLite format 3\x00" + b"\x00" * 40)
+    with pytest.raises(LogError) as e:
+        SqliteStore(path)
+    assert str(e.value) == (
+        f"{path}: not an SQLite database (its first bytes are not an SQLite header)"
+    )
+
+
+def test_a_folder_in_place_of_the_file_cannot_be_read(tmp_path: Path) -> None:
+    """A folder at the store's path is refused with the reason, chained to the OSError."""
+    path = tmp_path / "s.db"
+    path.mkdir()
+    with pytest.raises(LogError) as e:
+        SqliteStore(path)
+    assert str(e.value) == f"{path}: cannot read the SQLite store: Is a directory"
+    assert isinstance(e.value.__cause__, IsADirectoryError)
+
+
+def test_an_empty_file_is_a_new_store(tmp_path: Path) -> None:
+    """A zero-byte file (as `touch` leaves) opens as an empty store that takes appends."""
+    path = tmp_path / "s.db"
+    path.touch()
+    store = SqliteStore(path)
+    assert store.sessions() == []
+    assert [e.seq for e in store.append("a", [Message(role="user", content="x")])] == [1]
+    store.close()
