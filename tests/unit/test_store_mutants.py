@@ -389,3 +389,46 @@ def test_an_empty_file_is_a_new_store(tmp_path: Path) -> None:
     assert store.sessions() == []
     assert [e.seq for e in store.append("a", [Message(role="user", content="x")])] == [1]
     store.close()
+
+
+def test_a_commit_on_a_lost_connection_says_nothing_was_stored(tmp_path: Path) -> None:
+    """The connection gone before the commit: one error naming the session, nothing stored."""
+    path = tmp_path / "s.db"
+    store = _two_sessions(path)
+
+    def append_then_lose_the_connection() -> None:
+        with store.transaction("a"):
+            store.append("a", [Message(role="user", content="lost")])
+            store._db.close()
+
+    with pytest.raises(LogError) as e:
+        append_then_lose_the_connection()
+    assert str(e.value) == (
+        f"{path}#a: commit failed, nothing stored: Cannot operate on a closed database."
+    )
+    assert e.value.__cause__ is None
+    again = SqliteStore(path)
+    assert again.last_seq("a") == 2
+    again.close()
+
+
+def test_nested_transactions_commit_once_at_the_outermost(tmp_path: Path) -> None:
+    """Appends in nested blocks are one transaction: an error in the outer block drops both."""
+    path = tmp_path / "s.db"
+    store = _two_sessions(path)
+
+    def nested_then_fail() -> None:
+        with store.transaction("a"):
+            with store.transaction("a"):
+                store.append("a", [Message(role="user", content="inner")])
+            store.append("a", [Message(role="user", content="outer")])
+            assert store.last_seq("a") == 4
+            raise ValueError("undo both")
+
+    with pytest.raises(ValueError, match="undo both"):
+        nested_then_fail()
+    assert store.last_seq("a") == 2
+    with store.transaction("a"), store.transaction("a"):
+        store.append("a", [Message(role="user", content="kept")])
+    assert store.last_seq("a") == 3
+    store.close()
