@@ -432,3 +432,19 @@ def test_nested_transactions_commit_once_at_the_outermost(tmp_path: Path) -> Non
         store.append("a", [Message(role="user", content="kept")])
     assert store.last_seq("a") == 3
     store.close()
+
+
+def test_a_store_serves_another_thread(tmp_path: Path) -> None:
+    """A store opened in one thread appends and reads in another (an adapter's worker thread)."""
+    store = _two_sessions(tmp_path / "s.db")
+    seqs: list[int] = []
+
+    def work() -> None:
+        seqs.extend(e.seq for e in store.append("b", [Message(role="user", content="b2")]))
+        seqs.append(store.last_seq("b"))
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert seqs == [2, 2]
+    store.close()
