@@ -448,3 +448,12 @@ def test_a_store_serves_another_thread(tmp_path: Path) -> None:
     thread.join()
     assert seqs == [2, 2]
     store.close()
+
+
+@pytest.mark.parametrize(("sync", "level"), [("always", 2), ("batch", 1)])
+def test_the_sync_policy_sets_sqlites_durability(sync: str, level: int, tmp_path: Path) -> None:
+    """``always``: synchronous=FULL (2); ``batch``: NORMAL (1); the journal is WAL either way."""
+    store = SqliteStore(tmp_path / "s.db", sync=sync)  # type: ignore[arg-type]
+    assert store._db.execute("PRAGMA synchronous").fetchone()[0] == level
+    assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    store.close()
