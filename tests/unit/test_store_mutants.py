@@ -182,27 +182,33 @@ def test_a_failed_rename_rolls_back_and_says_so(tmp_path: Path) -> None:
     store.close()
 
 
-def _refuse_opens(monkeypatch: pytest.MonkeyPatch, path: Path, allowed: set[str]) -> None:
+def _refuse_opens(
+    monkeypatch: pytest.MonkeyPatch,
+    path: Path,
+    allowed: set[str],
+    name: str | None = "SQLITE_READONLY_DIRECTORY",
+) -> None:
     """Make SQLite refuse the opens of `path` not in `allowed`, even for root.
 
     The kinds are ``plain``, ``mode=ro`` and ``immutable=1``; a refusal is the one a folder
-    without write permission gives.
+    without write permission gives, or one with result code `name`.
     """
     real = sqlite3.connect
     target = path.resolve()
 
     def connect(database: str | Path, *args: Any, **kwargs: Any) -> Any:
-        name = str(database)
+        opened = str(database)
         kind = "plain"
         if kwargs.get("uri"):
-            base, _, kind = name.partition("?")
+            base, _, kind = opened.partition("?")
             if Path(base.removeprefix("file://")) != target:
                 return real(database, *args, **kwargs)
-        elif Path(name).resolve() != target:
+        elif Path(opened).resolve() != target:
             return real(database, *args, **kwargs)
         if kind not in allowed:
             exc = sqlite3.OperationalError("attempt to write a readonly database")
-            exc.sqlite_errorname = "SQLITE_READONLY_DIRECTORY"
+            if name is not None:  # None: an error without a result code
+                exc.sqlite_errorname = name
             raise exc
         return real(database, *args, **kwargs)
 
@@ -457,3 +463,39 @@ def test_the_sync_policy_sets_sqlites_durability(sync: str, level: int, tmp_path
     assert store._db.execute("PRAGMA synchronous").fetchone()[0] == level
     assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     store.close()
+
+
+@pytest.mark.parametrize(
+    "name", ["SQLITE_READONLY_DIRECTORY", "SQLITE_CANTOPEN_ISDIR", "SQLITE_IOERR_SHORT_READ"]
+)
+def test_a_refused_read_write_open_falls_back_to_read_only(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read-only, cannot-open and I/O refusals of an existing file open it read-only."""
+    path = tmp_path / "s.db"
+    _two_sessions(path).close()
+    _refuse_opens(monkeypatch, path, {"mode=ro"}, name)
+    store = SqliteStore(path)
+    assert store.read_only is True
+    assert store.last_seq("a") == 2
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("exists", "name"),
+    [(False, "SQLITE_READONLY_DIRECTORY"), (True, "SQLITE_CORRUPT"), (True, None)],
+)
+def test_other_refusals_are_not_retried_read_only(
+    exists: bool, name: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file not there yet, or another kind of refusal: one error, no read-only attempt."""
+    path = tmp_path / "s.db"
+    if exists:
+        _two_sessions(path).close()
+    _refuse_opens(monkeypatch, path, {"mode=ro", "immutable=1"}, name)
+    with pytest.raises(LogError) as e:
+        SqliteStore(path)
+    assert str(e.value) == (
+        f"{path}: cannot open the SQLite store: attempt to write a readonly database"
+    )
+    assert isinstance(e.value.__cause__, OSError) is (name == "SQLITE_READONLY_DIRECTORY")
