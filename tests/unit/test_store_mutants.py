@@ -16,6 +16,7 @@ import pytest
 
 from compaction import ConfigError, LogError, LogFormatError, Message, SeqConflictError, open_store
 from compaction.stores import SqliteStore
+from compaction.stores import sqlite as sqlite_module
 from compaction.stores.sqlite import io_cause
 
 
@@ -499,3 +500,61 @@ def test_other_refusals_are_not_retried_read_only(
         f"{path}: cannot open the SQLite store: attempt to write a readonly database"
     )
     assert isinstance(e.value.__cause__, OSError) is (name == "SQLITE_READONLY_DIRECTORY")
+
+
+def test_a_check_stopped_at_its_bound_opens_and_leaves_no_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """quick_check stopped at `QUICK_CHECK_STEPS` opens the store; later long reads run whole."""
+    path = tmp_path / "s.db"
+    store = SqliteStore(path)
+    store.append("a", [Message(role="user", content=f"m{i}") for i in range(3000)])
+    store.close()
+    monkeypatch.setattr(sqlite_module, "QUICK_CHECK_STEPS", 1000)
+    store = SqliteStore(path)
+    assert [e.seq for e in store.read("a")] == list(range(1, 3001))
+    assert store.sessions()[0].events == 3000
+    store.close()
+
+
+def _corrupt_events_page(path: Path) -> None:
+    db = sqlite3.connect(path)
+    root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'events'").fetchone()[0]
+    db.close()
+    size = _header(path)[0]
+    with path.open("r+b") as f:
+        f.seek((root - 1) * size)
+        f.write(b"\x0d" + b"\xa5" * (size - 1))
+
+
+def test_a_damaged_page_is_refused_with_quick_checks_findings(tmp_path: Path) -> None:
+    """quick_check's findings are quoted (at most 300 characters) with the way out."""
+    path = tmp_path / "s.db"
+    store = SqliteStore(path)
+    store.append("a", [Message(role="user", content="x" * 500) for _ in range(200)])
+    store.close()
+    _corrupt_events_page(path)
+    with pytest.raises(LogError) as e:
+        SqliteStore(path)
+    text = str(e.value)
+    assert text.startswith(f"{path}: the SQLite store is damaged (quick_check: *** in database ")
+    assert text.endswith("); restore it from a backup")
+    detail = text.partition("(quick_check: ")[2].rpartition("); restore")[0]
+    assert "Page 2: btreeInitPage() returns error code 11" in detail
+    assert "\n" not in detail
+    assert len(detail) <= 300
+
+
+def test_another_applications_table_is_named_with_its_columns(tmp_path: Path) -> None:
+    """An ``events`` table with other columns: both column lists in the message."""
+    path = tmp_path / "s.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, name TEXT)")
+    db.commit()
+    db.close()
+    with pytest.raises(LogError) as e:
+        SqliteStore(path)
+    assert str(e.value) == (
+        f"{path}: its events table is not a Context Harness store's (columns id, name; "
+        "expected session, seq, type, body, at); use another file"
+    )
