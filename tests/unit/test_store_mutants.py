@@ -278,6 +278,24 @@ def test_delete_says_whether_the_session_held_events(tmp_path: Path) -> None:
     assert store.delete("a") is True
     assert store.delete("a") is False
     assert [(s.session, s.events) for s in store.sessions()] == [("b", 1)]
+    assert store.delete("b") is True  # one event
+    assert store.sessions() == []
+    store.close()
+
+
+def test_sessions_carry_the_time_of_their_last_append(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each listed session has the store time of its last append, in seconds."""
+    store = SqliteStore(tmp_path / "s.db")
+    monkeypatch.setattr(sqlite_module.time, "time", lambda: 1000.5)
+    store.append("a", [Message(role="user", content="a1")])
+    monkeypatch.setattr(sqlite_module.time, "time", lambda: 2000.25)
+    store.append("a", [Message(role="user", content="a2")])
+    store.append("b", [Message(role="user", content="b1")])
+    monkeypatch.undo()
+    listed = [(s.session, s.events, s.last_activity) for s in store.sessions()]
+    assert listed == [("a", 2, 2000.25), ("b", 1, 2000.25)]
     store.close()
 
 
