@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -288,9 +289,9 @@ def test_sessions_carry_the_time_of_their_last_append(
 ) -> None:
     """Each listed session has the store time of its last append, in seconds."""
     store = SqliteStore(tmp_path / "s.db")
-    monkeypatch.setattr(sqlite_module.time, "time", lambda: 1000.5)
+    monkeypatch.setattr(time, "time", lambda: 1000.5)
     store.append("a", [Message(role="user", content="a1")])
-    monkeypatch.setattr(sqlite_module.time, "time", lambda: 2000.25)
+    monkeypatch.setattr(time, "time", lambda: 2000.25)
     store.append("a", [Message(role="user", content="a2")])
     store.append("b", [Message(role="user", content="b1")])
     monkeypatch.undo()
