@@ -577,3 +577,51 @@ def test_another_applications_table_is_named_with_its_columns(tmp_path: Path) ->
         f"{path}: its events table is not a Context Harness store's (columns id, name; "
         "expected session, seq, type, body, at); use another file"
     )
+
+
+def test_a_check_under_its_bound_runs_whole(tmp_path: Path) -> None:
+    """With the default bound, a few thousand events are checked to the end and open."""
+    path = tmp_path / "s.db"
+    store = SqliteStore(path)
+    store.append("a", [Message(role="user", content=f"m{i}") for i in range(3000)])
+    store.close()
+    store = SqliteStore(path)
+    assert store.last_seq("a") == 3000
+    store.close()
+
+
+def test_damage_past_the_bound_is_trusted_and_within_it_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check stops at its bound: damage it did not reach opens; a full check refuses it."""
+    path = tmp_path / "s.db"
+    store = SqliteStore(path)
+    store.append("a", [Message(role="user", content="x" * 500) for _ in range(3000)])
+    store.close()
+    size, pages = _header(path)
+    with path.open("r+b") as f:  # the last page: a leaf the check reaches last
+        f.seek((pages - 1) * size)
+        f.write(b"\x0d" + b"\xa5" * (size - 1))
+    monkeypatch.setattr(sqlite_module, "QUICK_CHECK_STEPS", 1000)
+    SqliteStore(path).close()  # stopped before the damage
+    monkeypatch.undo()
+    with pytest.raises(LogError, match="the SQLite store is damaged"):
+        SqliteStore(path)
+
+
+def test_a_store_locked_by_another_connection_is_an_io_error_not_damage(tmp_path: Path) -> None:
+    """An exclusive lock held elsewhere: the check cannot run; the message says so (exit 3)."""
+    path = tmp_path / "s.db"
+    _two_sessions(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("INSERT INTO events VALUES ('z', 1, 'message', '{}', 0)")
+    try:
+        with pytest.raises(LogError) as e:
+            SqliteStore(path, timeout=0.05)
+    finally:
+        holder.rollback()
+        holder.close()
+    assert str(e.value) == f"{path}: cannot check the SQLite store: database is locked"
+    assert isinstance(e.value.__cause__, OSError)
