@@ -625,3 +625,16 @@ def test_a_store_locked_by_another_connection_is_an_io_error_not_damage(tmp_path
         holder.close()
     assert str(e.value) == f"{path}: cannot check the SQLite store: database is locked"
     assert isinstance(e.value.__cause__, OSError)
+
+
+def test_a_new_store_makes_its_folders_and_takes_the_defaults(tmp_path: Path) -> None:
+    """A store in folders not there yet creates them, and takes the defaults.
+
+    By default it is read-write, fully synchronous, and waits 60 s for a held lock.
+    """
+    store = SqliteStore(tmp_path / "a" / "b" / "s.db")
+    assert (tmp_path / "a" / "b" / "s.db").is_file()
+    assert store.read_only is False
+    assert store._db.execute("PRAGMA synchronous").fetchone()[0] == 2
+    assert _busy_ms(store) == 60_000
+    store.close()
