@@ -602,7 +602,7 @@ def test_damage_past_the_bound_is_trusted_and_within_it_refused(
     with path.open("r+b") as f:  # the last page: a leaf the check reaches last
         f.seek((pages - 1) * size)
         f.write(b"\x0d" + b"\xa5" * (size - 1))
-    monkeypatch.setattr(sqlite_module, "QUICK_CHECK_STEPS", 1000)
+    monkeypatch.setattr(sqlite_module, "QUICK_CHECK_STEPS", 3000)  # three progress calls
     SqliteStore(path).close()  # stopped before the damage
     monkeypatch.undo()
     with pytest.raises(LogError, match="the SQLite store is damaged"):
