@@ -211,7 +211,13 @@ class SqliteStore:
             found = [r[0] for r in db.execute("PRAGMA quick_check(5)").fetchall()]
         except sqlite3.OperationalError as exc:
             if steps[0] < QUICK_CHECK_STEPS:
-                fail(self.path, "the SQLite store is damaged", exc)
+                # Locked by another connection, or unreadable: an I/O failure, not damage.
+                what = (
+                    "cannot check the SQLite store"
+                    if io_cause(exc)
+                    else "the SQLite store is damaged"
+                )
+                fail(self.path, what, exc)
             found = ["ok"]  # stopped at the bound: the header was checked, the rest is trusted
         except sqlite3.Error as exc:
             fail(self.path, "the SQLite store is damaged", exc)

@@ -12,11 +12,12 @@ import sqlite3
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_runner import run_cli
 
-from compaction import LogError, Session
+from compaction import LogError, Message, Session
 from compaction.stores import SqliteStore
 
 
@@ -126,22 +127,69 @@ def test_an_intact_store_still_opens(tmp_path: Path) -> None:
     store.close()
 
 
-@pytest.fixture
-def read_only_folder(tmp_path: Path) -> Iterator[Path]:
-    """A store whose folder and file are read-only (skipped when running as root)."""
-    if os.geteuid() == 0:
-        pytest.skip("root ignores file permissions")
+def _denied() -> sqlite3.OperationalError:
+    """Return the error SQLite gives a user who cannot write the store's folder.
+
+    Measured as uid 65534 on a 0555 folder holding a 0444 WAL database: a plain and a
+    ``mode=ro`` open both fail this way; ``immutable=1`` opens.
+    """
+    exc = sqlite3.OperationalError("attempt to write a readonly database")
+    exc.sqlite_errorname = "SQLITE_READONLY_DIRECTORY"
+    exc.sqlite_errorcode = 1288
+    return exc
+
+
+@pytest.fixture(params=["file", "folder"])
+def read_only_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[Path]:
+    """A store whose folder and file are read-only, also when the tests run as root.
+
+    Root ignores file permissions, so SQLite itself is made to refuse writes: ``"file"`` opens
+    every plain connection to the store through a ``file:...?mode=ro`` URI (a read-only
+    connection, whoever runs it); ``"folder"`` refuses the plain and ``mode=ro`` opens as a
+    read-only folder does (`_denied`), so only ``immutable=1`` opens. The permissions are set
+    too: without root they alone refuse the writes.
+    """
     folder = tmp_path / "ro"
     folder.mkdir()
     _store(folder / "s.db", tasks=3)
     for extra in folder.iterdir():
         if extra.name != "s.db":
             extra.unlink()
+    real = sqlite3.connect
+    prefix = (folder / "s.db").resolve().as_uri()
+
+    def connect(database: str | os.PathLike[str], *args: Any, **kwargs: Any) -> Any:
+        name = os.fspath(database)
+        if not kwargs.get("uri") and Path(name).resolve() == (folder / "s.db").resolve():
+            if request.param == "folder":
+                raise _denied()
+            return real(prefix + "?mode=ro", *args, **{**kwargs, "uri": True})
+        if name.startswith(prefix) and request.param == "folder" and "immutable=1" not in name:
+            raise _denied()
+        return real(database, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
     (folder / "s.db").chmod(stat.S_IRUSR)
     folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
     yield folder
     folder.chmod(stat.S_IRWXU)
     (folder / "s.db").chmod(stat.S_IRUSR | stat.S_IWUSR)
+
+
+def test_a_read_only_store_is_opened_read_only(read_only_folder: Path) -> None:
+    """The store opens on a connection SQLite keeps read-only: a write through it is refused."""
+    store = SqliteStore(read_only_folder / "s.db")
+    assert store.last_seq("s1") == 5
+    assert [e.seq for e in store.read("s1")] == [1, 2, 3, 4, 5]
+    before = (read_only_folder / "s.db").read_bytes()
+    with pytest.raises(LogError, match=r"s\.db#s1: append failed: attempt to write") as e:
+        store.append("s1", [Message(role="user", content="x")])
+    assert isinstance(e.value.__cause__, OSError)
+    assert store.last_seq("s1") == 5
+    store.close()
+    assert (read_only_folder / "s.db").read_bytes() == before
 
 
 def test_a_read_only_folder_can_be_read(read_only_folder: Path) -> None:

@@ -1,0 +1,44 @@
+"""`scripts/mutate --group NAME`: the configuration a group's run uses."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from scripts.mutate_group import group_config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_group_replaces_the_modules_and_tests_and_keeps_the_rest() -> None:
+    """The group's lists replace [tool.mutmut]'s; its other keys and every other table stay."""
+    text = (ROOT / "pyproject.toml").read_text("utf-8")
+    main = tomllib.loads(text)
+    made = tomllib.loads(group_config(text, "sqlite"))
+    conf = made["tool"]["mutmut"]
+    assert conf["only_mutate"] == ["compaction/stores/sqlite.py"]
+    assert (
+        conf["pytest_add_cli_args_test_selection"]
+        == main["tool"]["mutate-groups"]["sqlite"]["tests"]
+    )
+    for key in ("source_paths", "also_copy", "pytest_add_cli_args"):
+        assert conf[key] == main["tool"]["mutmut"][key]
+    assert made["project"] == main["project"]
+    assert made["tool"]["pytest"] == main["tool"]["pytest"]
+
+
+def test_every_group_names_files_that_exist() -> None:
+    """A group's modules and tests are files of the checkout."""
+    groups = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["mutate-groups"]
+    for group in groups.values():
+        for path in [*group["only_mutate"], *group["tests"]]:
+            assert (ROOT / path).is_file(), path
+
+
+def test_an_unknown_group_is_refused_with_the_known_ones() -> None:
+    """A misspelt group name stops the run, listing the groups."""
+    text = (ROOT / "pyproject.toml").read_text("utf-8")
+    with pytest.raises(SystemExit, match=r"no group 'sqlit' in \[tool.mutate-groups\] \(known: "):
+        group_config(text, "sqlit")
