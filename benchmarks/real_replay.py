@@ -33,14 +33,15 @@ from compaction.events import TaskCreateData, TaskUpdateData
 from compaction.importers import load
 from harness.simulation import (
     PROVIDER_MODELS,
+    TODO_TOOL,
+    TODO_TOOL_NAMES,
     default_prices,
     log_payloads,
     output_tokens,
     replay,
+    to_exchange,
     user_tools,
 )
-from harness.simulation.context_strategies import TODO_TOOL, TODO_TOOL_NAMES
-from harness.simulation.session_exchange import to_exchange
 
 
 def transcripts_folder() -> Path:

@@ -16,7 +16,7 @@ for an event that did not reach the log; a refused or rejected tool call appends
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, closing
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +104,9 @@ class Session(LiveViews):
         self.report = self._source.report
         self._tools = ToolRuns(self)
         try:
-            for event in self._source.read_new():  # streamed, the collector paused
-                self._apply(event)
+            with closing(self._source.read_new()) as events:  # streamed, the collector paused
+                for event in events:
+                    self._apply(event)
         except BaseException:
             self._source.close()
             raise
@@ -184,9 +185,11 @@ class Session(LiveViews):
             LogIntegrityError: an event whose seq does not follow the last one applied.
         """
         new: list[Event] = []
-        for event in self._source.read_new():
-            self._apply(event)
-            new.append(event)
+        # Closed on any exit: a fold left suspended would keep the collector paused.
+        with closing(self._source.read_new()) as events:
+            for event in events:
+                self._apply(event)
+                new.append(event)
         return new
 
     def append(self, data: EventData, *, expected_seq: int | None = None) -> Event:

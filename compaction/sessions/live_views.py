@@ -10,6 +10,8 @@ Invariant: every view equals a fold of the events applied so far, up to `applied
 
 from __future__ import annotations
 
+from contextlib import closing
+
 from compaction.clipping import ShownCount
 from compaction.events import Event, OpenWork, TodoItem, TurnStarted
 from compaction.stores.sources import collector_paused
@@ -95,8 +97,9 @@ class LiveViews:
         if self._usage_p is None:
             self._usage_p = UsageProjection(self.tokenizer, self._known)
             self._usage = self._usage_p.init()
-            for event in collector_paused(iter(self._uncounted)):
-                self._usage = self._usage_p.apply(self._usage, event)
+            with closing(collector_paused(iter(self._uncounted))) as waiting:
+                for event in waiting:
+                    self._usage = self._usage_p.apply(self._usage, event)
             self._uncounted = []
         return self._usage_p, self._usage
 

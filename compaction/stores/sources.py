@@ -115,7 +115,7 @@ class SessionSource:
             self.report.by_type[event.type] += 1
         self.last_seq = event.seq
 
-    def read_new(self) -> Iterator[Event]:
+    def read_new(self) -> Generator[Event, None, None]:
         """Stream the session's events above the last one read, the collector paused."""
         return collector_paused(self._read_new())
 

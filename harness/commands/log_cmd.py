@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from compaction import (
     DEFAULT_WINDOW,
     CheckpointRecorded,
     ConfigError,
+    Event,
     LogError,
     LogFormatError,
     MessageAdded,
@@ -269,8 +272,8 @@ def _plot(args: argparse.Namespace) -> int:
     """Draw the log's request sizes to --plot (see `harness.commands.log_plot`)."""
     from harness.commands.log_plot import plot_series, request_series
 
-    events = read_log(args, ReadReport(path=redact_url(args.log)))
-    series = request_series(events, get_tokenizer(args.tokenizer))
+    with closing(read_log(args, ReadReport(path=redact_url(args.log)))) as events:
+        series = request_series(events, get_tokenizer(args.tokenizer))
     if not series.sizes:
         raise LogError(f"{redact_url(args.log)} holds no model call (no assistant message) to plot")
     path = plot_series(series, args.plot, window=args.window, title=redact_url(args.log))
@@ -296,7 +299,13 @@ def _plot(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     """Print one event whole (see the module docstring)."""
-    for event in read_log(args, ReadReport(path=redact_url(args.log))):
+    # Closed on return: a read left suspended would keep the collector paused.
+    with closing(read_log(args, ReadReport(path=redact_url(args.log)))) as events:
+        return _show_from(args, events)
+
+
+def _show_from(args: argparse.Namespace, events: Iterator[Event]) -> int:
+    for event in events:
         if event.seq != args.seq:
             continue
         if args.json:

@@ -8,7 +8,7 @@ directory, a FIFO or a dangling symlink fails with one clear line.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -108,7 +108,7 @@ def open_session(
         yield session
 
 
-def read_log(args: argparse.Namespace, report: ReadReport) -> Iterator[Event]:
+def read_log(args: argparse.Namespace, report: ReadReport) -> Generator[Event, None, None]:
     """Stream the events of LOG (a file, read with --skip-bad; or a store session)."""
     from compaction.stores import SessionSource
 

@@ -52,7 +52,9 @@ def test_quick_run_through_real_loops(tmp_path: Path):
         assert m["requests"] == len(m["prompt_tokens"]) > 10
         assert m["summed_input_tokens"] == sum(m["prompt_tokens"])
         assert m["final_input_tokens"] <= m["peak_input_tokens"]
-        assert m["unfinished_total"] > 0
+        if record["session"].startswith("synthetic"):  # a real transcript may hold no todos
+            assert m["unfinished_total"] > 0
+    assert any(r["session"].startswith("real-") for r in ok), "no real transcript replayed"
     # OpenHands' default variant only condenses past 240 events, more than the quick session.
     compacted = {r["peer"] for r in ok if r["metrics"]["rewrites"] >= 1}
     assert compacted == {r["peer"] for r in ok}, "some peer never compacted or trimmed"

@@ -6,11 +6,16 @@ from benchmarks.readme_figures import (
     END,
     README,
     RESULTS,
+    ROOT_END,
+    ROOT_README,
+    ROOT_START,
     START,
     load_results,
     main,
     render,
+    render_root,
     replace_block,
+    root_block,
 )
 
 
@@ -45,4 +50,36 @@ class TestCommittedReadme:
         text = README.read_text(encoding="utf-8")
         edited.write_text(text.replace(END, "- B saves 99.9% (typed by hand)\n" + END), "utf-8")
         assert main(["--check", "--readme", str(edited)]) == 1
+        assert "stale" in capsys.readouterr().out
+
+
+class TestRootReadme:
+    def test_root_table_matches_the_results(self):
+        """The root README's figures table is what the committed results render to."""
+        text = ROOT_README.read_text(encoding="utf-8")
+        block = text[text.index(ROOT_START) + len(ROOT_START) + 1 : text.index(ROOT_END)]
+        assert block == root_block(RESULTS.parent)
+
+    def test_the_table_follows_the_results(self):
+        """A changed throughput point changes the table (the figures are not typed by hand)."""
+        results = load_results(RESULTS)
+        throughput = {
+            "goals": {"append_ratio": 1.3, "reopen_ratio": 1.3, "compaction_ratio": 0.8},
+            "points": [
+                {"store": "jsonl", "events": 10, "append_ratio": 1.0, "reopen_ratio": 2.0,
+                 "compaction_ratio": 0.5},
+            ],
+        }  # fmt: skip
+        startup = {"commands": {"--version": {"ratio": 3.0, "goal": 2.5, "met": False}}}
+        table = render_root(results, throughput, startup)
+        assert "| 1.00x (10-10 events; goal <= 1.3x, met at 1 of 1 sizes) |" in table
+        assert "| 2.00x (10-10 events; goal <= 1.3x, met at 0 of 1 sizes) |" in table
+        assert "3.00x (goal <= 2.5x: not met)" in table
+
+    def test_a_hand_edit_is_caught(self, tmp_path, capsys):
+        """A figure typed into the root table makes --check fail."""
+        edited = tmp_path / "README.md"
+        text = ROOT_README.read_text(encoding="utf-8")
+        edited.write_text(text.replace(ROOT_END, "| typed | 99x |\n" + ROOT_END), "utf-8")
+        assert main(["--check", "--root-readme", str(edited)]) == 1
         assert "stale" in capsys.readouterr().out

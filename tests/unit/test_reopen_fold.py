@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
-from compaction import Message, Session
+from compaction import LogError, Message, Session
 from compaction.tokens import TiktokenTokenizer
 
 
@@ -51,6 +51,42 @@ def test_the_collector_runs_again_after_the_open(tmp_path: Path) -> None:
     """The fold pauses the cyclic collector and leaves it enabled."""
     log = tmp_path / "s.jsonl"
     write(log, 10)
-    assert gc.isenabled()
+    gc.enable()  # whatever an earlier test in this worker left
     with Session(log, tokenizer=TiktokenTokenizer()):
+        assert gc.isenabled()
+
+
+def test_a_refused_log_leaves_the_collector_enabled(tmp_path: Path) -> None:
+    """A fold that stops on a malformed line leaves the collector running.
+
+    The collector runs again at once, even while the error and its traceback are still held.
+    """
+    log = tmp_path / "s.jsonl"
+    write(log, 5)
+    with log.open("a", encoding="utf-8") as f:
+        f.write('{"not": "an event"}\n')
+    gc.enable()
+    held: list[BaseException] = []
+    try:
+        Session(log)
+    except LogError as exc:
+        held.append(exc)
+    assert held, "the malformed line was not refused"
+    assert gc.isenabled()
+
+
+def test_a_refresh_that_fails_leaves_the_collector_enabled(tmp_path: Path) -> None:
+    """The same holds for `refresh`, reading what another writer appended."""
+    log = tmp_path / "s.jsonl"
+    write(log, 3)
+    with Session(log) as session:
+        with log.open("a", encoding="utf-8") as f:
+            f.write('{"not": "an event"}\n')
+        gc.enable()
+        held: list[BaseException] = []
+        try:
+            session.refresh()
+        except LogError as exc:
+            held.append(exc)
+        assert held
         assert gc.isenabled()

@@ -179,17 +179,17 @@ class TestContext:
 
 class TestUsage:
     def test_counts_each_event_once(self, log_path: Path) -> None:
-        """Each event is tokenized once, on the usage view's first use; rereads count none."""
+        """Each event is tokenized once (with a tokenizer given, as it is applied); rereads none."""
         tok = CountingTokenizer()
         with Session(log_path, tokenizer=tok) as session:
             session.start_turn("add a flag")
             session.todo_write('{"todos": [{"content": "Add it", "status": "in_progress"}]}')
             session.add_message({"role": "assistant", "content": "done now"})
             session.end_turn()
-            assert tok.calls == []  # nobody asked for tokens yet
-            _ = session.context_tokens
             calls = len(tok.calls)
             assert calls == 3  # user message, todo/write, assistant message
+            _ = session.context_tokens
+            assert len(tok.calls) == calls
             for _ in range(3):
                 _ = session.usage, session.context_tokens, session.context
             assert len(tok.calls) == calls
@@ -199,12 +199,12 @@ class TestUsage:
             assert session.usage.events == 6
 
     def test_replay_counts_once_per_event(self, log_path: Path) -> None:
-        """Opening a session on an existing log counts each event once, when first asked."""
+        """Opening a session on an existing log counts each event once, as the log is read."""
         with Session(log_path, tokenizer=CountingTokenizer()) as session:
             session.start_turn("x y z")
         tok = CountingTokenizer()
         with Session(log_path, tokenizer=tok) as session:
-            assert tok.calls == []
+            assert len(tok.calls) == 1
             assert session.usage.total_tokens == 3 + 4  # overhead + "user\nx y z"
             assert len(tok.calls) == 1
 
