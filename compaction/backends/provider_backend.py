@@ -10,6 +10,7 @@ is a `ProviderError` (the local Checkpoint stands); nothing the answer holds rea
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     import httpx
 
 
-class ProviderBackend:
+class ProviderBackend(ABC):
     """A backend that posts the span to a provider's endpoint and records the item it answers.
 
     A subclass names itself and its endpoint (`name`, `path`, `auth`, `headers`), builds the
@@ -66,13 +67,13 @@ class ProviderBackend:
         """Return `text` without the API key or anything shaped like a token."""
         return self.client.redact(text)
 
+    @abstractmethod
     def body(self, span: BackendSpan) -> dict[str, Any]:
         """Return the request that compacts `span`."""
-        raise NotImplementedError
 
+    @abstractmethod
     def pick(self, answer: dict[str, Any]) -> dict[str, Any] | None:
         """Return the item to record from the answer, None when it holds none."""
-        raise NotImplementedError
 
     def missing(self) -> str:
         """Say why an answer without the item failed, for the error after the endpoint's URL."""

@@ -309,3 +309,19 @@ class TestView:
         assert '- "Fix the off-by-one"' in current.split("## Earlier Turns")[0]
         assert '- task 1 (owner "main"): "Review the patch"' in current
         assert '"Read the parser"' not in text
+
+
+def test_a_provider_backend_must_build_its_request_and_pick_its_item() -> None:
+    """A backend that names no `body` or `pick` cannot be made: the shared part is abstract."""
+    from compaction.backends.base import BackendConfig
+    from compaction.backends.provider_backend import ProviderBackend
+
+    class Half(ProviderBackend):
+        name = "half"
+        path = "/v1/half"
+
+        def body(self, span: Any) -> dict[str, Any]:
+            return {}
+
+    with pytest.raises(TypeError, match="pick"):
+        Half(BackendConfig(base_url="http://127.0.0.1:9", model="m"), lambda m: [])  # type: ignore[abstract]
