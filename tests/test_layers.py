@@ -39,14 +39,26 @@ _ABOVE_VIEWS = frozenset(
     }
 )
 
+_CHECKPOINT = frozenset(
+    {
+        "compaction.checkpoint",
+        "compaction.checkpoint_encoding",
+        "compaction.checkpoint_model",
+        "compaction.checkpoint_parser",
+    }
+)
+"""The Checkpoint's modules: the renderer and the root, its encoding, its model, its parser."""
+
 INNER_WALLS: dict[str, frozenset[str]] = {
     "compaction.stores": _ABOVE_VIEWS
-    | {"compaction.views", "compaction.tools", "compaction.checkpoint", "compaction.policy"},
+    | _CHECKPOINT
+    | {"compaction.views", "compaction.tools", "compaction.policy"},
     "compaction.views": _ABOVE_VIEWS | {"compaction.tools", "compaction.stores"},
     "compaction.tools": (_ABOVE_VIEWS - {"compaction.session"}) | {"compaction.stores"},
     "compaction.sessions": _ABOVE_VIEWS,
     "compaction.llm": _ABOVE_VIEWS
-    | {"compaction.views", "compaction.tools", "compaction.stores", "compaction.checkpoint"},
+    | _CHECKPOINT
+    | {"compaction.views", "compaction.tools", "compaction.stores"},
 }
 """Rooms of `compaction` and the rooms above them they must never import: stores hold bytes
 and know no view, tool or compaction; views are pure folds over events; tools use views but

@@ -47,7 +47,7 @@ try:
         SystemMessage,
         ToolMessage,
     )
-    from langchain_core.tools import BaseTool, StructuredTool
+    from langchain_core.tools import BaseTool
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
     from langgraph.runtime import Runtime
     from langgraph.types import Command
@@ -58,7 +58,6 @@ except ImportError as exc:  # the extra is missing, or too old
     raise ImportError(missing_extra("langchain_agents", "langchain", "langchain>=1.2.9")) from exc
 
 from compaction import (
-    TOOL_NAME,
     CompactionError,
     CompactionPolicy,
     CompactionResult,
@@ -70,12 +69,11 @@ from compaction import (
     Summarizer,
     TurnEndData,
     TurnStartData,
-    compact,
     is_context_overflow,
-    maybe_compact,
     overflow_policy,
 )
 from compaction.views import scaled_tokens
+from harness.integrations.langchain_tools import answer_tool_call, todo_tool
 from harness.integrations.langchain_view import (
     CHECKPOINT_ID,
     CHECKPOINT_SOURCE,
@@ -90,10 +88,9 @@ from harness.integrations.langchain_view import (
     view_messages,
     with_system,
 )
-from prompts import DEFAULT_MODE, Mode, PromptBuilder, get_mode, todo_write_spec
+from harness.integrations.log_compaction import compact_log
+from prompts import DEFAULT_MODE, Mode, PromptBuilder, get_mode
 
-QUIET_REFUSALS = ("below_threshold", "nothing_to_compact", "no_safe_cut")
-"""Compaction refusals that only mean "not now": the agent goes on with the state as it is."""
 REPORTED_FAILURES = ("does_not_fit",)
 """Compaction failures kept in `failures` while the model is still called (a run never crashes
 on them: the model may shorten what made the request too big)."""
@@ -103,11 +100,6 @@ class HarnessState(AgentState[Any]):
     """The agent state with the task list: ``todos`` mirrors the log's latest `todo_write` list."""
 
     todos: NotRequired[list[dict[str, str]]]
-
-
-def _unreachable(**arguments: object) -> str:
-    """`todo_write` runs in the middleware's ``wrap_tool_call``; this body never runs there."""
-    raise RuntimeError("todo_write is run by HarnessMiddleware.wrap_tool_call")
 
 
 class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
@@ -184,16 +176,7 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         self.system_prompt = (
             PromptBuilder().mode_block(spec) if self._custom_prompt is None else self._custom_prompt
         )
-        todo = todo_write_spec(allow_parallel_in_progress=spec.todo.allow_parallel_in_progress)
-        self.tools: list[BaseTool] = [
-            StructuredTool.from_function(
-                func=_unreachable,
-                name=TOOL_NAME,
-                description=todo.description,
-                args_schema=todo.parameters,
-                infer_schema=False,
-            )
-        ]
+        self.tools: list[BaseTool] = [todo_tool(spec)]
 
     def close(self) -> None:
         """Close the session log (when the middleware opened it)."""
@@ -252,24 +235,14 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         With `refused_tokens` (the provider refused a request of that size as too long) the
         compaction is forced, under `compaction.overflow_policy`.
         """
-        try:
-            if refused_tokens is None:
-                result = maybe_compact(
-                    self.session, self.policy, summarizer=self.summarizer,
-                    fixed_tokens=self.fixed_tokens,
-                )  # fmt: skip
-            else:
-                result = compact(
-                    self.session, overflow_policy(self._policy(), refused_tokens),
-                    summarizer=self.summarizer, force=True, fixed_tokens=self.fixed_tokens,
-                )  # fmt: skip
-        except CompactionError as exc:
-            if exc.code in QUIET_REFUSALS:
-                return None
-            if exc.code in REPORTED_FAILURES:
-                self.failures.append(exc)
-                return None
-            raise
+        forced = None
+        if refused_tokens is not None:
+            forced = overflow_policy(self._policy(), refused_tokens)
+        result = compact_log(
+            self.session, self.policy, summarizer=self.summarizer,
+            fixed_tokens=self.fixed_tokens, forced=forced,
+            reported=REPORTED_FAILURES, failures=self.failures,
+        )  # fmt: skip
         if result is not None:
             self.compactions.append(result)
         return result
@@ -390,7 +363,7 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         """Run `todo_write` against the log; refuse a tool the mode forbids; run the rest."""
-        answered = self._answer(request)
+        answered = answer_tool_call(self.session, self.mode, request)
         return handler(request) if answered is None else answered
 
     async def awrap_tool_call(
@@ -399,27 +372,8 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         """The async form of `wrap_tool_call`."""
-        answered = self._answer(request)
+        answered = answer_tool_call(self.session, self.mode, request)
         return await handler(request) if answered is None else answered
-
-    def _answer(self, request: ToolCallRequest) -> ToolMessage | Command[Any] | None:
-        call = request.tool_call
-        name, call_id = call["name"], str(call["id"])
-        if name == TOOL_NAME:
-            result = self.session.todo_write(dict(call["args"]), mode=self.mode)
-            reply = ToolMessage(
-                content=result.content,
-                tool_call_id=call_id,
-                name=name,
-                status="error" if result.is_error else "success",
-            )
-            if result.is_error:  # nothing changed; parallel refusals must not race on "todos"
-                return reply
-            return Command(update={"messages": [reply], "todos": self.todos()})
-        refused = self.session.refusal(name, mode=self.mode)
-        if refused is None:
-            return None
-        return ToolMessage(content=refused, tool_call_id=call_id, name=name, status="error")
 
 
 __all__ = [

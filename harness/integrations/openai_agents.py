@@ -42,9 +42,7 @@ How the protocol maps onto an append-only log (the log is the one source of trut
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,60 +65,36 @@ except ImportError as exc:  # the extra is missing, or too old
     raise ImportError(missing_extra("openai_agents", "agents", "openai-agents>=0.19")) from exc
 
 from compaction import (
-    CompactionError,
     CompactionPolicy,
     CompactionResult,
     ConfigError,
     EventStore,
-    MessageError,
     MessagesRetracted,
     Summarizer,
     UsageReportData,
-    compact,
-    count_message,
-    maybe_compact,
     open_store,
     overflow_policy,
 )
 from compaction import Session as LogBackedSession
 from compaction.events import RetractData
 from compaction.stores import FileStore
-from compaction.views import scaled_tokens
 from harness.integrations.agents_items import (
     ITEM_FIELD,
     checkpoint_item,
     item_key,
     item_of,
-    message_of,
     messages_of,
 )
 from harness.integrations.agents_model import GuardedProvider, OverflowGuard, guarded_agent
-from harness.integrations.agents_tools import guarded, session_tools, tool_specs
+from harness.integrations.agents_requests import RequestSize, agent_tools, measure_request
+from harness.integrations.agents_tools import guarded, session_tools
+from harness.integrations.log_compaction import QUIET_REFUSALS, compact_log
 from prompts import DEFAULT_MODE, get_mode
 
 CLEARED = "clear_session"
 POPPED = "pop_item"
-QUIET_REFUSALS = ("below_threshold", "nothing_to_compact", "no_safe_cut")
-"""Compaction refusals that only mean "not now"."""
 RETRY_ANYWAY = (*QUIET_REFUSALS, "does_not_fit")
 """After an overflow refusal, these still lead to the one retry (the provider's answer decides)."""
-
-
-@dataclass(frozen=True)
-class RequestSize:
-    """One model request as counted before it was sent."""
-
-    fixed: int
-    """Instructions and tool specs, in counted tokens."""
-    input: int
-    """The input items, in counted tokens."""
-    scale: float | None = None
-    """The log's token scale when it was counted (None: not known yet)."""
-
-    @property
-    def total(self) -> int:
-        """The whole request in the provider's tokens (counted ones while the scale is unknown)."""
-        return scaled_tokens(self.fixed + self.input, self.scale)
 
 
 class LogSession:
@@ -290,7 +264,7 @@ class LogSession:
     async def filter_input(self, data: CallModelData[Any]) -> ModelInputData:
         """The ``call_model_input_filter``: compact when due, hand the model the log's view."""
         instructions = data.model_data.instructions
-        tools = _agent_tools(data)
+        tools = agent_tools(data)
         async with self._lock:
             # What would be sent: the log's view (the SDK's own input only grows in a run).
             items = self.view() + self._unlogged(data.model_data.input)
@@ -307,17 +281,7 @@ class LogSession:
         self, instructions: str | None, tools: Sequence[Any], items: Sequence[object]
     ) -> RequestSize:
         """Count a request's fixed part (instructions, tool specs) and its input items."""
-        tok = self.log.tokenizer
-        fixed = tok.count(instructions or "")
-        specs = tool_specs(list(tools))
-        fixed += tok.count(json.dumps(specs, sort_keys=True)) if specs else 0
-        counted = 0
-        for item in items:
-            try:
-                counted += count_message(tok, message_of(item))
-            except MessageError:
-                counted += tok.count(json.dumps(item, default=str))
-        return RequestSize(fixed, counted, self.log.token_scale)
+        return measure_request(self.log, instructions, tools, items)
 
     async def after_overflow(
         self, instructions: str | None, tools: Sequence[Any], refused: Sequence[object]
@@ -370,35 +334,16 @@ class LogSession:
         quiet: Sequence[str] = QUIET_REFUSALS,
     ) -> None:
         """Compact the log (forced, or when the whole request is due); "not now" is quiet."""
-        try:
-            if force:
-                result: CompactionResult | None = compact(
-                    self.log,
-                    policy or self._policy(),
-                    summarizer=self.summarizer,
-                    force=True,
-                    fixed_tokens=self.fixed_tokens,
-                )
-            else:
-                result = maybe_compact(
-                    self.log,
-                    self.policy,
-                    summarizer=self.summarizer,
-                    fixed_tokens=self.fixed_tokens,
-                )
-        except CompactionError as exc:
-            if exc.code in quiet:
-                return
-            raise
+        result = compact_log(
+            self.log,
+            self.policy,
+            summarizer=self.summarizer,
+            fixed_tokens=self.fixed_tokens,
+            forced=(policy or self._policy()) if force else None,
+            quiet=quiet,
+        )
         if result is not None:
             self.compactions.append(result)
-
-
-def _agent_tools(data: CallModelData[Any]) -> list[Any]:
-    """The tools the agent sends (its function tools and handoffs), best effort."""
-    agent = data.agent
-    tools: list[Any] = list(getattr(agent, "tools", []) or [])
-    return tools + list(getattr(agent, "handoffs", []) or [])
 
 
 __all__ = [
