@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,8 @@ from harness.simulation import (
     PROVIDER_MODELS,
     TODO_TOOL,
     TODO_TOOL_NAMES,
+    PriceTable,
+    ReplayResult,
     default_prices,
     log_payloads,
     output_tokens,
@@ -130,10 +133,14 @@ def replay_session(
     tok = get_tokenizer()
     payloads = log_payloads(load(path))
     tools = session_tools(payloads)
-    tasks = sum(isinstance(p, TaskCreateData | TaskUpdateData) for p in payloads)
-    out_tokens = output_tokens(payloads, tok)
+    session = _SessionFacts(
+        name=name,
+        source=path.name,
+        output_tokens=output_tokens(payloads, tok),
+        task_events=sum(isinstance(p, TaskCreateData | TaskUpdateData) for p in payloads),
+        budget=policy.trigger_tokens,
+    )
     table = default_prices()
-    models = [m.name for m in PROVIDER_MODELS]
     records = []
     for run in runs:
         with summary_pricing.run_summarizer(run, tok) as summarizer:
@@ -146,50 +153,63 @@ def replay_session(
                 summarizer=summarizer,
                 tools=tools,
             )
-        prompts = [r.prompt_tokens for r in result.records]
-        hits = {m: [r.hits[m] for r in result.records] for m in models}
-        summary = summary_pricing.from_replay(result.summary_calls, models)
-        cost, without = summary_pricing.costs_with_summaries(
-            table, prompts, hits, out_tokens, summary
-        )
-        records.append(
-            {
-                "session": name,
-                "source": path.name,
-                "strategy": run,
-                "requests": len(result.records),
-                "compactions": result.compactions,
-                "summed_input_tokens": sum(prompts),
-                "peak_input_tokens": max(prompts, default=0),
-                "output_tokens": out_tokens,
-                "cost": cost,
-                "cost_without_summaries": without,
-                **summary_pricing.record_fields(summary),
-                "summary": summary,
-                "todo_checks": result.todo_checks,
-                "every_call": round(result.request_retention, 6),
-                "request_retention": result.request_retention,
-                "kept": result.kept,
-                "expected": result.expected,
-                "retention": {
-                    "expected": result.expected,
-                    "kept": result.kept,
-                    "rate": result.retention,
-                },
-                "task_events": tasks,
-                "task_checks": result.task_checks,
-                "task_every_call": round(result.task_retention, 6),
-                "budget": policy.trigger_tokens,
-                "per_request": {
-                    "prompt_tokens": prompts,
-                    "fixed_tokens": [r.fixed_tokens for r in result.records],
-                    "checkpoint_tokens": [r.checkpoint_tokens for r in result.records],
-                    "hits": hits,
-                    "compacted": [r.index for r in result.records if r.compacted],
-                },
-            }
-        )
+        records.append(_run_record(session, run, result, table))
     return records
+
+
+@dataclass(frozen=True)
+class _SessionFacts:
+    """What every run's record says of the session itself."""
+
+    name: str
+    source: str
+    output_tokens: int
+    task_events: int
+    budget: int
+
+
+def _run_record(
+    session: _SessionFacts, run: str, result: ReplayResult, table: PriceTable
+) -> dict[str, Any]:
+    """Return the record of one run: its sums, its cost, its retention, its per-request series."""
+    models = [m.name for m in PROVIDER_MODELS]
+    prompts = [r.prompt_tokens for r in result.records]
+    hits = {m: [r.hits[m] for r in result.records] for m in models}
+    summary = summary_pricing.from_replay(result.summary_calls, models)
+    cost, without = summary_pricing.costs_with_summaries(
+        table, prompts, hits, session.output_tokens, summary
+    )
+    return {
+        "session": session.name,
+        "source": session.source,
+        "strategy": run,
+        "requests": len(result.records),
+        "compactions": result.compactions,
+        "summed_input_tokens": sum(prompts),
+        "peak_input_tokens": max(prompts, default=0),
+        "output_tokens": session.output_tokens,
+        "cost": cost,
+        "cost_without_summaries": without,
+        **summary_pricing.record_fields(summary),
+        "summary": summary,
+        "todo_checks": result.todo_checks,
+        "every_call": round(result.request_retention, 6),
+        "request_retention": result.request_retention,
+        "kept": result.kept,
+        "expected": result.expected,
+        "retention": {"expected": result.expected, "kept": result.kept, "rate": result.retention},
+        "task_events": session.task_events,
+        "task_checks": result.task_checks,
+        "task_every_call": round(result.task_retention, 6),
+        "budget": session.budget,
+        "per_request": {
+            "prompt_tokens": prompts,
+            "fixed_tokens": [r.fixed_tokens for r in result.records],
+            "checkpoint_tokens": [r.checkpoint_tokens for r in result.records],
+            "hits": hits,
+            "compacted": [r.index for r in result.records if r.compacted],
+        },
+    }
 
 
 def peer_payloads(payloads: Sequence[EventData]) -> list[EventData]:
