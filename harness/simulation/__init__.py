@@ -1,9 +1,11 @@
 """Simulated agent sessions: what `harness demo` runs, and what the benchmarks measure with.
 
 A seeded generator writes a synthetic coding session (`sessions`); the request replay runs it
-request by request through the prompt builder and the compactor (`request_replay`) under one of
-the todo-placement and mode-switch strategies (`context_strategies`), and feeds each request to
-the provider prefix-cache models (`cache_models`); `demo` puts them together for `harness demo`.
+request by request through the prompt builder and the compactor (`request_replay`, its loop in
+`replay_loop`, its records in `replay_records`, the canonical lines in `serialization`) under one
+of the todo-placement and mode-switch strategies (`context_strategies`), and feeds each request
+to the provider prefix-cache models (`cache_models`, `anthropic_cache`, over `cache_blocks`);
+`demo` puts them together for `harness demo`.
 
 This package ships with the library (the demo needs it at run time); the benchmark suite itself
 (`benchmarks/`) lives in the checkout and imports these names from here.
