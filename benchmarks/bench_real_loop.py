@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.long_turn import long_turn
+from benchmarks.long_turn import long_turn as long_turn
 from compaction import (
     CompactionError,
     CompactionPolicy,
