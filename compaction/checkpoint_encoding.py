@@ -1,7 +1,5 @@
 r"""How the Checkpoint writes its lines, so that no text can break the structure.
 
-Encoding (why no text can break the structure):
-
 - **Code-owned items** are written one per line as ``- `` followed by the item as a JSON string
   literal (``- "Run the tests"``). JSON escapes quotes, backslashes and every control character,
   newlines included, so an item is always exactly one line. On top of JSON, the characters that
