@@ -354,9 +354,9 @@ class TestLazyRoots:
 
 
 class TestTodoWriteTable:
-    @pytest.mark.parametrize("mode", ["agent", "parallel", "plan", "team", "nope"])
+    @pytest.mark.parametrize("mode", ["agent", "plan", "nope"])
     def test_shipped_table_answers_as_the_rendered_modes(self, tmp_path: Path, mode: str) -> None:
-        """Every built-in mode (and an unknown one) prints the same bytes and status either way.
+        """An allowed mode, a refusing one and an unknown one: the same bytes and status either way.
 
         With a modes file, todo-write renders every refusal from the templates (`prompts`); without
         one it reads `compaction/schemas/mode_policies.json`. The plan refusal, the accepted
