@@ -27,6 +27,7 @@ from functools import cache
 from importlib import resources
 from typing import Final
 
+from compaction.clip_counts import CutCounts, cut_counts
 from compaction.events import ClipData, Message
 from compaction.tokens import (
     MESSAGE_OVERHEAD,
@@ -118,8 +119,9 @@ def clip_and_count(
     text = message.text()
     if fits_unread(text, tokenizer, cap):
         return message, None
-    whole = split_count(tokenizer, text)
-    total = count_joined(tokenizer, [whole])
+    counted = cut_counts(tokenizer, text)
+    whole = split_count(tokenizer, text) if counted is None else counted.whole()
+    total = count_joined(tokenizer, [whole]) if counted is None else counted.total
     prefix, suffix = message_affixes(message)
     if total <= cap:
         return message, ShownCount(prefix, suffix, whole)
@@ -127,19 +129,29 @@ def clip_and_count(
     per_token = len(text) / total
     head = _snap_head(text, int(keep * HEAD_SHARE * per_token))
     tail = _snap_tail(text, int((keep - int(keep * HEAD_SHARE)) * per_token))
-    parts, kept = _parts(tokenizer, text, head, tail)
+    parts, kept = _parts(tokenizer, text, head, tail, counted)
     while head + tail and kept > keep:
         head, tail = head * 9 // 10, tail * 9 // 10
-        parts, kept = _parts(tokenizer, text, head, tail)
+        parts, kept = _parts(tokenizer, text, head, tail, counted)
     clip = ClipData(head_chars=head, tail_chars=tail, omitted_tokens=max(0, total - kept))
     shown = ShownCount(prefix, suffix, parts[0], parts[1], clip, len(text) - head - tail)
     return message.model_copy(update={"clip": clip}), shown
 
 
 def _parts(
-    tokenizer: Tokenizer, text: str, head: int, tail: int
+    tokenizer: Tokenizer, text: str, head: int, tail: int, counted: CutCounts | None = None
 ) -> tuple[tuple[SplitCount, SplitCount], int]:
-    """Count the head and tail of `text` in parts; return the parts and their tokens."""
+    """Count the head and tail of `text` in parts; return the parts and their tokens.
+
+    With the text's `CutCounts`, only what lies past the last cut of the head (and before the
+    first of the tail) is tokenized again.
+    """
+    if counted is not None:
+        (h, head_tokens), (t, tail_tokens) = (
+            counted.head(tokenizer, head),
+            counted.tail(tokenizer, tail),
+        )
+        return (h, t), head_tokens + tail_tokens
     h = split_count(tokenizer, text[:head])
     t = split_count(tokenizer, text[len(text) - tail :])
     return (h, t), count_joined(tokenizer, [h]) + count_joined(tokenizer, [t])

@@ -35,7 +35,6 @@ BEING_SPLIT_ELSEWHERE: frozenset[str] = frozenset(
         "benchmarks/peers/run.py",
         "benchmarks/results_report.py",
         "benchmarks/throughput.py",
-        "compaction/events.py",
         "compaction/importers/base.py",
         "compaction/stores/log_writer.py",
         "compaction/summarizers/facts.py",
