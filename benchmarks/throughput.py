@@ -71,7 +71,8 @@ TRANSCRIPTS = next(
 """``../shared/transcripts`` of the checkout (or of the folder above, for a worktree)."""
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "throughput.json"
 FULL_SIZES: tuple[int, ...] = (1_000, 10_000, 100_000, 1_000_000)
-QUICK_SIZES: tuple[int, ...] = (1_000, 2_000)
+QUICK_SIZES: tuple[int, ...] = (500, 1_000)
+"""The sizes of `harness bench --quick` (a smoke run: two sizes, the cost per event compared)."""
 STORES: tuple[str, ...] = ("jsonl", "sqlite", "postgres")
 GOALS: dict[str, float] = {"append_ratio": 1.3, "reopen_ratio": 1.3, "compaction_ratio": 0.8}
 """The goals of issue 28, as ratios to a raw tiktoken pass over the same text."""

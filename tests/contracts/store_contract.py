@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from contracts.writers import children
 from hypothesis import HealthCheck, given, settings
 from strategies import append_chunk_sizes, event_payload_sequences
 
@@ -43,25 +44,6 @@ _ids = count()
 
 def msg(text: str) -> Message:
     return Message(role="user", content=text)
-
-
-def children(script: str, *argsets: list[str]) -> list[str]:
-    """Run one process per argument list at once; return their stdouts (each must exit 0)."""
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", textwrap.dedent(script), *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for args in argsets
-    ]
-    outs = []
-    for p in procs:
-        out, err = p.communicate(timeout=300)
-        assert p.returncode == 0, err
-        outs.append(out)
-    return outs
 
 
 class StoreContract:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_runner import run_cli
@@ -11,15 +12,61 @@ from compaction import CheckpointRecorded, MessageAdded, TodoWritten, read_event
 from compaction.checkpoint import parse_checkpoint
 from harness.simulation import CONTRASTS, DemoResult, run_demo
 
+Settings = tuple[int, int, int, str]
+"""A demo's turns, seed, window and profile."""
+
 
 @pytest.fixture(scope="module")
-def demo_3_1(tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoResult, Path]:
-    """One 3-request demo (seed 1, a 16,000-token window) and its log, shared by the tests below.
+def shared_demos() -> dict[Settings, DemoResult]:
+    """The demos run so far in this module, by settings (tests that only read figures share)."""
+    return {}
 
-    The same run served two tests, each running it afresh (a 3-request demo costs seconds).
+
+def demo_of(
+    runs: dict[Settings, DemoResult], folder: Path, turns: int, seed: int, window: int, profile: str
+) -> DemoResult:
+    """Run the demo of these settings once per module; return its result (log under `folder`)."""
+    key = (turns, seed, window, profile)
+    if key not in runs:
+        log = folder / f"demo-{turns}-{seed}-{window}-{profile}.jsonl"
+        runs[key] = run_demo(turns=turns, seed=seed, window=window, log=log, profile=profile)
+    return runs[key]
+
+
+@pytest.fixture
+def cli_shares_demos(
+    monkeypatch: pytest.MonkeyPatch,
+    shared_demos: dict[Settings, DemoResult],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """`harness demo` without --log runs each settings' demo once per module.
+
+    The command still parses its arguments, fills in the defaults and prints the result; only
+    a second run of the same settings (its figures the same: see test_same_seed_same_figures)
+    is spared. Its log is a temporary file the command deletes, so nothing reads it.
     """
-    log = tmp_path_factory.mktemp("demo") / "a.jsonl"
-    return run_demo(turns=3, seed=1, window=16_000, log=log), log
+    import harness.simulation
+
+    folder = tmp_path_factory.mktemp("shared-demos")
+
+    def run(**kwargs: Any) -> DemoResult:
+        settings = kwargs["turns"], kwargs["seed"], kwargs["window"], kwargs["profile"]
+        return demo_of(shared_demos, folder, *settings)
+
+    monkeypatch.setattr(harness.simulation, "run_demo", run)
+
+
+@pytest.fixture(scope="module")
+def demo_4_2(
+    shared_demos: dict[Settings, DemoResult], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[DemoResult, Path]:
+    """One 4-request demo (seed 2, a 12,000-token window, the real shape) and its log.
+
+    The tests that read a demo's figures share it (`harness demo --turns 4 --seed 2 --window
+    12000` included), as they shared a 3-request one; a demo costs seconds.
+    """
+    result = demo_of(shared_demos, tmp_path_factory.mktemp("demo"), 4, 2, 12_000, "real")
+    return result, result.log
 
 
 class TestRunDemo:
@@ -63,11 +110,14 @@ class TestRunDemo:
         assert set(rates) == {"deepseek", "openai", "anthropic", "vllm"}
         assert all(0 <= r <= 1 for r in rates.values())
 
-    def test_contrast_loses_tasks_where_ours_keeps_them_and_is_priced(self, tmp_path: Path) -> None:
+    def test_contrast_loses_tasks_where_ours_keeps_them_and_is_priced(
+        self, demo_4_2: tuple[DemoResult, Path]
+    ) -> None:
         """The list kept only in the messages and a blind summary lose tasks; ours loses none."""
         # A window where the contrasts' cuts fall past a todo_write (at 16,000 tokens, with cuts
-        # inside a turn and the latest tool rounds kept verbatim, every cut kept the list).
-        result = run_demo(turns=8, seed=7, window=12_000, log=tmp_path / "c.jsonl")
+        # inside a turn and the latest tool rounds kept verbatim, every cut kept the list). It
+        # ran 8 requests of seed 7; the shared 4 requests of seed 2 lose tasks the same way.
+        result, _ = demo_4_2
         assert result.ours is not None
         assert set(result.contrasts) == set(CONTRASTS)
         assert result.ours.request_retention == 1.0
@@ -84,11 +134,11 @@ class TestRunDemo:
             assert cost.miss + cost.hit + cost.write == result.ours.total_prompt_tokens
 
     def test_same_seed_same_figures(
-        self, demo_3_1: tuple[DemoResult, Path], tmp_path: Path
+        self, demo_4_2: tuple[DemoResult, Path], tmp_path: Path
     ) -> None:
         """The demo is deterministic: same inputs, same log bytes and figures."""
-        a, a_log = demo_3_1
-        b = run_demo(turns=3, seed=1, window=16_000, log=tmp_path / "b.jsonl")
+        a, a_log = demo_4_2
+        b = run_demo(turns=4, seed=2, window=12_000, log=tmp_path / "b.jsonl")
         assert a_log.read_bytes() == (tmp_path / "b.jsonl").read_bytes()
         assert a.savings == b.savings
         assert a.panel == b.panel
@@ -98,7 +148,7 @@ class TestDemoCommand:
     def test_shows_panel_compaction_and_figures(self, tmp_path: Path) -> None:
         """The command prints the task panel, a compaction's before and after, and the figures."""
         log = tmp_path / "kept.jsonl"
-        args = ["demo", "--turns", "5", "--window", "16000", "--log", str(log)]
+        args = ["demo", "--turns", "4", "--seed", "2", "--window", "12000", "--log", str(log)]
         done = run_cli(*args)
         assert done.returncode == 0, done.stderr
         out = done.stdout
@@ -133,18 +183,19 @@ class TestDemoCommand:
 
 
 class TestDemoTellsTheTruth:
-    def test_default_shape_is_real(self, demo_3_1: tuple[DemoResult, Path]) -> None:
+    def test_default_shape_is_real(self, demo_4_2: tuple[DemoResult, Path]) -> None:
         """The demo runs the `real` shape by default: the list written rarely, long work between."""
         from harness.simulation import DEMO_PROFILE, generate
 
         assert DEMO_PROFILE == "real"
-        result, log = demo_3_1
+        result, log = demo_4_2
         assert result.profile == "real"
         writes = sum(1 for e in read_events(log) if isinstance(e, TodoWritten))
-        real = generate(3, 1, "real")
+        real = generate(4, 2, "real")
         assert writes == sum(1 for p in real if type(p).__name__ == "TodoWriteData")
-        assert writes < sum(1 for p in generate(3, 1) if type(p).__name__ == "TodoWriteData")
+        assert writes < sum(1 for p in generate(4, 2) if type(p).__name__ == "TodoWriteData")
 
+    @pytest.mark.usefixtures("cli_shares_demos")
     def test_json_carries_every_printed_figure(self) -> None:
         """Each design's calls lost, every-call share, kept count and costs shown are in --json."""
         import json
@@ -173,9 +224,9 @@ class TestDemoTellsTheTruth:
             assert f"{c['calls_lost_sight']} of {c['calls_checked']} calls" in text
             assert c["small"] == (c["share_lost"] < figures["small_contrast_below"])
 
-    def test_real_shape_shows_the_contrast(self, tmp_path: Path) -> None:
+    def test_real_shape_shows_the_contrast(self, demo_4_2: tuple[DemoResult, Path]) -> None:
         """On the real shape the contrasts lose sight of tasks on many calls; ours on none."""
-        result = run_demo(turns=4, seed=2, window=12_000, log=tmp_path / "r.jsonl")
+        result, _ = demo_4_2
         figures = result.figures()
         assert figures["designs"][0]["design"] == "this toolkit"
         assert figures["designs"][0]["calls_lost_sight"] == 0
@@ -183,6 +234,7 @@ class TestDemoTellsTheTruth:
             assert not c["small"], c
             assert c["kept_at_compactions"] < c["expected_at_compactions"]
 
+    @pytest.mark.usefixtures("cli_shares_demos")
     def test_a_small_contrast_is_said_plainly(self) -> None:
         """When a contrast loses sight on few calls, the demo says the contrast is small."""
         import json

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+S = TypeVar("S")
+C = TypeVar("C")
+
+
+class OldAgentMiddleware(Generic[S, C]):
+    """langchain's AgentMiddleware before 1.2.9: two type parameters, no response type."""
 
 
 @pytest.mark.parametrize(
@@ -38,24 +46,18 @@ def test_missing_framework_names_the_extra(module: str, framework: str, extra: s
     ]
 
 
-def test_a_too_old_langchain_names_the_extra() -> None:
-    """A langchain whose AgentMiddleware takes two type parameters (before 1.2.9): one line."""
-    code = (
-        "from typing import Generic, TypeVar\n"
-        "import langchain.agents.middleware as middleware\n"
-        "S, C = TypeVar('S'), TypeVar('C')\n"
-        "class AgentMiddleware(Generic[S, C]): pass\n"
-        "middleware.AgentMiddleware = AgentMiddleware\n"
-        "try:\n"
-        "    import harness.integrations.langchain_agents\n"
-        "except ImportError as exc:\n"
-        "    print(exc)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines() == [
+def test_a_too_old_langchain_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A langchain whose AgentMiddleware takes two type parameters (before 1.2.9): one line.
+
+    In this process (langchain is imported here anyway): the adapter is imported afresh with
+    AgentMiddleware swapped, and both are put back afterwards.
+    """
+    middleware = pytest.importorskip("langchain.agents.middleware")
+    monkeypatch.setattr(middleware, "AgentMiddleware", OldAgentMiddleware)
+    monkeypatch.delitem(sys.modules, "harness.integrations.langchain_agents", raising=False)
+    with pytest.raises(ImportError) as caught:
+        importlib.import_module("harness.integrations.langchain_agents")
+    assert str(caught.value) == (
         "harness.integrations.langchain_agents needs langchain>=1.2.9: "
         "pip install 'context-harness[langchain]'"
-    ]
+    )

@@ -147,7 +147,7 @@ def check_refusal(
     assert least + policy.summary_tokens + 64 > policy.room_tokens, exc
 
 
-@settings(max_examples=12)  # each example runs an agent loop of up to 100 tool rounds
+@settings(max_examples=8)  # each example runs an agent loop of up to 100 tool rounds (~1.5 s)
 @given(long_turn_loops())
 def test_long_turn_agent_loop(loop: Loop) -> None:
     """An agent loop over one long turn: every model call's request fits the window.

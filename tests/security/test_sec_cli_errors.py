@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
 from compaction import Session
 from harness.cli import EXIT_CODES, main
@@ -141,12 +142,12 @@ def test_file_size_limit_on_append(tmp_path: Path) -> None:
 def test_import_output_unwritable(where: str, tmp_path: Path) -> None:
     """`import -o` into a directory, under a file, or past a size limit: one line, exit 3."""
     source = Path(__file__).parents[1] / "fixtures" / "transcripts" / "codex_small.jsonl"
-    preexec: Callable[[], None] | None = None
-    if where == "size-limit":
-        out, preexec = tmp_path / "new.jsonl", _fsize_limit(100)
-    else:
+    if where == "size-limit":  # a limit of the process: a process of its own
+        out = tmp_path / "new.jsonl"
+        result = _harness("import", "auto", str(source), "-o", str(out), preexec=_fsize_limit(100))
+    else:  # in this process (see cli_runner)
         out, _ = _bad_path(where, tmp_path)
-    result = _harness("import", "auto", str(source), "-o", str(out), preexec=preexec)
+        result = run_cli("import", "auto", source, "-o", out)
     assert result.returncode == 3
     assert result.stderr.count("\n") == 1
     assert "Traceback" not in result.stderr
