@@ -3,9 +3,10 @@
 The events at every size are unique text: the messages of the shared real transcripts
 (``../shared/transcripts``, when present) followed by a generated 40-turn session (user requests,
 tool calls with large outputs, todo writes), cycled until there are N of them, every message of
-the k-th copy (k >= 1) prefixed with ``[k]``. No text of one copy repeats in another, so no token
-count is a memo hit of an earlier copy (a text repeated within one session, "Done.", stays
-repeated: that is the real mix).
+the k-th copy (k >= 1) prefixed with ``[k]`` and its system messages left out (one session has
+one system prompt: cycled ones would add up to more than the window at 10^6). No text of one
+copy repeats in another, so no token count is a memo hit of an earlier copy (a text repeated
+within one session, "Done.", stays repeated: that is the real mix).
 
 Each figure is this process's CPU time (`time.process_time`), and each cost is a ratio to a raw
 tiktoken pass (`encode_ordinary`) over the same text, measured beside it: the phases interleave
@@ -146,11 +147,25 @@ def _corpus(seed: int, transcripts: Path | None) -> tuple[EventData, ...]:
     return (*real, *generate(40, seed))
 
 
+def _is_system(payload: EventData) -> bool:
+    return isinstance(payload, Message) and payload.role == "system"
+
+
 def events_of(n: int, seed: int = 0, transcripts: Path | None = TRANSCRIPTS) -> list[EventData]:
-    """Return `n` event payloads, every message text unique (see the module docstring)."""
+    """Return `n` event payloads, every message text unique (see the module docstring).
+
+    The first copy is the whole corpus; later copies leave its system messages out, so the
+    events of any size are one session with one system prompt, not a pile of sessions whose
+    system prompts (which compaction never replaces) grow with N.
+    """
     corpus = _corpus(seed, transcripts)
-    cycled = itertools.islice(itertools.cycle(enumerate(corpus)), n)
-    return [_unique(p, i // len(corpus)) for i, (_, p) in enumerate(cycled)]
+    rest = [p for p in corpus if not _is_system(p)] or list(corpus)
+    out = list(corpus[:n])
+    for copy in itertools.count(1):
+        if len(out) >= n:
+            break
+        out += [_unique(p, copy) for p in rest[: n - len(out)]]
+    return out
 
 
 def _cpu(fn: Callable[[], T]) -> tuple[T, float, float]:
