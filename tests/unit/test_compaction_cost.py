@@ -12,6 +12,7 @@ from pathlib import Path
 
 from benchmarks.throughput import append_all, events_of
 from compaction import CompactionPolicy, Message, compact
+from compaction.summarizers.failures import LINE_CHARS, error_lines
 from compaction.summarizers.paths import looks_like_path
 from compaction.tokens import TiktokenTokenizer, message_text
 
@@ -56,3 +57,33 @@ class TestPaths:
         assert looks_like_path("src/a_b.py")
         assert not looks_like_path("src/x..py")
         assert looks_like_path("../src/x.py")
+
+
+class TestErrorScan:
+    def test_a_mark_far_along_a_long_line_is_found(self) -> None:
+        """The regex is matched only where a literal is, however far along its line."""
+        line = "x" * 5_000 + " Errorf(x) then error: boom"
+        assert error_lines(f"ok\n{line}\nok") == [line[:LINE_CHARS]]
+        assert error_lines("x" * 5_000 + " Errorf(x) then errors") == []
+
+    def test_a_mark_starting_before_its_literal_is_found(self) -> None:
+        """``--- FAIL`` starts four characters before ``FAIL``, ``3 failed`` two before."""
+        assert error_lines("a\n--- FAIL: TestX\n  want 2\n") == ["--- FAIL: TestX want 2"]
+        assert error_lines("= 3 failed, 2 passed =") == ["= 3 failed, 2 passed ="]
+        assert error_lines("-- FAILx\nx failed\n") == []
+
+    def test_each_literal_is_tried_where_its_marks_start(self) -> None:
+        """Every literal a mark needs finds it: one line each, in order."""
+        text = "\n".join(
+            [
+                "main.go:3:5: undefined: x",
+                "E   assert 1 == 2",
+                "Exit code 2",
+                "ValueError: bad",
+                "RuntimeException: bad",
+                "fatal: not a repository",
+                "panic: nil map",
+                "Error[E0308]: mismatched types",
+            ]
+        )
+        assert error_lines(text) == text.split("\n")
