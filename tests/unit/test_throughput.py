@@ -9,7 +9,6 @@ import pytest
 
 from benchmarks.throughput import (
     GOALS,
-    _corpus,
     append_all,
     events_of,
     goals_met,
@@ -18,6 +17,7 @@ from benchmarks.throughput import (
     merge,
     run,
 )
+from benchmarks.throughput_corpus import _corpus
 from benchmarks.throughput_report import performance_table
 from compaction import Message, get_tokenizer
 from compaction.tokens import message_text
