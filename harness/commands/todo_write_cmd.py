@@ -6,10 +6,10 @@ import argparse
 import errno
 import sys
 
+from compaction import PolicyTable, builtin_policies
 from compaction.tools import MAX_ARGUMENT_BYTES
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
 from harness.plain import HelpFormatter, examples, print_json
-from prompts import available_modes, get_mode, policy_table
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,10 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Execute the call and print the result."""
     raw: str | bytes = args.arguments if args.arguments is not None else read_stdin()
-    modes = available_modes(args.modes_file)
-    if args.mode is not None:
-        get_mode(args.mode, modes)
-    with open_session(args, must_exist=False, policies=policy_table(modes)) as session:
+    with open_session(args, must_exist=False, policies=policies(args)) as session:
         result = session.todo_write(
             raw, allow_parallel_in_progress=True if args.allow_parallel else None, mode=args.mode
         )
@@ -72,6 +69,26 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(result.content)
     return 1 if result.is_error else 0
+
+
+def policies(args: argparse.Namespace) -> PolicyTable:
+    """Return the policy table of the modes the call may run under; check ``--mode`` names one.
+
+    Without ``--modes-file`` this is the shipped table of the built-in modes (`builtin_policies`,
+    which a test keeps equal to what `prompts` renders), so no template is rendered; `prompts`
+    is loaded only for a user's modes, or to word the error for an unknown ``--mode``.
+
+    Raises:
+        ConfigError: the modes file is invalid, or ``--mode`` names no mode.
+    """
+    if args.modes_file is None and (args.mode is None or args.mode in builtin_policies()):
+        return builtin_policies()
+    from prompts import available_modes, get_mode, policy_table
+
+    modes = available_modes(args.modes_file)
+    if args.mode is not None:
+        get_mode(args.mode, modes)
+    return policy_table(modes)
 
 
 def read_stdin() -> bytes:

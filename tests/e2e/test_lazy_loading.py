@@ -77,6 +77,13 @@ WRITE = json.dumps(
 )
 
 
+MODES_TOML = (
+    '[[modes]]\nname = "review"\ntitle = "Review"\nsummary = "code review"\n'
+    'blocks = ["core.md.j2"]\ntodo = { forbidden = true }\n'
+)
+"""A user mode file with one mode, so todo-write must render the modes' refusals."""
+
+
 def run_cli(log: Path, command: str, *extra: str, stdin: str = "") -> dict[str, object]:
     done = subprocess.run(
         [sys.executable, "-c", RUN, str(log), command, stdin, *extra],
@@ -203,6 +210,30 @@ class TestCommandImports:
             m for m in modules if m.startswith(("compaction.summarizers", "compaction.importers"))
         }
 
+    @pytest.mark.parametrize("mode", [(), ("--mode", "agent"), ("--mode", "plan")])
+    def test_todo_write_renders_no_template(self, chat_log: Path, mode: tuple[str, ...]) -> None:
+        """Without --modes-file, todo-write reads the shipped policy table: no jinja2, no prompts.
+
+        Also under ``--mode plan``, whose refusal is the table's text, not a rendered template.
+        """
+        status, modules = probe("todo-write", str(chat_log), *mode, stdin=WRITE)
+        assert status == (1 if "plan" in mode else 0)
+        assert "jinja2" not in heavy_in(modules)
+        assert {m for m in modules if m.split(".")[0] == "prompts"} == set()
+
+    def test_todo_write_with_a_modes_file_renders_them(
+        self, chat_log: Path, tmp_path: Path
+    ) -> None:
+        """Control: a user's modes file is rendered (prompts and jinja2 load), as it must be."""
+        modes_file = tmp_path / "modes.toml"
+        modes_file.write_text(MODES_TOML, encoding="utf-8")
+        status, modules = probe(
+            "todo-write", str(chat_log), "--modes-file", str(modes_file), stdin=WRITE
+        )
+        assert status == 0
+        assert "jinja2" in heavy_in(modules)
+        assert "prompts.refusals" in modules
+
     @pytest.mark.parametrize("name", ["bench", "compact", "import", "todos"])
     def test_each_command_imports_only_its_own_module(self, name: str) -> None:
         """`harness NAME --help` imports NAME's module (and those it imports), no other command.
@@ -320,3 +351,31 @@ class TestLazyRoots:
         with pytest.raises(AttributeError, match=name):
             getattr(package, name)
         assert not hasattr(package, name)
+
+
+class TestTodoWriteTable:
+    @pytest.mark.parametrize("mode", ["agent", "parallel", "plan", "team", "nope"])
+    def test_shipped_table_answers_as_the_rendered_modes(self, tmp_path: Path, mode: str) -> None:
+        """Every built-in mode (and an unknown one) prints the same bytes and status either way.
+
+        With a modes file, todo-write renders every refusal from the templates (`prompts`); without
+        one it reads `compaction/schemas/mode_policies.json`. The plan refusal, the accepted
+        results and the unknown-mode error must not tell them apart.
+        """
+        modes_file = tmp_path / "modes.toml"
+        modes_file.write_text(MODES_TOML, encoding="utf-8")
+        outputs: list[tuple[int, str, str]] = []
+        for extra in ((), ("--modes-file", str(modes_file))):
+            log = tmp_path / f"s{len(outputs)}.jsonl"
+            done = subprocess.run(
+                [sys.executable, "-m", "harness", "todo-write", str(log), "--mode", mode, *extra],
+                input=WRITE,
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+                timeout=120,
+                check=False,
+            )
+            outputs.append((done.returncode, done.stdout, done.stderr.replace(", review", "")))
+        assert outputs[0] == outputs[1]
+        assert outputs[0][0] == {"plan": 1, "nope": 2}.get(mode, 0)

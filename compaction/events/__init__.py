@@ -1,0 +1,134 @@
+"""Session events: frozen, past-tense facts, one JSON object per log line.
+
+Each event carries `v` (the schema version), `seq` (its position in the log, from 1), `type`
+(the slash name from the brief) and `data` (the whole new state it records, never a delta, so a
+replay is last-write-wins). Messages use the OpenAI chat fields (`tool_calls`, `tool_call_id`),
+which every provider adapter in this toolkit translates from.
+
+Invariants: an event is immutable once written; its bytes on disk are a pure function of its
+fields (`dump_event`), so the same history always gives the same file.
+"""
+
+from compaction.events.base import SCHEMA_VERSION
+from compaction.events.envelope import (
+    EVENT_ADAPTER as EVENT_ADAPTER,
+)
+from compaction.events.envelope import (
+    EVENT_TYPES as EVENT_TYPES,
+)
+from compaction.events.envelope import (
+    CheckpointRecorded,
+    Event,
+    EventData,
+    MessageAdded,
+    MessagesRetracted,
+    TaskCreated,
+    TaskUpdated,
+    TodoWritten,
+    TurnEnded,
+    TurnStarted,
+    UsageReported,
+    dump_event,
+    event_json_schema,
+    make_event,
+    parse_event,
+)
+from compaction.events.message_model import (
+    ORIGINS,
+    ClipData,
+    FunctionCall,
+    ImagePart,
+    Message,
+    Origin,
+    TextPart,
+    ToolCall,
+)
+from compaction.events.message_model import (
+    ContentPart as ContentPart,
+)
+from compaction.events.message_model import (
+    ImageURL as ImageURL,
+)
+from compaction.events.message_model import (
+    Role as Role,
+)
+from compaction.events.record_data import (
+    RESUMES as RESUMES,
+)
+from compaction.events.record_data import (
+    CheckpointData,
+    DroppedItem,
+    DroppedSection,
+    HookRun,
+    ProviderCompactionData,
+    Resume,
+    RetractData,
+    UsageReportData,
+)
+from compaction.events.work_data import (
+    TASK_ID_PATTERN as TASK_ID_PATTERN,
+)
+from compaction.events.work_data import (
+    TASK_STATUSES,
+    OpenWork,
+    Task,
+    TaskCreateData,
+    TaskRef,
+    TaskStatus,
+    TaskUpdateData,
+    TodoItem,
+    TodoStatus,
+    TodoWriteData,
+    TurnEndData,
+    TurnStartData,
+)
+from compaction.events.work_data import (
+    TODO_STATUSES as TODO_STATUSES,
+)
+
+__all__ = [
+    "ORIGINS",
+    "SCHEMA_VERSION",
+    "TASK_STATUSES",
+    "CheckpointData",
+    "CheckpointRecorded",
+    "ClipData",
+    "DroppedItem",
+    "DroppedSection",
+    "Event",
+    "EventData",
+    "FunctionCall",
+    "HookRun",
+    "ImagePart",
+    "Message",
+    "MessageAdded",
+    "MessagesRetracted",
+    "OpenWork",
+    "Origin",
+    "ProviderCompactionData",
+    "Resume",
+    "RetractData",
+    "Task",
+    "TaskCreateData",
+    "TaskCreated",
+    "TaskRef",
+    "TaskStatus",
+    "TaskUpdateData",
+    "TaskUpdated",
+    "TextPart",
+    "TodoItem",
+    "TodoStatus",
+    "TodoWriteData",
+    "TodoWritten",
+    "ToolCall",
+    "TurnEndData",
+    "TurnEnded",
+    "TurnStartData",
+    "TurnStarted",
+    "UsageReportData",
+    "UsageReported",
+    "dump_event",
+    "event_json_schema",
+    "make_event",
+    "parse_event",
+]
