@@ -1,11 +1,9 @@
 """Throughput and scaling: the toolkit's CPU cost per event from 10^3 to 10^6 events.
 
-The events at every size are unique text: the messages of the shared real transcripts
-(``../shared/transcripts``, when present) followed by a generated 40-turn session (user requests,
-tool calls with large outputs, todo writes), cycled until there are N of them, every message of
-the k-th copy (k >= 1) prefixed with ``[k]``. No text of one copy repeats in another, so no token
-count is a memo hit of an earlier copy (a text repeated within one session, "Done.", stays
-repeated: that is the real mix).
+The events at every size are unique text (`benchmarks.throughput_corpus.events_of`): the
+messages of the shared real transcripts, then a generated session, cycled until there are N of
+them, each copy's messages made unique and its system messages left out (one session, one
+system prompt, whatever N).
 
 Each figure is this process's CPU time (`time.process_time`), and each cost is a ratio to a raw
 tiktoken pass (`encode_ordinary`) over the same text, measured beside it: the phases interleave
@@ -36,48 +34,37 @@ copy of the corpus is the text of a message in another copy.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
-import platform
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
-from compaction import CompactionPolicy, EventData, Message, Session, Tokenizer, compact, open_store
-from compaction.importers import load
-from compaction.tokens import TiktokenTokenizer, message_text
-from harness.simulation import ENVIRONMENT, generate, user_tools
+from benchmarks.throughput_corpus import TRANSCRIPTS as TRANSCRIPTS
+from benchmarks.throughput_corpus import events_of as events_of
+from benchmarks.throughput_phases import BATCH as BATCH
+from benchmarks.throughput_phases import Opener, _raw, _reopen, opener
+from benchmarks.throughput_phases import append_all as append_all
+from benchmarks.throughput_phases import fresh_tokenizer as fresh_tokenizer
+from benchmarks.throughput_report import GOALS as GOALS
+from benchmarks.throughput_report import STORES as STORES
+from benchmarks.throughput_report import goals_met as goals_met
+from benchmarks.throughput_report import machine
+from benchmarks.throughput_report import merge as merge
+from compaction import CompactionPolicy, EventData, Message, Session, Tokenizer, compact
+from compaction.tokens import message_text
+from harness.simulation import ENVIRONMENT, user_tools
 from prompts import PromptBuilder, ToolCatalog, get_mode, openai_request
 
 ROOT = Path(__file__).resolve().parents[1]
-TRANSCRIPTS = next(
-    (
-        d
-        for d in (
-            ROOT.parent / "shared" / "transcripts",
-            ROOT.parents[1] / "shared" / "transcripts",
-        )
-        if d.is_dir()
-    ),
-    ROOT.parent / "shared" / "transcripts",
-)
-"""``../shared/transcripts`` of the checkout (or of the folder above, for a worktree)."""
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "throughput.json"
 FULL_SIZES: tuple[int, ...] = (1_000, 10_000, 100_000, 1_000_000)
 QUICK_SIZES: tuple[int, ...] = (500, 1_000)
 """The sizes of `harness bench --quick` (a smoke run: two sizes, the cost per event compared)."""
-STORES: tuple[str, ...] = ("jsonl", "sqlite", "postgres")
-GOALS: dict[str, float] = {"append_ratio": 1.3, "reopen_ratio": 1.3, "compaction_ratio": 0.8}
-"""The goals of issue 28, as ratios to a raw tiktoken pass over the same text."""
-BATCH = 1_000
-"""Events appended per locked write (and per fsync)."""
 _READS = 1_000
 
 T = TypeVar("T")
@@ -128,32 +115,6 @@ class ScalePoint:
     """The same, when it ended."""
 
 
-def _unique(payload: EventData, copy: int) -> EventData:
-    """Return the payload of the `copy`-th cycle: a message's text gets a ``[copy]`` prefix."""
-    if copy == 0 or not isinstance(payload, Message):
-        return payload
-    return payload.model_copy(update={"content": f"[{copy}] {payload.text()}"})
-
-
-@cache
-def _corpus(seed: int, transcripts: Path | None) -> tuple[EventData, ...]:
-    """One cycle: the transcripts' messages (by file name), then a generated session."""
-    real: list[EventData] = []
-    if transcripts is not None and transcripts.is_dir():
-        for path in sorted(transcripts.iterdir()):
-            if path.suffix not in (".jsonl", ".json", ".traj"):
-                continue
-            real += [e.data for e in load(path) if isinstance(e.data, Message)]
-    return (*real, *generate(40, seed))
-
-
-def events_of(n: int, seed: int = 0, transcripts: Path | None = TRANSCRIPTS) -> list[EventData]:
-    """Return `n` event payloads, every message text unique (see the module docstring)."""
-    corpus = _corpus(seed, transcripts)
-    cycled = itertools.islice(itertools.cycle(enumerate(corpus)), n)
-    return [_unique(p, i // len(corpus)) for i, (_, p) in enumerate(cycled)]
-
-
 def _cpu(fn: Callable[[], T]) -> tuple[T, float, float]:
     """Run `fn`; return its result, its CPU seconds and its wall seconds."""
     wall, start = time.perf_counter(), time.process_time()
@@ -172,65 +133,6 @@ def _peak(fn: Callable[[], object]) -> float:
 
 def _load() -> float:
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-
-
-Opener = Callable[[str, Tokenizer], Session]
-"""Open (or create) the named session in the store under test, counting with the tokenizer."""
-
-
-@contextmanager
-def opener(store: str, folder: Path) -> Iterator[Opener]:
-    """Yield a function that opens a named session in `store`, kept in `folder`."""
-    with ExitStack() as stack:
-        if store == "jsonl":
-            yield lambda name, tok: Session(folder / f"{name}.jsonl", tokenizer=tok, sync="batch")
-            return
-        if store == "sqlite":
-            url = f"sqlite:///{folder / 'sessions.db'}"
-        else:
-            from benchmarks import pgserver
-
-            url = stack.enter_context(pgserver.running(durable=True)).url
-        db = open_store(url, sync="batch")
-        stack.callback(db.close)
-        yield lambda name, tok: Session(store=db, session=name, tokenizer=tok)
-
-
-def append_all(
-    path: Path, events: Sequence[EventData], tokenizer: Tokenizer, open_: Opener | None = None
-) -> Session:
-    """Append `events` to a new session (at `path`, or `open_(path.stem)`) in batches.
-
-    The usage view is folded before returning (a `Session` counts tokens on first use), so the
-    time includes tokenizing each message once and a later `context_tokens` read is O(1).
-    """
-    session = (
-        open_(path.stem, tokenizer) if open_ else Session(path, tokenizer=tokenizer, sync="batch")
-    )
-    for i in range(0, len(events), BATCH):
-        with session.batch():
-            session.append_many(events[i : i + BATCH])
-    _ = session.context_tokens
-    return session
-
-
-def fresh_tokenizer() -> Tokenizer:
-    """Return the default tokenizer with an empty count memo (as a new process has)."""
-    return TiktokenTokenizer()
-
-
-def _reopen(open_: Opener, name: str) -> int:
-    """Read the session back into a new `Session` and fold every view, token counts included.
-
-    The new session counts with a fresh tokenizer: a reopen in a new process remembers no count.
-    """
-    with open_(name, fresh_tokenizer()) as again:
-        return again.context_tokens
-
-
-def _raw(tok: Tokenizer, texts: Sequence[str]) -> int:
-    """Tokenize every text once with the raw encoder (no memo): the floor of token accounting."""
-    return sum(len(tok.encode(t)) for t in texts)
 
 
 class _LiveCosts(NamedTuple):
@@ -298,36 +200,60 @@ def measure(
             lambda: append_all(Path(tmp) / "timed.jsonl", events, tok, open_)
         )
         _, raw2, _ = _cpu(lambda: _raw(tok, texts))
-        raw_s = (raw1 + raw2) / 2
+        appended = _Appended(tokens, append_s, append_wall, (raw1 + raw2) / 2)
         texts.clear()  # a second copy of every text: not kept through reopen and compaction
         with session:
             live = _live_costs(session, tok, open_)
         log = Path(tmp) / "timed.jsonl"
         log_bytes = log.stat().st_size if log.exists() else text_chars
-        append_peak, reopen_peak = _peaks(Path(tmp), events, open_) if trace else (None, None)
+        peaks = _peaks(Path(tmp), events, open_) if trace else (None, None)
+    return _point(n, store, log_bytes, appended, live, peaks, (load_before, _load()))
+
+
+class _Appended(NamedTuple):
+    """What appending one size cost, beside the raw tiktoken pass over the same text."""
+
+    tokens: int
+    append_s: float
+    append_wall: float
+    raw_s: float
+    """Raw tiktoken over every message, CPU seconds (mean of the passes before and after)."""
+
+
+def _point(
+    n: int,
+    store: str,
+    log_bytes: int,
+    a: _Appended,
+    live: _LiveCosts,
+    peaks: tuple[float | None, float | None],
+    load: tuple[float, float],
+) -> ScalePoint:
+    """Return the figures of one size in one store, per event and as ratios to raw tiktoken."""
     per = 1e6 / n
+    reopen_peak = peaks[1]
     return ScalePoint(
         events=n,
         store=store,
         log_bytes=log_bytes,
-        message_tokens=tokens,
-        append_us=append_s * per,
+        message_tokens=a.tokens,
+        append_us=a.append_s * per,
         reopen_us=live.reopen_s * per,
-        tiktoken_us=raw_s * per,
-        append_ratio=append_s / raw_s,
-        reopen_ratio=live.reopen_s / raw_s,
+        tiktoken_us=a.raw_s * per,
+        append_ratio=a.append_s / a.raw_s,
+        reopen_ratio=live.reopen_s / a.raw_s,
         context_tokens_ns=live.read_s / _READS * 1e9,
         compaction_s=live.compaction_s,
         compaction_ratio=live.compaction_s / live.span_s if live.span_s else 0.0,
         compaction_reduction=live.reduction,
         assembly_ms=live.assembly_s / 20 * 1e3,
-        append_wall_s=append_wall,
+        append_wall_s=a.append_wall,
         reopen_wall_s=live.reopen_wall,
-        append_peak_mb=append_peak,
+        append_peak_mb=peaks[0],
         reopen_peak_mb=reopen_peak,
         reopen_peak_bytes_per_event=reopen_peak * 2**20 / n if reopen_peak else None,
-        load_before=load_before,
-        load_after=_load(),
+        load_before=load[0],
+        load_after=load[1],
     )
 
 
@@ -371,29 +297,6 @@ def run(
                     f"(load {point.load_before:.1f}-{point.load_after:.1f})"
                 )
     return out
-
-
-def machine() -> dict[str, Any]:
-    """Describe where the figures were taken."""
-    return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "clock": "time.process_time (this process's CPU time)",
-    }
-
-
-def goals_met(point: dict[str, Any]) -> dict[str, bool]:
-    """Tell, for each goal of `GOALS`, whether a point meets it."""
-    return {key: point[key] <= limit for key, limit in GOALS.items()}
-
-
-def merge(old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Return `old`'s points that `new` does not measure again, then `new`'s, by size and store."""
-    fresh = {(p["events"], p["store"]) for p in new}
-    kept = [p for p in old if (p["events"], p["store"]) not in fresh]
-    order = {store: i for i, store in enumerate(STORES)}
-    return sorted([*kept, *new], key=lambda p: (p["events"], order.get(p["store"], len(order))))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,12 +11,18 @@ Invariants: the table and the chart are pure functions of the results.
 from __future__ import annotations
 
 import json
+import os
+import platform
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "results" / "throughput.json"
+STORES: tuple[str, ...] = ("jsonl", "sqlite", "postgres")
+"""The stores the benchmark measures, in the order the results list them."""
+GOALS: dict[str, float] = {"append_ratio": 1.3, "reopen_ratio": 1.3, "compaction_ratio": 0.8}
+"""The goals of issue 28, as ratios to a raw tiktoken pass over the same text."""
 
 PHASES: dict[str, str] = {
     "append_ratio": "append + views",
@@ -24,6 +30,29 @@ PHASES: dict[str, str] = {
     "compaction_ratio": "one compaction",
 }
 """The ratio of each phase to raw tiktoken, and its label."""
+
+
+def machine() -> dict[str, Any]:
+    """Describe where the figures were taken."""
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "clock": "time.process_time (this process's CPU time)",
+    }
+
+
+def goals_met(point: dict[str, Any]) -> dict[str, bool]:
+    """Tell, for each goal of `GOALS`, whether a point meets it."""
+    return {key: point[key] <= limit for key, limit in GOALS.items()}
+
+
+def merge(old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return `old`'s points that `new` does not measure again, then `new`'s, by size and store."""
+    fresh = {(p["events"], p["store"]) for p in new}
+    kept = [p for p in old if (p["events"], p["store"]) not in fresh]
+    order = {store: i for i, store in enumerate(STORES)}
+    return sorted([*kept, *new], key=lambda p: (p["events"], order.get(p["store"], len(order))))
 
 
 def performance_table(results: Mapping[str, Any]) -> str:

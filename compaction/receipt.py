@@ -21,6 +21,8 @@ rest).
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Final, TypeVar
 
@@ -78,13 +80,43 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _haystacks(span: SummaryInput) -> list[tuple[int, str]]:
-    """Return each message's seq and its searchable text (its text and its calls' arguments)."""
-    out: list[tuple[int, str]] = []
-    for seq, message in zip(span.seqs, span.messages, strict=False):
-        calls = " ".join(c.function.arguments for c in message.tool_calls or ())
-        out.append((seq, _flat(f"{message.text()} {calls}")))
-    return out
+class _Haystacks:
+    """Each message's searchable text (its text and its calls' arguments, flattened), by seq.
+
+    `seqs_of(head)` returns the seqs of the first `MAX_SEQS` messages whose text holds `head`,
+    the same as testing each message in turn, in one search: the texts are joined by line
+    breaks, which no flattened head holds, so a match never spans two messages, and the search
+    stops at the `MAX_SEQS`-th message found. They are searched as UTF-8 (where a match of
+    whole characters is a match of their bytes), one byte a character for most text, where one
+    wide character would make a joined `str` four bytes a character.
+    """
+
+    def __init__(self, span: SummaryInput) -> None:
+        self.seqs = span.seqs[: len(span.messages)]
+        texts = [
+            _utf8(_flat(f"{m.text()} {' '.join(c.function.arguments for c in m.tool_calls or ())}"))
+            for m in span.messages[: len(self.seqs)]
+        ]
+        self.ends = list(itertools.accumulate(len(t) + 1 for t in texts))
+        """Where each message's text ends in `joined` (at its line break, or the end)."""
+        self.joined = b"\n".join(texts)
+
+    def seqs_of(self, head: str) -> tuple[int, ...]:
+        """Return the seqs of the first messages whose flattened text holds `head` (flat)."""
+        if "\n" in head:
+            raise ValueError("a flattened head holds no line break")
+        needle = _utf8(head)
+        found: list[int] = []
+        at = self.joined.find(needle)
+        while at != -1 and len(found) < MAX_SEQS:
+            i = bisect.bisect_right(self.ends, at)
+            found.append(self.seqs[i])
+            at = self.joined.find(needle, self.ends[i])
+        return tuple(found)
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def _candidates(span: SummaryInput) -> dict[Section, list[str]]:
@@ -106,7 +138,7 @@ def _named(item: str, text: str) -> bool:
 
 def dropped_sections(checkpoint: Checkpoint, span: SummaryInput) -> tuple[DroppedSection, ...]:
     """Return, per narrative section, what the span held that the Checkpoint's section omits."""
-    haystacks: list[tuple[int, str]] | None = None
+    haystacks: _Haystacks | None = None
     out: list[DroppedSection] = []
     for section, items in _candidates(span).items():
         text = checkpoint.section(section)
@@ -114,18 +146,12 @@ def dropped_sections(checkpoint: Checkpoint, span: SummaryInput) -> tuple[Droppe
         left = [i for i in items if not _named(i, shown)]
         if not left:
             continue
-        haystacks = haystacks or _haystacks(span)
+        haystacks = haystacks or _Haystacks(span)
         listed = tuple(
-            DroppedItem(text=_flat(i)[:ITEM_CHARS], seqs=_seqs_of(i, haystacks))
+            DroppedItem(text=_flat(i)[:ITEM_CHARS], seqs=haystacks.seqs_of(_flat(i)[:HEAD]))
             for i in left[:MAX_ITEMS]
         )
         out.append(
             DroppedSection(section=section.value, items=listed, more=len(left) - len(listed))
         )
     return tuple(out)
-
-
-def _seqs_of(item: str, haystacks: list[tuple[int, str]]) -> tuple[int, ...]:
-    head = _flat(item)[:HEAD]
-    seqs = [seq for seq, text in haystacks if head in text]
-    return tuple(seqs[:MAX_SEQS])

@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from scripts
 
 import compaction.sessions.live_views as session_module
 import compaction.stores.sources as sources
-from benchmarks.throughput import _raw, append_all, events_of, fresh_tokenizer
+from benchmarks.throughput_corpus import events_of
+from benchmarks.throughput_phases import _raw, append_all, fresh_tokenizer
 from compaction import Message, Session
 from compaction.tokens import message_text
 

@@ -16,9 +16,9 @@ every summarizer's narrative against. The rules, one function each:
   deduplicated; a file both edited and read counts as edited.
 - **Runs**: each command (a ``command``/``cmd``/``script`` argument, its first line) keeps its
   latest run: failed, with its first error line and the message line under a test failure
-  header, or passed. The status a transcript recorded (`Message.failed`, `Message.exit_code`)
-  counts too: a failed call with no error line is a failure named by its exit code and first
-  line, and a later passing one fixes it.
+  header (`compaction.summarizers.failures`), or passed. The status a transcript recorded
+  (`Message.failed`, `Message.exit_code`) counts too: a failed call with no error line is a
+  failure named by its exit code and first line, and a later passing one fixes it.
 - **Terms**: identifiers (``snake_case``, ``CamelCase``, ``dotted.names``, inline code) that
   recur in at least two of the requests, assistant statements and edits; tool names never;
   names common to every project of a language (``fmt.Errorf``, ``t.Fatalf``:
@@ -38,6 +38,10 @@ from typing import Any, Final
 
 from compaction.events import Message
 from compaction.summarizers.common_names import is_common
+from compaction.summarizers.failures import ERROR_MARK as ERROR_MARK
+from compaction.summarizers.failures import LINE_CHARS as LINE_CHARS
+from compaction.summarizers.failures import error_lines as error_lines
+from compaction.summarizers.failures import status_line
 from compaction.summarizers.paths import dedupe, home_of, normalise
 from compaction.summarizers.paths import find_paths as find_paths
 from compaction.summarizers.paths import looks_like_path as looks_like_path
@@ -60,38 +64,9 @@ READ_TOOLS: Final = frozenset(
 """Tool names (lower case) that read a file."""
 PATH_KEYS: Final = ("file_path", "path", "notebook_path", "absolute_path", "filename", "file")
 COMMAND_KEYS: Final = ("command", "cmd", "script")
-LINE_CHARS: Final = 240
-"""Longest error, command or constraint line kept."""
 FAILURE_CHARS: Final = 200
 """Longest failure (error line and message) kept for one command."""
 
-ERROR_MARK: Final = re.compile(
-    r"(?:rror|xception|(?<![\w-])fatal|(?<![\w-])panic)(?:\[\w+\])?:"
-    r"|FAILED|\d failed\b|--- FAIL\b|^FAIL\b|\.go:\d+:\d+: |^E {2,}\S|^Exit code [1-9]",
-    re.MULTILINE,
-)
-"""Marks of an error line: compiler errors (``x.go:3:5: undefined``), test failures, panics."""
-_MARK_LITERALS: Final = (
-    "rror",
-    "xception",
-    "fatal",
-    "panic",
-    "FAIL",
-    "failed",
-    ".go:",
-    "E  ",
-    "Exit code ",
-)
-"""Every match of `ERROR_MARK` contains one of these (``FAIL`` covers ``FAILED`` and ``--- FAIL``):
-a line without any of them holds no mark, so only lines that hold one are matched (the regex has
-no literal prefix of its own, and run over a whole output it costs more than tokenizing it)."""
-_FAILURE_HEADER = re.compile(r"^(?:--- FAIL\b|FAIL\b|_{3,} .* _{3,}$|Exit code [1-9])")
-_CODE_LINE = re.compile(
-    r"^(?:\d+\s+)?(?:except|raise|class|def|catch|throw|import|from|#|//)\b"
-    r"|^[+-][\t ](?![A-Z]{1,3}\d{3,4} )|^@@"
-)
-"""Source and diff lines: they name errors without being one (a linter's listed finding,
-``- E999 SyntaxError: ...`` as SWE-agent's edit prints it, is one)."""
 _PASSED = re.compile(r"\b(?:passed|PASS|ok)\b|^\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 CONSTRAINT_WORD: Final = re.compile(
@@ -130,85 +105,6 @@ def command_of(args: dict[str, Any]) -> str:
             line = text.strip().split("\n", 1)[0]
             return line[:LINE_CHARS]
     return ""
-
-
-def error_lines(text: str) -> list[str]:
-    """Return the error lines of a tool output: each marked line, plus a failure's message line.
-
-    A test failure header (``--- FAIL: TestX``, ``FAIL``, pytest's ``___ test_x ___``) brings
-    the next non-blank line that is not itself a header, where the failure's message is.
-    Source lines that merely mention an error (``raise KeyError(...)``) are not errors.
-    """
-    marked = _marked_rows(text)
-    if not marked:
-        return []
-    lines = text.split("\n")
-    out: list[str] = []
-    for i in marked:
-        line = lines[i].strip()
-        if not line or _CODE_LINE.match(line):
-            continue
-        if _FAILURE_HEADER.match(line):
-            message = next((m.strip() for m in lines[i + 1 : i + 4] if m.strip()), "")
-            if message and not ERROR_MARK.search(message):
-                line = f"{line} {message}"
-        out.append(line[:LINE_CHARS])
-    return out
-
-
-def _marked_rows(text: str) -> list[int]:
-    """Return the indices of the lines of `text` that hold an `ERROR_MARK`, in order.
-
-    The same lines as matching each line on its own (no mark spans a line break), found by
-    `str.find` of each literal, then the regex over the candidate lines alone.
-    """
-    starts: set[int] = set()
-    for literal in _MARK_LITERALS:
-        at = text.find(literal)
-        while at != -1:
-            start = text.rfind("\n", 0, at) + 1
-            starts.add(start)
-            end = text.find("\n", at)
-            if end == -1:
-                break
-            at = text.find(literal, end + 1)
-    rows: list[int] = []
-    row = pos = 0
-    for start in sorted(starts):
-        end = text.find("\n", start)
-        if ERROR_MARK.search(text, start, len(text) if end == -1 else end):
-            row += text.count("\n", pos, start)
-            pos = start
-            rows.append(row)
-    return rows
-
-
-_STATUS_HEADER = re.compile(
-    r"^(?:Chunk ID|Wall time|Process exited with code|Exit code|Original token count|Command|"
-    r"Directory|Total output lines|Signal|Background PIDs|Process Group PGID)\b"
-    r"|^(?:Error|Output):\s*(?:\(none\)|\(empty\))?$",
-    re.IGNORECASE,
-)
-
-
-def status_line(text: str, exit_code: int | None) -> str:
-    """Name a failure the status told of but no error line shows: its exit code, first line.
-
-    The header lines a format writes around the output (Codex's ``Chunk ID``, ``Wall time``,
-    ``Process exited with code``; Gemini CLI's ``Command:``, ``Directory:``) are passed over.
-    """
-    first = ""
-    for line in text.split("\n")[:40]:
-        line = line.strip()
-        if line.lower().startswith("output: "):
-            line = line[len("output: ") :].strip()
-        if line and not _STATUS_HEADER.match(line):
-            first = line
-            break
-    if exit_code is None:
-        return (first or "failed")[:LINE_CHARS]
-    code = f"exit code {exit_code}"
-    return f"{code}: {first}"[:LINE_CHARS] if first else code
 
 
 @dataclass

@@ -24,15 +24,19 @@ _KNOWN_EXTENSIONS: Final = frozenset(
 )
 
 
+_SPACE = re.compile(r"\s")
+"""Any whitespace character (the same characters as `str.isspace`), found in one C scan."""
+
+
 def looks_like_path(token: str) -> bool:
     """Tell whether a token reads as a file path (has a slash, or a known file extension)."""
     token = token.rstrip(".")
     if (
         not token
-        or any(c.isspace() for c in token)
-        or token.startswith("//")
-        or ".." in token.replace("../", "")
         or len(token) > 200
+        or token.startswith("//")
+        or _SPACE.search(token)
+        or (".." in token and ".." in token.replace("../", ""))
     ):
         return False
     last = token.rsplit("/", 1)[-1]

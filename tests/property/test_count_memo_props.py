@@ -10,7 +10,7 @@ from strategies import error_scan_texts
 
 from compaction import get_tokenizer
 from compaction.summarizers.base import SummaryInput
-from compaction.summarizers.facts import (
+from compaction.summarizers.failures import (
     _CODE_LINE,
     _FAILURE_HEADER,
     ERROR_MARK,

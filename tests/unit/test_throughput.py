@@ -17,6 +17,7 @@ from benchmarks.throughput import (
     merge,
     run,
 )
+from benchmarks.throughput_corpus import _corpus
 from benchmarks.throughput_report import performance_table
 from compaction import Message, get_tokenizer
 from compaction.tokens import message_text
@@ -95,6 +96,27 @@ class TestUniqueText:
                 assert b.text() == f"[1] {a.text()}"
             else:
                 assert a == b
+
+    def test_system_tokens_do_not_grow_with_the_number_of_events(self, transcripts: Path) -> None:
+        """Past the first copy no system message comes again: one session, one system prompt.
+
+        Cycled system prompts added up to more than the window at 10^6 events, and a forced
+        compaction (which never replaces them) failed with ``does_not_fit``.
+        """
+        tok = get_tokenizer()
+        size = len(_corpus(0, transcripts))
+
+        def system_tokens(n: int) -> int:
+            return sum(
+                len(tok.encode(message_text(e)))
+                for e in events_of(n, transcripts=transcripts)
+                if isinstance(e, Message) and e.role == "system"
+            )
+
+        first = system_tokens(size)
+        assert first > 0
+        assert system_tokens(3 * size + 7) == first
+        assert len(events_of(3 * size + 7, transcripts=transcripts)) == 3 * size + 7
 
     def test_real_messages_come_first(self, transcripts: Path) -> None:
         """With the shared transcripts, the first events are their messages, then generated."""
