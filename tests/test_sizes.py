@@ -34,10 +34,8 @@ BEING_SPLIT_ELSEWHERE: frozenset[str] = frozenset(
         "benchmarks/peers/drivers/_common.py",
         "benchmarks/peers/run.py",
         "benchmarks/results_report.py",
-        "benchmarks/throughput.py",
         "compaction/importers/base.py",
         "compaction/stores/log_writer.py",
-        "compaction/summarizers/facts.py",
         # functions over MAX_FUNCTION_LINES, by path:qualified name
         "benchmarks/charts.py:context_chart",
         "benchmarks/fair_report.py:usage_section",
