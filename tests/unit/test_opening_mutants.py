@@ -130,7 +130,7 @@ def test_another_session_id_is_refused_by_name(tmp_path: Path) -> None:
     store = FileStore(_log(tmp_path / "s.jsonl", 1))
     with pytest.raises(ConfigError, match=r"holds one session \('s'\), not 'other'"):
         store.read("other")
-    with pytest.raises(ConfigError, match="invalid session id '../x'"):
+    with pytest.raises(ConfigError, match=r"invalid session id '\.\./x'"):
         store.path_of("../x")
 
 
