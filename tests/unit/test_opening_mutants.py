@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from compaction import ConfigError, LogError, Message
+from compaction import ConfigError, LogError, Message, open_store
 from compaction.errors import SeqConflictError
 from compaction.events import dump_event, make_event
-from compaction.stores import FileStore, SessionLog
+from compaction.stores import FileStore, JsonlStore, SessionLog, SqliteStore, is_store_url
 from compaction.stores.log_reader import ReadReport
 from compaction.stores.opening import open_session_store
 
@@ -154,3 +154,45 @@ def test_naming_another_session_of_a_file_says_a_path_is_one_session(tmp_path: P
     """The refusal tells the user why: a JSONL path is one session already."""
     with pytest.raises(ConfigError, match="a JSONL path is one session already"):
         open_session_store(_log(tmp_path / "s.jsonl", 1), "other")
+
+
+def test_open_store_passes_skipping_the_report_and_sync_to_a_file(tmp_path: Path) -> None:
+    """`open_store` on a path builds the file store with the caller's options (defaults off)."""
+    path = _with_bad_line(tmp_path / "s.jsonl")
+    with pytest.raises(LogError, match=r"s\.jsonl:2: not JSON"):
+        list(open_store(path).read("s"))
+    report = ReadReport(path="mine")
+    store = open_store(path, skip_bad_lines=True, report=report, sync="batch")
+    assert isinstance(store, FileStore)
+    assert [e.seq for e in store.read("s")] == [1, 2]
+    assert (store.report is report, report.events, store.log.sync) == (True, 2, "batch")
+
+
+def test_a_url_is_split_at_its_first_scheme_separator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``://`` inside the path is part of the path, not another scheme."""
+    monkeypatch.chdir(tmp_path)
+    assert is_store_url("sqlite:///odd://name.db")
+    store = open_store("jsonl:///a://b")
+    assert isinstance(store, JsonlStore)
+    assert store.root == Path("a://b")
+
+
+@pytest.mark.parametrize(("timeout", "ms"), [("0.5", 500), ("1", 1000), ("0.001", 1)])
+def test_a_lock_timeout_of_a_second_or_less_is_accepted(
+    timeout: str, ms: int, tmp_path: Path
+) -> None:
+    """Any positive number of seconds is a lock timeout, including those below one."""
+    store = open_store(f"sqlite:///{tmp_path / 's.db'}?timeout={timeout}")
+    assert isinstance(store, SqliteStore)
+    assert int(store._db.execute("PRAGMA busy_timeout").fetchone()[0]) == ms
+    store.close()
+
+
+@pytest.mark.parametrize("timeout", ["0", "-1", "0.0", "nan", "x"])
+def test_a_lock_timeout_of_zero_or_less_is_refused(timeout: str, tmp_path: Path) -> None:
+    """Zero, a negative number and what is no number are refused, quoting the value."""
+    with pytest.raises(ConfigError, match=f"timeout='{timeout}' must be seconds, above 0"):
+        open_store(f"sqlite:///{tmp_path / 's.db'}?timeout={timeout}")
+    assert not (tmp_path / "s.db").exists()
