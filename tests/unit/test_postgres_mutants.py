@@ -1,0 +1,183 @@
+"""Contracts of the PostgreSQL store, pinned by mutation (`scripts/mutate --group postgres`).
+
+Each test states behaviour of `compaction.stores.postgres` the store contract left untested:
+the seqs an append gives and the rows it writes, a conflict's two seqs, a failed transaction
+or read (its message, the URL without its password, nothing kept), a rename onto a session
+holding events, what `delete` and `sessions` return. They need a server (the `postgres_url`
+fixture); with HARNESS_REQUIRE_POSTGRES=1 they fail rather than skip without one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from compaction import LogError, Message
+from compaction.errors import ConfigError, SeqConflictError
+from compaction.events import dump_event
+from compaction.stores import PostgresStore
+from compaction.stores.postgres import TABLE
+
+psycopg = pytest.importorskip("psycopg")
+
+PASSWORD = "pg-Secret-4711"
+
+
+def _msgs(*texts: str) -> list[Message]:
+    return [Message(role="user", content=t) for t in texts]
+
+
+@pytest.fixture
+def store(postgres_url: str) -> Iterator[PostgresStore]:
+    """A store on an empty events table."""
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        db.execute(f"DROP TABLE IF EXISTS {TABLE}")
+    s = PostgresStore(postgres_url)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def _rows(url: str, session: str) -> list[tuple[int, str, str]]:
+    with psycopg.connect(url, autocommit=True) as db:
+        rows = db.execute(
+            f"SELECT seq, type, body FROM {TABLE} WHERE session = %s ORDER BY seq", (session,)
+        ).fetchall()
+    return [(int(seq), str(t), str(body)) for seq, t, body in rows]
+
+
+def test_appends_number_on_from_the_last_seq_and_store_each_events_line(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    """Seqs run 1..n across appends; each row holds the event's type and canonical line."""
+    first = store.append("a", _msgs("one", "two"))
+    second = store.append("a", _msgs("three"), expected_seq=2)
+    events = [*first, *second]
+    assert [e.seq for e in events] == [1, 2, 3]
+    assert _rows(postgres_url, "a") == [(e.seq, e.type, dump_event(e)) for e in events]
+    assert [e.seq for e in store.read("a")] == [1, 2, 3]
+    assert [e.seq for e in store.read("a", after=1)] == [2, 3]
+    assert (store.last_seq("a"), store.last_seq("other")) == (3, 0)
+
+
+def test_a_stale_expected_seq_names_both_seqs_and_writes_nothing(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    """The conflict says which seq the caller expected and which is last; no row is added."""
+    store.append("a", _msgs("one", "two"))
+    with pytest.raises(SeqConflictError) as info:
+        store.append("a", _msgs("late"), expected_seq=1)
+    assert (info.value.expected, info.value.current) == (1, 2)
+    assert info.value.where.endswith("#a")
+    assert len(_rows(postgres_url, "a")) == 2
+    assert store.append("a", _msgs("new"), expected_seq=2)[0].seq == 3
+
+
+def test_a_failed_transaction_keeps_nothing_and_says_so(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    """A statement failing inside a transaction rolls back its appends; the message names it."""
+    store.append("a", _msgs("kept"))
+
+    def fail_inside() -> None:
+        with store.transaction("a"):
+            store.append("a", _msgs("undone"))
+            store._db.execute("SELECT 1 / 0")
+
+    with pytest.raises(LogError) as info:
+        fail_inside()
+    text = str(info.value)
+    assert text.startswith(f"{store.url}#a: transaction failed, nothing stored: ")
+    assert "division by zero" in text
+    assert [seq for seq, _, _ in _rows(postgres_url, "a")] == [1]
+    assert store.append("a", _msgs("after"))[0].seq == 2
+
+
+def test_nested_transactions_join_one(store: PostgresStore, postgres_url: str) -> None:
+    """Appends in nested blocks commit together when the outermost block ends."""
+    with store.transaction("a"):
+        store.append("a", _msgs("one"))
+        with store.transaction("a"):
+            store.append("a", _msgs("two"))
+        assert _rows(postgres_url, "a") == []  # another connection sees nothing yet
+    assert [seq for seq, _, _ in _rows(postgres_url, "a")] == [1, 2]
+
+
+def test_a_failed_read_names_the_session_and_hides_the_password(postgres_url: str) -> None:
+    """A read that the server refuses is one LogError naming the session, without the password."""
+    url = postgres_url.replace("postgres@", f"postgres:{PASSWORD}@", 1)
+    s = PostgresStore(url)
+    try:
+        s.append("r", _msgs("one"))
+        with psycopg.connect(postgres_url, autocommit=True) as db:
+            db.execute(f"DROP TABLE {TABLE}")
+        with pytest.raises(LogError) as info:
+            list(s.read("r"))
+        text = str(info.value)
+        assert text.startswith(f"{s.url}#r: read failed: ")
+        assert TABLE in text
+        assert PASSWORD not in text
+        assert PASSWORD not in s.url
+        assert s.url == url.replace(PASSWORD, "***")
+    finally:
+        s.close()
+
+
+def test_a_rename_onto_a_session_holding_events_changes_nothing(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    """The rename is refused, naming the destination; both sessions keep their events."""
+    store.append("old", _msgs("o1", "o2"))
+    store.append("new", _msgs("n1"))
+    with pytest.raises(LogError, match=r"#new: the session already holds events"):
+        store.rename_session("old", "new")
+    assert (len(_rows(postgres_url, "old")), len(_rows(postgres_url, "new"))) == (2, 1)
+    store.delete("new")
+    store.rename_session("old", "new")
+    assert (len(_rows(postgres_url, "old")), len(_rows(postgres_url, "new"))) == (0, 2)
+    assert [e.seq for e in store.read("new")] == [1, 2]
+
+
+def test_a_rename_checks_both_ids(store: PostgresStore) -> None:
+    """An invalid id on either side is refused before anything runs."""
+    with pytest.raises(ConfigError, match="invalid session id"):
+        store.rename_session("../x", "y")
+    with pytest.raises(ConfigError, match="invalid session id"):
+        store.rename_session("x", "../y")
+
+
+def test_delete_says_whether_the_session_held_events(store: PostgresStore) -> None:
+    """True once for a session with events, then False; other sessions stay."""
+    store.append("a", _msgs("x"))
+    store.append("b", _msgs("y"))
+    assert store.delete("a") is True
+    assert store.delete("a") is False
+    assert store.last_seq("b") == 1
+
+
+def test_sessions_list_each_session_its_count_and_last_append_time(store: PostgresStore) -> None:
+    """Sorted by id, with the last seq and the (float) time of the last append."""
+    before = time.time()
+    store.append("b", _msgs("1", "2", "3"))
+    store.append("a", _msgs("1"))
+    after = time.time()
+    infos = store.sessions()
+    assert [(i.session, i.events) for i in infos] == [("a", 1), ("b", 3)]
+    for info in infos:
+        assert isinstance(info.last_activity, float)
+        assert before - 5 <= info.last_activity <= after + 5
+
+
+def test_ids_are_checked_on_every_entry(store: PostgresStore) -> None:
+    """read, last_seq, append, delete and transaction refuse an invalid id."""
+    for call in (
+        lambda: list(store.read("a b")),
+        lambda: store.last_seq("a b"),
+        lambda: store.append("a b", _msgs("x")),
+        lambda: store.delete("a b"),
+    ):
+        with pytest.raises(ConfigError, match="invalid session id 'a b'"):
+            call()
