@@ -1,0 +1,112 @@
+"""Contracts of `compaction.stores.copy`, pinned by mutation (`scripts/mutate --group copy`).
+
+Each test states behaviour the copy tests left untested: a session replaced inside one
+transaction (its chunks, its count, `before_commit`, the rollback), the refusal of a file that
+already holds bytes, and a new JSONL folder under a symlinked parent (refused as "outside the
+folder" before the fix this test came with).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from compaction import LogError, Message
+from compaction.events import Event, EventData, make_event
+from compaction.stores import JsonlStore, SqliteStore, write_new_session
+from compaction.stores.copy import CHUNK
+
+
+def _events(n: int) -> list[Event]:
+    return [make_event(i + 1, Message(role="user", content=f"m{i}")) for i in range(n)]
+
+
+class _CountingStore(SqliteStore):
+    """A SQLite store that records the size of every append."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.appends: list[int] = []
+
+    def append(
+        self, session: str, items: Sequence[EventData], *, expected_seq: int | None = None
+    ) -> list[Event]:
+        self.appends.append(len(items))
+        return super().append(session, items, expected_seq=expected_seq)
+
+
+def test_a_replaced_session_is_written_anew_in_chunks(tmp_path: Path) -> None:
+    """replace=True deletes the old events and appends the new ones CHUNK at a time."""
+    store = _CountingStore(tmp_path / "s.db")
+    store.append("s", [Message(role="user", content="old")] * 3)
+    store.append("other", [Message(role="user", content="kept")])
+    store.appends.clear()
+    counts: list[int] = []
+    n = 2 * CHUNK + 500
+    assert write_new_session(store, "s", _events(n), replace=True, before_commit=counts.append) == n
+    assert store.appends == [CHUNK, CHUNK, 500]
+    assert counts == [n]
+    assert [e.data for e in store.read("s")] == [e.data for e in _events(n)]
+    assert store.last_seq("other") == 1
+    store.close()
+
+
+def test_a_replace_refused_before_commit_keeps_the_old_session(tmp_path: Path) -> None:
+    """`before_commit` raising undoes the delete and the writes: the old session stays."""
+    store = SqliteStore(tmp_path / "s.db")
+    old = store.append("s", [Message(role="user", content="old")] * 2)
+
+    def refuse(count: int) -> None:
+        raise LogError(f"refused after {count}")
+
+    with pytest.raises(LogError, match="refused after 5"):
+        write_new_session(store, "s", _events(5), replace=True, before_commit=refuse)
+    assert list(store.read("s")) == old
+    store.close()
+
+
+def test_a_replace_into_an_empty_session_writes_it(tmp_path: Path) -> None:
+    """Nothing to delete: the session is simply written, seqs from 1."""
+    store = SqliteStore(tmp_path / "s.db")
+    assert write_new_session(store, "new", _events(3), replace=True) == 3
+    assert [e.seq for e in store.read("new")] == [1, 2, 3]
+    store.close()
+
+
+def test_a_file_holding_bytes_is_refused_by_its_size(tmp_path: Path) -> None:
+    """A destination file with bytes in it is refused before anything is written."""
+    folder = JsonlStore(tmp_path / "dst")
+    target = folder.path_of("s")
+    target.parent.mkdir()
+    target.write_bytes(b"x" * 17)
+    with pytest.raises(LogError) as info:
+        write_new_session(folder, "s", _events(2))
+    assert str(info.value) == (
+        f"{folder.url}#s: the session already holds 17 bytes; choose another session id, or delete "
+        "that session first"
+    )
+    assert target.read_bytes() == b"x" * 17
+    assert sorted(p.name for p in target.parent.iterdir()) == ["s.jsonl"]
+
+
+def test_an_sql_session_holding_events_is_refused_by_its_count(tmp_path: Path) -> None:
+    """The refusal names the events held and how to go on."""
+    store = SqliteStore(tmp_path / "s.db")
+    store.append("s", [Message(role="user", content="old")] * 4)
+    with pytest.raises(LogError, match=r"already holds 4 events; .* delete that session first"):
+        write_new_session(store, "s", _events(2))
+    assert store.last_seq("s") == 4
+    store.close()
+
+
+@pytest.mark.parametrize("folder", ["link", "link/new", "link/new/deeper"])
+def test_a_new_folder_under_a_symlinked_parent_is_inside(tmp_path: Path, folder: str) -> None:
+    """A JSONL folder reached through a symlink (existing or not yet made) takes the copy."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    store = JsonlStore(tmp_path / folder)
+    assert write_new_session(store, "s", _events(3)) == 3
+    held = tmp_path / "real" / folder.removeprefix("link").lstrip("/") / "s.jsonl"
+    assert [e.seq for e in JsonlStore(held.parent).read("s")] == [1, 2, 3]
