@@ -16,6 +16,7 @@ from compaction.errors import SeqConflictError
 from compaction.events import dump_event, make_event
 from compaction.stores import FileStore, JsonlStore, SessionLog, SqliteStore, is_store_url
 from compaction.stores.log_reader import ReadReport
+from compaction.stores.log_writer import SyncPolicy
 from compaction.stores.opening import open_session_store
 
 
@@ -196,3 +197,27 @@ def test_a_lock_timeout_of_zero_or_less_is_refused(timeout: str, tmp_path: Path)
     with pytest.raises(ConfigError, match=f"timeout='{timeout}' must be seconds, above 0"):
         open_store(f"sqlite:///{tmp_path / 's.db'}?timeout={timeout}")
     assert not (tmp_path / "s.db").exists()
+
+
+@pytest.mark.parametrize(("sync", "level"), [("always", 2), ("batch", 1)])
+def test_open_store_passes_the_sync_policy_to_each_store(
+    sync: SyncPolicy, level: int, tmp_path: Path
+) -> None:
+    """A folder and a SQLite file opened by URL take the caller's policy (FULL=2, NORMAL=1)."""
+    folder = open_store(f"jsonl:///{tmp_path / 'dir'}", sync=sync)
+    assert isinstance(folder, JsonlStore)
+    assert folder.sync == sync
+    db = open_store(f"sqlite:///{tmp_path / 's.db'}", sync=sync)
+    assert isinstance(db, SqliteStore)
+    assert db._db.execute("PRAGMA synchronous").fetchone()[0] == level
+    db.close()
+
+
+def test_an_unknown_scheme_is_refused_quoting_the_url_without_its_password() -> None:
+    """The refusal quotes what was typed (password removed) and lists the URL forms."""
+    with pytest.raises(ConfigError) as info:
+        open_store("http://bob:hunter22@example.invalid/x")
+    assert str(info.value) == (
+        "'http://bob:***@example.invalid/x' is not a store URL: use jsonl:///folder, "
+        "sqlite:///file.db or postgresql://user@host/db"
+    )
