@@ -8,14 +8,16 @@ folder" before the fix this test came with).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import errno
+import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from compaction import LogError, Message
 from compaction.events import Event, EventData, make_event
-from compaction.stores import JsonlStore, SqliteStore, write_new_session
+from compaction.stores import FileStore, JsonlStore, SqliteStore, write_new_session
 from compaction.stores.copy import CHUNK
 
 
@@ -110,3 +112,109 @@ def test_a_new_folder_under_a_symlinked_parent_is_inside(tmp_path: Path, folder:
     assert write_new_session(store, "s", _events(3)) == 3
     held = tmp_path / "real" / folder.removeprefix("link").lstrip("/") / "s.jsonl"
     assert [e.seq for e in JsonlStore(held.parent).read("s")] == [1, 2, 3]
+
+
+def _contents(n: int, tag: str) -> list[Event]:
+    return [make_event(i + 1, Message(role="user", content=f"{tag}{i}")) for i in range(n)]
+
+
+def test_a_file_replaced_in_place_is_read_anew_by_its_store(tmp_path: Path) -> None:
+    """replace=True moves the new file over the old; the store reads the new events only."""
+    store = FileStore(tmp_path / "s.jsonl")
+    store.append("s", [e.data for e in _contents(4, "old")])
+    assert len(list(store.read("s"))) == 4
+    counts: list[int] = []
+    new = _contents(2, "new")
+    assert write_new_session(store, "s", new, replace=True, before_commit=counts.append) == 2
+    assert counts == [2]
+    assert list(store.read("s")) == new
+    assert store.last_seq("s") == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+
+
+def test_an_empty_destination_file_takes_the_copy(tmp_path: Path) -> None:
+    """A file of 0 bytes holds no session: the copy is moved over it."""
+    path = tmp_path / "s.jsonl"
+    path.touch()
+    assert write_new_session(FileStore(path), "s", _contents(3, "m")) == 3
+    assert [e.seq for e in FileStore(path).read("s")] == [1, 2, 3]
+
+
+def test_a_destination_in_folders_not_made_yet_is_written(tmp_path: Path) -> None:
+    """The folders above the destination file are created."""
+    path = tmp_path / "a" / "b" / "s.jsonl"
+    assert write_new_session(FileStore(path), "s", _contents(2, "m")) == 2
+    assert [e.seq for e in FileStore(path).read("s")] == [1, 2]
+
+
+def test_a_failed_replace_says_the_file_was_not_changed(tmp_path: Path) -> None:
+    """A source failing part-way leaves the old file byte for byte, and the message says so."""
+    path = tmp_path / "s.jsonl"
+    store = FileStore(path)
+    store.append("s", [e.data for e in _contents(3, "old")])
+    before = path.read_bytes()
+
+    def failing() -> Iterator[Event]:
+        yield from _contents(CHUNK + 5, "new")
+        raise LogError("the source went away")
+
+    with pytest.raises(LogError) as info:
+        write_new_session(store, "s", failing(), replace=True)
+    assert str(info.value) == (
+        f"{path}: the write stopped after {CHUNK} events (the source went away); the "
+        "destination was not changed"
+    )
+    assert path.read_bytes() == before
+
+
+def test_a_failed_move_into_place_names_its_cause_and_what_is_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An OSError moving the copy into place: its text, the count, no destination, no part file."""
+    path = tmp_path / "s.jsonl"
+
+    def no_space(src: object, dst: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "link", no_space)
+    with pytest.raises(LogError) as info:
+        write_new_session(FileStore(path), "s", _contents(3, "m"))
+    assert str(info.value) == (
+        f"{path}: the write failed after 3 events (No space left on device); the destination "
+        "was not created"
+    )
+    assert isinstance(info.value.__cause__, OSError)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_session_created_during_the_write_is_not_clobbered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When another writer's file appears first, the link fails and the message says so."""
+    path = tmp_path / "s.jsonl"
+
+    def taken(src: object, dst: object) -> None:
+        raise FileExistsError(errno.EEXIST, "File exists")
+
+    monkeypatch.setattr(os, "link", taken)
+    with pytest.raises(LogError) as info:
+        write_new_session(FileStore(path), "s", _contents(2, "m"))
+    assert str(info.value) == (
+        f"{path}: another writer created the session during the write; nothing was written"
+    )
+
+
+def test_a_file_copy_is_fsynced_once_not_per_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The temporary file is written as one batch: its fsyncs do not grow with the chunks."""
+    calls: list[int] = []
+    real = os.fsync
+
+    def counting(fd: int) -> None:
+        calls.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    write_new_session(FileStore(tmp_path / "s.jsonl"), "s", _contents(3 * CHUNK, "m"))
+    assert len(calls) <= 2
