@@ -18,7 +18,7 @@ import pytest
 from compaction import LogError, Message
 from compaction.events import Event, EventData, make_event
 from compaction.stores import FileStore, JsonlStore, SqliteStore, write_new_session
-from compaction.stores.copy import CHUNK
+from compaction.stores.copy import CHUNK, STAGING
 
 
 def _events(n: int) -> list[Event]:
@@ -218,3 +218,54 @@ def test_a_file_copy_is_fsynced_once_not_per_chunk(
     monkeypatch.setattr(os, "fsync", counting)
     write_new_session(FileStore(tmp_path / "s.jsonl"), "s", _contents(3 * CHUNK, "m"))
     assert len(calls) <= 2
+
+
+def test_a_write_failing_on_disk_stays_an_io_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failed write of the temporary file keeps its OSError as the cause (exit class I/O)."""
+    path = tmp_path / "s.jsonl"
+
+    def full(fd: int, data: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(LogError) as info:
+        write_new_session(FileStore(path), "s", _contents(2, "m"))
+    monkeypatch.undo()
+    assert str(info.value).startswith(f"{path}: the write stopped after 0 events (")
+    assert str(info.value).endswith("the destination was not created")
+    assert isinstance(info.value.__cause__, OSError)
+    assert info.value.__cause__.errno == errno.ENOSPC
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_source_failure_is_not_made_an_io_error(tmp_path: Path) -> None:
+    """A failing source whose error has another cause gives a LogError without a cause."""
+
+    def failing() -> Iterator[Event]:
+        yield from _contents(2, "m")
+        raise LogError("bad source") from ValueError("not I/O")
+
+    with pytest.raises(LogError) as info:
+        write_new_session(FileStore(tmp_path / "s.jsonl"), "s", failing())
+    assert "the write stopped after 0 events (bad source)" in str(info.value)  # a chunk
+    assert info.value.__cause__ is None
+
+
+def test_a_failed_staged_copy_names_the_destination_session(tmp_path: Path) -> None:
+    """Into SQL, the message starts with the store and the destination session's id."""
+    store = SqliteStore(tmp_path / "s.db")
+
+    def failing() -> Iterator[Event]:
+        yield from _contents(CHUNK + 1, "m")
+        raise LogError("the source went away")
+
+    with pytest.raises(LogError) as info:
+        write_new_session(store, "dest", failing())
+    assert str(info.value).startswith(
+        f"{store.url}#dest: the copy stopped after {CHUNK} events and the destination was not "
+        "created (the source went away)"
+    )
+    assert (store.last_seq("dest"), store.last_seq(f"dest{STAGING}")) == (0, CHUNK)
+    store.close()
