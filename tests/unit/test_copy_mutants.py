@@ -267,5 +267,80 @@ def test_a_failed_staged_copy_names_the_destination_session(tmp_path: Path) -> N
         f"{store.url}#dest: the copy stopped after {CHUNK} events and the destination was not "
         "created (the source went away)"
     )
+    assert str(info.value).endswith(
+        f"{CHUNK} events wait in the staging session dest{STAGING}: rerun the copy to start "
+        "over, or pass --resume to continue"
+    )
     assert (store.last_seq("dest"), store.last_seq(f"dest{STAGING}")) == (0, CHUNK)
+    store.close()
+
+
+def test_a_staged_copy_reports_its_count_before_the_rename(tmp_path: Path) -> None:
+    """`before_commit` gets the count while the events are still staged."""
+    store = SqliteStore(tmp_path / "s.db")
+    seen: list[tuple[int, int, int]] = []
+
+    def check(count: int) -> None:
+        seen.append((count, store.last_seq("dest"), store.last_seq(f"dest{STAGING}")))
+
+    assert write_new_session(store, "dest", _contents(CHUNK + 2, "m"), before_commit=check) == (
+        CHUNK + 2
+    )
+    assert seen == [(CHUNK + 2, 0, CHUNK + 2)]
+    assert (store.last_seq("dest"), store.last_seq(f"dest{STAGING}")) == (CHUNK + 2, 0)
+    store.close()
+
+
+def test_another_writer_on_the_staging_session_stops_the_copy(tmp_path: Path) -> None:
+    """An append to the staging session during the copy is a conflict: nothing is created."""
+    store = SqliteStore(tmp_path / "s.db")
+
+    def interfering() -> Iterator[Event]:
+        events = _contents(CHUNK + 3, "m")
+        yield from events[: CHUNK + 1]
+        store.append(f"dest{STAGING}", [Message(role="user", content="intruder")])
+        yield from events[CHUNK + 1 :]
+
+    with pytest.raises(LogError) as info:
+        write_new_session(store, "dest", interfering())
+    assert str(info.value).startswith(
+        f"{store.url}#dest: another writer appended to the staging session dest{STAGING} "
+        "during the copy ("
+    )
+    assert str(info.value).endswith("); the destination was not created")
+    assert store.last_seq("dest") == 0
+    store.close()
+
+
+class _Refused(Exception):
+    """A caller's own refusal, raised from `before_commit`."""
+
+
+class _StickyStaging(SqliteStore):
+    """A SQLite store whose deletes fail once `fail_with` is set."""
+
+    fail_with: type[Exception] | None = None
+
+    def delete(self, session: str) -> bool:
+        if self.fail_with is not None:
+            raise self.fail_with("cannot delete")
+        return super().delete(session)
+
+
+@pytest.mark.parametrize("error", [None, LogError, OSError])
+def test_a_callers_refusal_drops_the_staging_session_or_tries_to(
+    tmp_path: Path, error: type[Exception] | None
+) -> None:
+    """The caller's refusal propagates as raised; the staging session is deleted if it can be."""
+    store = _StickyStaging(tmp_path / "s.db")
+
+    def refuse(count: int) -> None:
+        store.fail_with = error
+        raise _Refused(f"refused {count}")
+
+    with pytest.raises(_Refused, match="refused 3"):
+        write_new_session(store, "dest", _contents(3, "m"), before_commit=refuse)
+    store.fail_with = None
+    assert store.last_seq("dest") == 0
+    assert store.last_seq(f"dest{STAGING}") == (0 if error is None else 3)
     store.close()
