@@ -18,7 +18,7 @@ import pytest
 from compaction import LogError, Message
 from compaction.events import Event, EventData, make_event
 from compaction.stores import FileStore, JsonlStore, SqliteStore, write_new_session
-from compaction.stores.copy import CHUNK, STAGING
+from compaction.stores.copy import CHUNK, STAGING, checked_seqs
 
 
 def _events(n: int) -> list[Event]:
@@ -344,3 +344,15 @@ def test_a_callers_refusal_drops_the_staging_session_or_tries_to(
     assert store.last_seq("dest") == 0
     assert store.last_seq(f"dest{STAGING}") == (0 if error is None else 3)
     store.close()
+
+
+def test_a_source_out_of_seq_is_refused_with_the_way_out() -> None:
+    """A gap or a repeat names the place, the seq held there, and what the user can do."""
+    events = [*_contents(2, "m"), make_event(5, Message(role="user", content="late"))]
+    with pytest.raises(LogError) as info:
+        list(checked_seqs(events, "src#s"))
+    assert str(info.value) == (
+        "src#s: the source is damaged: event 3 holds seq 5; nothing was copied from it "
+        "(repair it, or copy its readable part with harness log --json)"
+    )
+    assert [e.seq for e in checked_seqs(_contents(3, "m")[1:], "w", start=2)] == [2, 3]
