@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from compaction import LogError, Message
-from compaction.errors import ConfigError, SeqConflictError
+from compaction.errors import ConfigError, LogFormatError, SeqConflictError
 from compaction.events import dump_event
 from compaction.stores import PostgresStore
 from compaction.stores.postgres import TABLE
@@ -181,3 +181,37 @@ def test_ids_are_checked_on_every_entry(store: PostgresStore) -> None:
     ):
         with pytest.raises(ConfigError, match="invalid session id 'a b'"):
             call()
+
+
+def test_a_driver_error_quoting_the_password_is_redacted(postgres_url: str) -> None:
+    """The server's message quotes a value holding the password: the store's error hides it."""
+    url = postgres_url.replace("postgres@", f"postgres:{PASSWORD}@", 1)
+    s = PostgresStore(url)
+
+    def quote_it() -> None:
+        with s.transaction("a"):
+            s._db.execute(f"SELECT '{PASSWORD}'::int")
+
+    try:
+        with pytest.raises(LogError) as info:
+            quote_it()
+        text = str(info.value)
+        assert "invalid input syntax for type integer" in text
+        assert PASSWORD not in text
+        assert "***" in text
+    finally:
+        s.close()
+
+
+def test_a_row_that_is_not_an_event_names_the_session_and_seq(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    """A damaged body is refused naming the store, the session and the row's seq."""
+    store.append("a", _msgs("fine"))
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        db.execute(
+            f"INSERT INTO {TABLE} (session, seq, type, body) VALUES ('a', 2, 'message', 'nope')"
+        )
+    with pytest.raises(LogFormatError) as info:
+        list(store.read("a"))
+    assert str(info.value).startswith(f"{store.url}#a:2: not JSON")
