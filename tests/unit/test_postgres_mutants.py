@@ -9,6 +9,7 @@ fixture); with HARNESS_REQUIRE_POSTGRES=1 they fail rather than skip without one
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
 
@@ -215,3 +216,13 @@ def test_a_row_that_is_not_an_event_names_the_session_and_seq(
     with pytest.raises(LogFormatError) as info:
         list(store.read("a"))
     assert str(info.value).startswith(f"{store.url}#a:2: not JSON")
+
+
+def test_without_psycopg_the_store_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No driver installed: one ConfigError saying which extra to install."""
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(ConfigError) as info:
+        PostgresStore("postgresql://u@127.0.0.1:9/x")
+    assert str(info.value) == (
+        "the PostgreSQL store needs psycopg 3: pip install 'context-harness[postgres]'"
+    )
