@@ -226,3 +226,30 @@ def test_without_psycopg_the_store_names_the_extra(monkeypatch: pytest.MonkeyPat
     assert str(info.value) == (
         "the PostgreSQL store needs psycopg 3: pip install 'context-harness[postgres]'"
     )
+
+
+@pytest.mark.parametrize(("given", "used"), [(None, "10"), (3, "3")])
+def test_the_connect_timeout_reaches_libpq(postgres_url: str, given: int | None, used: str) -> None:
+    """The store waits 10 s for the server by default, or what the caller says."""
+    if given is None:
+        s = PostgresStore(postgres_url)
+    else:
+        s = PostgresStore(postgres_url, connect_timeout=given)
+    try:
+        assert s._db.info.get_parameters()["connect_timeout"] == used
+    finally:
+        s.close()
+
+
+def test_an_append_after_a_read_is_committed_for_other_hosts(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    """Reads leave no transaction open: an append that follows is seen by another connection."""
+    store.append("a", _msgs("one"))
+    assert store.last_seq("a") == 1
+    assert [e.seq for e in store.read("a")] == [1]
+    assert [i.session for i in store.sessions()] == ["a"]
+    store.append("a", _msgs("two"))
+    assert [seq for seq, _, _ in _rows(postgres_url, "a")] == [1, 2]
+    assert store.delete("a") is True
+    assert _rows(postgres_url, "a") == []
