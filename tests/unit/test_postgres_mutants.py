@@ -253,3 +253,15 @@ def test_an_append_after_a_read_is_committed_for_other_hosts(
     assert [seq for seq, _, _ in _rows(postgres_url, "a")] == [1, 2]
     assert store.delete("a") is True
     assert _rows(postgres_url, "a") == []
+
+
+def test_an_unreachable_server_is_refused_with_libpqs_reason() -> None:
+    """The refusal names the URL without its password, then what libpq said."""
+    with pytest.raises(LogError) as info:
+        PostgresStore(f"postgresql://u:{PASSWORD}@127.0.0.1:9/x", connect_timeout=2)
+    text = str(info.value)
+    assert text.startswith(
+        "postgresql://u:***@127.0.0.1:9/x: cannot open the PostgreSQL store: connection failed: "
+        'connection to server at "127.0.0.1", port 9 failed: Connection refused'
+    )
+    assert PASSWORD not in text
