@@ -17,7 +17,13 @@ import pytest
 
 from compaction import LogError, Message
 from compaction.events import Event, EventData, make_event
-from compaction.stores import FileStore, JsonlStore, SqliteStore, write_new_session
+from compaction.stores import (
+    FileStore,
+    JsonlStore,
+    SqliteStore,
+    copy_session,
+    write_new_session,
+)
 from compaction.stores.copy import CHUNK, STAGING, checked_seqs
 
 
@@ -356,3 +362,37 @@ def test_a_source_out_of_seq_is_refused_with_the_way_out() -> None:
         "(repair it, or copy its readable part with harness log --json)"
     )
     assert [e.seq for e in checked_seqs(_contents(3, "m")[1:], "w", start=2)] == [2, 3]
+
+
+def test_copy_session_starts_over_unless_told_to_resume(tmp_path: Path) -> None:
+    """A staging session left by a failed copy is dropped by default, continued on resume."""
+    src = SqliteStore(tmp_path / "src.db")
+    src.append("s", [e.data for e in _contents(4, "src")])
+    for resume, first in ((False, "src0"), (True, "staged0")):
+        dst = SqliteStore(tmp_path / f"dst-{resume}.db")
+        dst.append(f"s{STAGING}", [e.data for e in _contents(2, "staged")])
+        assert copy_session(src, "s", dst, resume=resume) == 4
+        got = [e.data for e in dst.read("s")]
+        assert len(got) == 4
+        assert got[0] == Message(role="user", content=first)
+        assert got[2:] == [e.data for e in _contents(4, "src")][2:]
+        assert dst.last_seq(f"s{STAGING}") == 0
+        dst.close()
+    dst = SqliteStore(tmp_path / "dst-default.db")
+    dst.append(f"s{STAGING}", [e.data for e in _contents(2, "staged")])
+    copy_session(src, "s", dst)
+    assert [e.data for e in dst.read("s")] == [e.data for e in _contents(4, "src")]
+    dst.close()
+    src.close()
+
+
+def test_copying_a_missing_session_names_it(tmp_path: Path) -> None:
+    """The refusal names the source store and the session asked for."""
+    src = SqliteStore(tmp_path / "src.db")
+    dst = SqliteStore(tmp_path / "dst.db")
+    with pytest.raises(LogError) as info:
+        copy_session(src, "missing", dst)
+    assert str(info.value) == f"{src.url}#missing: no such session (it holds no events)"
+    assert dst.sessions() == []
+    src.close()
+    dst.close()
