@@ -103,8 +103,12 @@ def test_an_sql_session_holding_events_is_refused_by_its_count(tmp_path: Path) -
     """The refusal names the events held and how to go on."""
     store = SqliteStore(tmp_path / "s.db")
     store.append("s", [Message(role="user", content="old")] * 4)
-    with pytest.raises(LogError, match=r"already holds 4 events; .* delete that session first"):
+    with pytest.raises(LogError) as info:
         write_new_session(store, "s", _events(2))
+    assert str(info.value) == (
+        f"{store.url}#s: the session already holds 4 events; choose another session id, or "
+        "delete that session first"
+    )
     assert store.last_seq("s") == 4
     store.close()
 
@@ -396,3 +400,26 @@ def test_copying_a_missing_session_names_it(tmp_path: Path) -> None:
     assert dst.sessions() == []
     src.close()
     dst.close()
+
+
+def test_a_damaged_source_is_named_by_the_destination_it_was_going_to(tmp_path: Path) -> None:
+    """write_new_session checks the seqs it is given; the refusal names the destination."""
+    store = SqliteStore(tmp_path / "s.db")
+    events = [*_contents(2, "m"), make_event(5, Message(role="user", content="late"))]
+    with pytest.raises(LogError) as info:
+        write_new_session(store, "s", events)
+    assert str(info.value).startswith(
+        f"{store.url}#s: the copy stopped after 0 events and the destination was not created "
+        f"({store.url}#s: the source is damaged: event 3 holds seq 5;"
+    )
+    assert store.last_seq("s") == 0
+    store.close()
+
+
+def test_write_new_session_starts_a_staged_write_over_by_default(tmp_path: Path) -> None:
+    """Without resume, a staging session left behind is dropped, not continued."""
+    store = SqliteStore(tmp_path / "s.db")
+    store.append(f"s{STAGING}", [e.data for e in _contents(2, "staged")])
+    assert write_new_session(store, "s", _contents(3, "new")) == 3
+    assert [e.data for e in store.read("s")] == [e.data for e in _contents(3, "new")]
+    store.close()
