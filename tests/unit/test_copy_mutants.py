@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from compaction.stores import (
     write_new_session,
 )
 from compaction.stores.copy import CHUNK, STAGING, checked_seqs
+from compaction.stores.protocol import EventStore, SessionInfo
 
 
 def _events(n: int) -> list[Event]:
@@ -422,4 +424,55 @@ def test_write_new_session_starts_a_staged_write_over_by_default(tmp_path: Path)
     store.append(f"s{STAGING}", [e.data for e in _contents(2, "staged")])
     assert write_new_session(store, "s", _contents(3, "new")) == 3
     assert [e.data for e in store.read("s")] == [e.data for e in _contents(3, "new")]
+    store.close()
+
+
+class _PlainStore:
+    """An `EventStore` of another kind: no files and no rename (a SQLite store behind it)."""
+
+    def __init__(self, path: Path) -> None:
+        self.inner = SqliteStore(path)
+        self.url = "plain://store"
+
+    def append(
+        self, session: str, items: Sequence[EventData], *, expected_seq: int | None = None
+    ) -> list[Event]:
+        return self.inner.append(session, items, expected_seq=expected_seq)
+
+    def read(self, session: str, *, after: int = 0) -> Iterator[Event]:
+        return self.inner.read(session, after=after)
+
+    def last_seq(self, session: str) -> int:
+        return self.inner.last_seq(session)
+
+    def transaction(self, session: str) -> AbstractContextManager[None]:
+        return self.inner.transaction(session)
+
+    def sessions(self) -> list[SessionInfo]:
+        return self.inner.sessions()
+
+    def delete(self, session: str) -> bool:
+        return self.inner.delete(session)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_store_without_rename_is_written_in_one_transaction(tmp_path: Path) -> None:
+    """No staging session there: the events go straight in, under one transaction."""
+    store = _PlainStore(tmp_path / "s.db")
+    assert isinstance(store, EventStore)
+    counts: list[int] = []
+    n = CHUNK + 2
+    assert write_new_session(store, "s", _contents(n, "m"), before_commit=counts.append) == n
+    assert counts == [n]
+    assert [e.data for e in store.read("s")] == [e.data for e in _contents(n, "m")]
+    assert [i.session for i in store.sessions()] == ["s"]
+
+    def refuse(count: int) -> None:
+        raise LogError(f"refused {count}")
+
+    with pytest.raises(LogError, match="refused 3"):
+        write_new_session(store, "t", _contents(3, "m"), before_commit=refuse)
+    assert store.last_seq("t") == 0
     store.close()
