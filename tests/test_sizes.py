@@ -35,7 +35,6 @@ BEING_SPLIT_ELSEWHERE: frozenset[str] = frozenset(
         "benchmarks/peers/run.py",
         "benchmarks/results_report.py",
         "compaction/importers/base.py",
-        "compaction/stores/log_writer.py",
         # functions over MAX_FUNCTION_LINES, by path:qualified name
         "benchmarks/charts.py:context_chart",
         "benchmarks/fair_report.py:usage_section",

@@ -27,7 +27,8 @@ from compaction.stores.log_reader import (
     ReadReport,
     read_events,
 )
-from compaction.stores.log_writer import SessionLog, SyncPolicy, TailRepair
+from compaction.stores.log_tail import TailRepair
+from compaction.stores.log_writer import SessionLog, SyncPolicy
 from compaction.stores.opening import (
     SCHEMES,
     is_store_url,

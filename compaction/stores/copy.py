@@ -139,7 +139,7 @@ def _checked_destination(store: EventStore, file: Path) -> None:
     if file.is_symlink():
         raise LogError(f"{file}: the destination is a symlink; refusing to write through it")
     if isinstance(store, JsonlStore):
-        root = store.root.resolve() if store.root.exists() else store.root.absolute()
+        root = store.root.resolve()  # a folder not made yet, under a symlink, is inside too
         if file.absolute().parent.resolve() != root:
             raise LogError(f"{file}: the destination is outside the folder {root}")
 

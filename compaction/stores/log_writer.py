@@ -10,11 +10,13 @@ Invariants:
     finishes its line and follows it;
   - a last line that is not a valid event is cut only when it can be a torn append (it starts
     like a line this toolkit writes, is shorter than `MAX_EVENT_BYTES`, and the file before it
-    is a valid log); its bytes are first saved beside the log as ``LOG.torn-<offset>`` and the
-    cut is reported (`SessionLog.repairs`, and a warning on the ``compaction.log`` logger);
+    is a valid log); its bytes are first saved beside the log as ``LOG.torn-<offset>``
+    (`compaction.stores.log_tail`) and the cut is reported (`SessionLog.repairs`, and a
+    warning on the ``compaction.log`` logger);
   - anything else (a file that is not a log) is refused with `LogFormatError`, untouched;
   - "last line" means the last line that is not blank: blank lines are skipped by appends as
-    by readers (`_last_line`), and a blank last line without its newline gets one first.
+    by readers (`compaction.stores.log_tail.last_line`), and a blank last line without its
+    newline gets one first.
 - An append that returned is on disk: it was written and fsynced, unless the log was opened
   with `sync="batch"`, which fsyncs once when a `batch()` block closes (for imports).
 - Several processes may append at once: each append holds an exclusive file lock
@@ -27,11 +29,14 @@ Invariants:
 
 from __future__ import annotations
 
+<<<<<<< HEAD
 import codecs
+=======
+import logging
+>>>>>>> i25
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -44,8 +49,6 @@ from compaction.events import (
 )
 from compaction.stores.locking import lock_exclusive, unlock
 from compaction.stores.log_reader import (
-    _CHUNK,
-    LINE_START,
     MAX_EVENT_BYTES,
     LogReader,
     ReadReport,
@@ -53,29 +56,17 @@ from compaction.stores.log_reader import (
     parse_line,
     read_events,
 )
+from compaction.stores.log_tail import (
+    TailRepair,
+    count_lines,
+    last_line,
+    not_torn_append,
+    save_beside,
+)
 
 SyncPolicy = Literal["always", "batch"]
 LOGGER = "compaction.log"
 """The logger a tail repair is reported on (a warning)."""
-
-
-@dataclass(frozen=True)
-class TailRepair:
-    """A torn tail an append cut off, after saving its bytes."""
-
-    offset: int
-    """Where the torn line began: the log's size after the cut."""
-    length: int
-    """How many bytes were cut."""
-    saved_to: Path
-    """The file holding them (``LOG.torn-<offset>``), byte for byte."""
-
-    def describe(self, log: Path) -> str:
-        """Return one line saying what was cut and where its bytes are."""
-        return (
-            f"{log}: cut a torn last line of {self.length} bytes at offset {self.offset} "
-            f"(a crash mid-append); its bytes are saved in {self.saved_to}"
-        )
 
 
 class SessionLog:
@@ -260,7 +251,7 @@ class SessionLog:
         size = os.fstat(fd).st_size
         if size == self._known_size:
             return self._next_seq
-        found = _last_line(fd, size)
+        found = last_line(fd, size)
         if found is not None and not found[1].endswith(b"\n"):
             begin, last = found
             try:
@@ -268,7 +259,7 @@ class SessionLog:
             except ValueError as exc:
                 self._cut_torn_tail(fd, size, last, error_reason(exc))
                 size = begin
-                found = _last_line(fd, size)
+                found = last_line(fd, size)
             else:
                 self._known_size, self._next_seq, self._open_line = size, next_seq, True
                 return next_seq
@@ -279,7 +270,7 @@ class SessionLog:
                 next_seq = parse_line(last).seq + 1
             except ValueError as exc:
                 raise LogFormatError(
-                    self.path, _count_lines(fd, begin) + 1, f"last line: {error_reason(exc)}"
+                    self.path, count_lines(fd, begin) + 1, f"last line: {error_reason(exc)}"
                 ) from None
         self._known_size = size
         self._next_seq = next_seq
@@ -290,18 +281,18 @@ class SessionLog:
     def _cut_torn_tail(self, fd: int, size: int, tail: bytes, reason: str) -> None:
         """Save a torn tail beside the log, then cut it; refuse if it cannot be a torn append."""
         offset = size - len(tail)
-        why = _not_torn_append(tail)
+        why = not_torn_append(tail, MAX_EVENT_BYTES)
         if why is None:
             why = self._prefix_problem()
         if why is not None:
             raise LogFormatError(
                 self.path,
-                _count_lines(fd, size),
+                count_lines(fd, size),
                 f"last line ({len(tail)} bytes, no newline) is not an event ({reason}) and "
                 f"cannot be a torn append: {why}. Nothing was written and the file is "
                 "unchanged; is this a session log?",
             )
-        saved = _save_beside(self.path, offset, tail)
+        saved = save_beside(self.path, offset, tail)
         os.ftruncate(fd, offset)
         os.fsync(fd)
         repair = TailRepair(offset=offset, length=len(tail), saved_to=saved)
@@ -331,94 +322,3 @@ class SessionLog:
         if not self.path.exists():
             return iter(())
         return read_events(self.path, skip_bad_lines=skip_bad_lines, report=report)
-
-
-def _not_torn_append(tail: bytes) -> str | None:
-    """Return why `tail` cannot be the start of a line this toolkit wrote, or None if it can."""
-    if len(tail) >= MAX_EVENT_BYTES:
-        return f"it is not shorter than the longest event ({MAX_EVENT_BYTES} bytes)"
-    head = tail[: len(LINE_START)]
-    if not LINE_START.startswith(head):
-        return f"it does not begin like a log line ({LINE_START.decode()}...)"
-    try:
-        codecs.getincrementaldecoder("utf-8")().decode(tail, final=False)
-    except UnicodeDecodeError:
-        return "it is not UTF-8 text"
-    return None
-
-
-def _save_beside(path: Path, offset: int, tail: bytes) -> Path:
-    """Write `tail` to a new ``<path>.torn-<offset>`` file (never over another), fsynced."""
-    for n in range(1000):
-        target = path.with_name(f"{path.name}.torn-{offset}" + (f".{n}" if n else ""))
-        try:
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            if target.read_bytes() == tail:
-                return target
-            continue
-        try:
-            view = memoryview(tail)
-            done = 0
-            while done < len(view):
-                done += os.write(fd, view[done:])
-            os.fsync(fd)
-        except OSError as exc:
-            target.unlink(missing_ok=True)
-            raise LogError(
-                f"{path}: cannot save the torn tail to {target} ({exc.strerror or exc}); "
-                "nothing was cut or written"
-            ) from exc
-        finally:
-            os.close(fd)
-        return target
-    raise LogError(f"{path}: too many saved torn tails at offset {offset}; nothing was written")
-
-
-def _count_lines(fd: int, size: int) -> int:
-    """Return the number of lines in the file's first `size` bytes (for an error message)."""
-    lines, pos = 0, 0
-    while pos < size:
-        chunk = os.pread(fd, min(1 << 20, size - pos), pos)
-        if not chunk:
-            break
-        lines += chunk.count(b"\n")
-        pos += len(chunk)
-    last = os.pread(fd, 1, size - 1) if size else b"\n"
-    return lines + (last != b"\n")
-
-
-def _last_line(fd: int, size: int) -> tuple[int, bytes] | None:
-    """Return the file's last non-blank line (with its newline, if any) and where it begins.
-
-    None if the file holds nothing but blank lines. A blank line holds only ASCII whitespace
-    (what `bytes.strip` removes), as for the reader.
-    Steps back in 4 KiB chunks, each read once, then reads the line in one call.
-    """
-    end = size
-    while end > 0:  # step back over the blank bytes at the end
-        start = max(0, end - _CHUNK)
-        kept = len(os.pread(fd, end - start, start).rstrip())
-        if kept:
-            end = start + kept
-            break
-        end = start
-    if end == 0:
-        return None
-    begin = end
-    while begin > 0:  # step back to the newline before the last visible byte
-        start = max(0, begin - _CHUNK)
-        idx = os.pread(fd, begin - start, start).rfind(b"\n")
-        if idx >= 0:
-            begin = start + idx + 1
-            break
-        begin = start
-    stop = end
-    while stop < size:  # step on to the line's own newline (only whitespace comes before it)
-        chunk = os.pread(fd, min(_CHUNK, size - stop), stop)
-        idx = chunk.find(b"\n")
-        if idx >= 0 or not chunk:  # (nothing read: the file shrank under us)
-            stop += idx + 1
-            break
-        stop += len(chunk)
-    return begin, os.pread(fd, stop - begin, begin)

@@ -23,6 +23,7 @@ import pytest
 from pydantic import ValidationError
 
 import compaction.stores.log_reader
+import compaction.stores.log_tail
 import compaction.stores.log_writer
 from compaction import (
     LogError,
@@ -570,13 +571,13 @@ class TestAppendedEventsTakenAsRead:
         """Only the first append of a handle (or one after another writer) reads the tail."""
         write_log(log_path, 1)
         reads: list[int] = []
-        real = compaction.stores.log_writer._last_line
+        real = compaction.stores.log_tail.last_line
 
         def counting(fd: int, size: int) -> tuple[int, bytes] | None:
             reads.append(size)
             return real(fd, size)
 
-        monkeypatch.setattr(compaction.stores.log_writer, "_last_line", counting)
+        monkeypatch.setattr(compaction.stores.log_writer, "last_line", counting)
         with SessionLog(log_path) as log:
             for i in range(3):
                 log.append(Message(role="user", content=f"more {i}"))
