@@ -29,11 +29,6 @@ Invariants:
 
 from __future__ import annotations
 
-<<<<<<< HEAD
-import codecs
-=======
-import logging
->>>>>>> i25
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
