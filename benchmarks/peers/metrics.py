@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from benchmarks.peers.drivers._common import extract_todo_lists
+from benchmarks.peers.drivers._payloads import extract_task_state, extract_todo_lists
 from benchmarks.summary_pricing import RECORDED_SUMMARY_TOKENS
 from compaction import Message, Tokenizer
 from compaction.tokens import message_text
@@ -33,6 +33,12 @@ from harness.simulation import (
     common_prefix,
 )
 from harness.simulation import serialize as replay_serialize
+from harness.simulation.context_strategies import (
+    TASK_CREATE_NAMES,
+    TASK_UPDATE_NAMES,
+    created_task_id,
+    update_args,
+)
 from prompts import openai_message
 
 _MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
@@ -100,6 +106,12 @@ class PeerMetrics(BaseModel):
     """Requests made while the latest todo list had unfinished items."""
     todo_retention_rate: float
     """Share of those requests whose prompt shows every unfinished item at its latest status."""
+    task_checks: int = 0
+    """Requests made while the session's shared task list had unfinished (pending, in
+    progress) tasks (TaskCreate / TaskUpdate)."""
+    task_retention_rate: float = 1.0
+    """Share of those requests whose prompt shows every unfinished task (id) at its latest
+    status (`tasks_shown`)."""
     first_request_kept: bool
     summary_calls: int
     wall_time_s: float
@@ -196,6 +208,45 @@ def todo_truth(exchange: Mapping[str, Any]) -> list[list[dict[str, str]]]:
     return out
 
 
+def tasks_shown(messages: Sequence[Message]) -> dict[str, str]:
+    """Return the shared tasks a prompt shows, id -> latest status (`extract_task_state`).
+
+    Read from the prompt's text in message order, the way the copy summarizer reads its span:
+    task-create answers, task-update arguments, and a list a summary copied.
+    """
+    return extract_task_state("\n".join(message_text(m) for m in messages))
+
+
+def task_truth(exchange: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Return, per scripted request, the session's unfinished shared tasks, id -> status.
+
+    Mirrors `harness.simulation.replay`: a task-create call's answer names the new task
+    (``pending``); a task-update call that sets a status moves it; ``pending`` and
+    ``in_progress`` are unfinished.
+    """
+    tasks: dict[str, str] = {}
+    creates: set[str] = set()
+    out: list[dict[str, str]] = []
+    for turn in exchange.get("turns") or ():
+        for message in turn["messages"]:
+            if message["role"] == "tool" and message.get("tool_call_id") in creates:
+                created = created_task_id(str(message.get("content") or ""))
+                if created:
+                    tasks[created] = "pending"
+            if message["role"] != "assistant":
+                continue
+            out.append({k: v for k, v in tasks.items() if v in ("pending", "in_progress")})
+            for call in message.get("tool_calls") or ():
+                name = call["function"]["name"]
+                if name in TASK_CREATE_NAMES:
+                    creates.add(call["id"])
+                elif name in TASK_UPDATE_NAMES:
+                    got = update_args(call["function"]["arguments"])
+                    if got:
+                        tasks[got[0]] = got[1]
+    return out
+
+
 @dataclass
 class _Calls:
     """What scoring gathers call by call: sizes, shared prefixes, cache hits, todo checks."""
@@ -210,6 +261,8 @@ class _Calls:
     previous: bytes = b""
     checked: int = 0
     held: int = 0
+    task_checked: int = 0
+    task_held: int = 0
     summary_sizes: list[int] = field(default_factory=list)
     summary_hits: dict[str, list[int]] = field(default_factory=dict)
 
@@ -231,11 +284,16 @@ class _Calls:
         messages: Sequence[Message],
         tools: Sequence[Mapping[str, Any]],
         truth: Sequence[Mapping[str, str]],
+        tasks: Mapping[str, str],
     ) -> None:
-        """Score one request: its size, the prefix it shares, each cache's hit, the todos."""
+        """Score one request: its size, the prefix it shares, each cache's hit, todos, tasks."""
         if truth:
             self.checked += 1
             self.held += todos_at_latest_status(messages, truth)[0] == len(truth)
+        if tasks:
+            shown = tasks_shown(messages)
+            self.task_checked += 1
+            self.task_held += all(shown.get(k) == v for k, v in tasks.items())
         packed = [self.segments(line) for line in request_lines(messages, tools)]
         data = b"".join(packed)
         size = len(data) // _WIDTH
@@ -274,6 +332,7 @@ def score(
     calls = _Calls(SegmentTokens(tokenizer), {m.name: m.simulator() for m in cache_models})
     built = prompts(record)
     truths = todo_truth(exchange)
+    open_tasks = task_truth(exchange)
     cache = {key: to_message(raw) for key, raw in record.messages.items()}
     pending = sorted(record.summaries, key=lambda c: int(c["after"]))
 
@@ -287,7 +346,12 @@ def score(
         summaries_before(index)
         if not request.get("overrun"):
             n = len(calls.sizes)
-            calls.add(messages, tools, truths[n] if n < len(truths) else [])
+            calls.add(
+                messages,
+                tools,
+                truths[n] if n < len(truths) else [],
+                open_tasks[n] if n < len(open_tasks) else {},
+            )
     summaries_before(len(record.requests))
     sizes, hits, reused = calls.sizes, calls.hits, calls.reused
     # The last call, scripted or not, shows the context the session ends with.
@@ -315,6 +379,10 @@ def score(
         unfinished_mentioned=mentioned,
         todo_checks=calls.checked,
         todo_retention_rate=round(calls.held / calls.checked, 6) if calls.checked else 1.0,
+        task_checks=calls.task_checked,
+        task_retention_rate=(
+            round(calls.task_held / calls.task_checked, 6) if calls.task_checked else 1.0
+        ),
         first_request_kept=bool(first) and any(first in m.text() for m in final),
         summary_calls=record.summary_calls,
         wall_time_s=round(record.wall_time_s, 4),

