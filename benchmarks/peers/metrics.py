@@ -21,10 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from benchmarks.peers.drivers._payloads import extract_task_state, extract_todo_lists
+from benchmarks.peers.retention import task_truth, tasks_shown, todo_truth, todos_at_latest_status
 from benchmarks.summary_pricing import RECORDED_SUMMARY_TOKENS
 from compaction import Message, Tokenizer
-from compaction.tokens import message_text
 from harness.simulation import (
     PROVIDER_MODELS,
     CacheModel,
@@ -33,13 +32,23 @@ from harness.simulation import (
     common_prefix,
 )
 from harness.simulation import serialize as replay_serialize
-from harness.simulation.context_strategies import (
-    TASK_CREATE_NAMES,
-    TASK_UPDATE_NAMES,
-    created_task_id,
-    update_args,
-)
 from prompts import openai_message
+
+__all__ = [
+    "DriverRecord",
+    "PeerMetrics",
+    "load_exchange_dict",
+    "load_record",
+    "prompts",
+    "request_lines",
+    "score",
+    "serialize",
+    "task_truth",
+    "tasks_shown",
+    "to_message",
+    "todo_truth",
+    "todos_at_latest_status",
+]
 
 _MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 _WIDTH = 4
@@ -173,80 +182,6 @@ def serialize(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]) -
     return "".join(request_lines(messages, tools))
 
 
-def todos_at_latest_status(
-    messages: Sequence[Message], unfinished: Sequence[Mapping[str, str]]
-) -> tuple[int, int]:
-    """Count unfinished todos kept at their status in the last visible list, and mentioned at all.
-
-    The last visible list is the last ``"todos": [...]`` payload in the prompt (a todo-tool call's
-    arguments or a summary that copied one), read in message order.
-    """
-    text = "\n".join(message_text(m) for m in messages)
-    lists = extract_todo_lists(text)
-    latest = {item["content"]: item["status"] for item in lists[-1]} if lists else {}
-    kept = sum(1 for t in unfinished if latest.get(t["content"]) == t["status"])
-    mentioned = sum(1 for t in unfinished if t["content"] in text)
-    return kept, mentioned
-
-
-def todo_truth(exchange: Mapping[str, Any]) -> list[list[dict[str, str]]]:
-    """Return, per scripted request, the unfinished items of the latest todo list written so far.
-
-    Request k is the model call that produced the session's k-th assistant message; every
-    todo_write call in a session was accepted, so its arguments are the list from then on.
-    """
-    latest: list[dict[str, str]] = []
-    out: list[list[dict[str, str]]] = []
-    for turn in exchange.get("turns") or ():
-        for message in turn["messages"]:
-            if message["role"] != "assistant":
-                continue
-            out.append([t for t in latest if t["status"] != "completed"])
-            for call in message.get("tool_calls") or ():
-                if call["function"]["name"] == "todo_write":
-                    latest = list(json.loads(call["function"]["arguments"])["todos"])
-    return out
-
-
-def tasks_shown(messages: Sequence[Message]) -> dict[str, str]:
-    """Return the shared tasks a prompt shows, id -> latest status (`extract_task_state`).
-
-    Read from the prompt's text in message order, the way the copy summarizer reads its span:
-    task-create answers, task-update arguments, and a list a summary copied.
-    """
-    return extract_task_state("\n".join(message_text(m) for m in messages))
-
-
-def task_truth(exchange: Mapping[str, Any]) -> list[dict[str, str]]:
-    """Return, per scripted request, the session's unfinished shared tasks, id -> status.
-
-    Mirrors `harness.simulation.replay`: a task-create call's answer names the new task
-    (``pending``); a task-update call that sets a status moves it; ``pending`` and
-    ``in_progress`` are unfinished.
-    """
-    tasks: dict[str, str] = {}
-    creates: set[str] = set()
-    out: list[dict[str, str]] = []
-    for turn in exchange.get("turns") or ():
-        for message in turn["messages"]:
-            if message["role"] == "tool" and message.get("tool_call_id") in creates:
-                created = created_task_id(str(message.get("content") or ""))
-                if created:
-                    tasks[created] = "pending"
-            if message["role"] != "assistant":
-                continue
-            out.append({k: v for k, v in tasks.items() if v in ("pending", "in_progress")})
-            for call in message.get("tool_calls") or ():
-                name = call["function"]["name"]
-                if name in TASK_CREATE_NAMES:
-                    creates.add(call["id"])
-                elif name in TASK_UPDATE_NAMES:
-                    got = update_args(call["function"]["arguments"])
-                    if got:
-                        tasks[got[0]] = got[1]
-    return out
-
-
 @dataclass
 class _Calls:
     """What scoring gathers call by call: sizes, shared prefixes, cache hits, todo checks."""
@@ -311,6 +246,50 @@ class _Calls:
             self.hits[name].append(sim.serve(data, [stable // _WIDTH, size]))
         self.previous = data
 
+    def metrics(
+        self, record: DriverRecord, exchange: Mapping[str, Any], final: Sequence[Message]
+    ) -> PeerMetrics:
+        """Return the scores; `final` is the context the session ends with (the last call)."""
+        sizes, hits, reused = self.sizes, self.hits, self.reused
+        unfinished = list(exchange.get("unfinished") or ())
+        kept, mentioned = todos_at_latest_status(final, unfinished)
+        first = exchange.get("first_request") or ""
+        later = sum(sizes[1:])
+        return PeerMetrics(
+            requests=len(sizes),
+            final_input_tokens=sizes[-1] if sizes else 0,
+            summed_input_tokens=sum(sizes),
+            peak_input_tokens=max(sizes, default=0),
+            prompt_tokens=sizes,
+            fixed_prompt_tokens=self.fixed,
+            reused_prefix_tokens=reused,
+            prefix_reuse_rate=round(sum(reused) / later, 6) if later else 0.0,
+            cache_hit_tokens=hits,
+            cache_hit_rate={
+                n: round(sum(h) / sum(sizes), 6) if sizes else 0.0 for n, h in hits.items()
+            },
+            rewrites=self.rewrites,
+            unfinished_total=len(unfinished),
+            unfinished_at_latest_status=kept,
+            unfinished_mentioned=mentioned,
+            todo_checks=self.checked,
+            todo_retention_rate=_rate(self.held, self.checked),
+            task_checks=self.task_checked,
+            task_retention_rate=_rate(self.task_held, self.task_checked),
+            first_request_kept=bool(first) and any(first in m.text() for m in final),
+            summary_calls=record.summary_calls,
+            wall_time_s=round(record.wall_time_s, 4),
+            summary_prompt_tokens=self.summary_sizes,
+            summary_hit_tokens=self.summary_hits,
+            summary_input_tokens=sum(self.summary_sizes),
+            summary_output_tokens=len(self.summary_sizes) * RECORDED_SUMMARY_TOKENS,
+        )
+
+
+def _rate(held: int, checked: int, *, empty: float = 1.0) -> float:
+    """Share of checks that held (`empty` when nothing was checked), rounded to 6 digits."""
+    return round(held / checked, 6) if checked else empty
+
 
 def score(
     record: DriverRecord,
@@ -353,44 +332,7 @@ def score(
                 open_tasks[n] if n < len(open_tasks) else {},
             )
     summaries_before(len(record.requests))
-    sizes, hits, reused = calls.sizes, calls.hits, calls.reused
-    # The last call, scripted or not, shows the context the session ends with.
-    final = built[-1][0] if built else []
-    unfinished = list(exchange.get("unfinished") or ())
-    kept, mentioned = todos_at_latest_status(final, unfinished)
-    first = exchange.get("first_request") or ""
-    later = sum(sizes[1:])
-    return PeerMetrics(
-        requests=len(sizes),
-        final_input_tokens=sizes[-1] if sizes else 0,
-        summed_input_tokens=sum(sizes),
-        peak_input_tokens=max(sizes, default=0),
-        prompt_tokens=sizes,
-        fixed_prompt_tokens=calls.fixed,
-        reused_prefix_tokens=reused,
-        prefix_reuse_rate=round(sum(reused) / later, 6) if later else 0.0,
-        cache_hit_tokens=hits,
-        cache_hit_rate={
-            name: round(sum(h) / sum(sizes), 6) if sizes else 0.0 for name, h in hits.items()
-        },
-        rewrites=calls.rewrites,
-        unfinished_total=len(unfinished),
-        unfinished_at_latest_status=kept,
-        unfinished_mentioned=mentioned,
-        todo_checks=calls.checked,
-        todo_retention_rate=round(calls.held / calls.checked, 6) if calls.checked else 1.0,
-        task_checks=calls.task_checked,
-        task_retention_rate=(
-            round(calls.task_held / calls.task_checked, 6) if calls.task_checked else 1.0
-        ),
-        first_request_kept=bool(first) and any(first in m.text() for m in final),
-        summary_calls=record.summary_calls,
-        wall_time_s=round(record.wall_time_s, 4),
-        summary_prompt_tokens=calls.summary_sizes,
-        summary_hit_tokens=calls.summary_hits,
-        summary_input_tokens=sum(calls.summary_sizes),
-        summary_output_tokens=len(calls.summary_sizes) * RECORDED_SUMMARY_TOKENS,
-    )
+    return calls.metrics(record, exchange, built[-1][0] if built else [])
 
 
 def load_exchange_dict(path: Path) -> dict[str, Any]:
