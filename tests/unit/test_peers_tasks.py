@@ -123,6 +123,8 @@ class TestTasksShown:
     def test_no_tasks(self):
         """Text without task events shows no task, and the structural summary copies none."""
         assert extract_task_state("nothing here: {'todos': []}") == {}
+        other = 'Task #1 created successfully: a\n{"tasks": [{"id": 9, "status": "x", "due": 1}]}'
+        assert extract_task_state(other) == {"1": "pending"}
         assert COPY_TASKS_HEAD not in summarize("structural", ANSWER_1["content"])
 
 

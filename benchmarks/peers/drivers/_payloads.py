@@ -124,7 +124,9 @@ def _copied_at(text: str, at: int) -> dict[str, str] | None:
         return None
     out: dict[str, str] = {}
     for item in value:
-        if not isinstance(item, dict) or not isinstance(item.get("status"), str):
+        if not isinstance(item, dict) or set(item) != {"id", "status"}:
+            return None  # only the copy summary's own shape, never some tool's JSON
+        if not isinstance(item["status"], str):
             return None
         out[str(item.get("id"))] = str(item["status"])
     return out
