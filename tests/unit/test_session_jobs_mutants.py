@@ -1,0 +1,176 @@
+"""The session's jobs that `scripts/mutate --group session` showed untested (issue 25, part B).
+
+Each mutant of `compaction/sessions/tool_runs.py` or `live_views.py` changed which agent a task
+write names, what an agent counts as seen, which task is stored, what the model reads back, or
+what a view holds:
+
+- `task_list` records what the *calling* agent was shown, so its next update is not stale;
+- `task_update(agent=...)` names and owns the task as that agent; an update changing nothing
+  appends nothing and says so; a task keeps the description it was created with;
+- `todo_write` beside another `todo_write` in one response is refused, alone it is accepted;
+- the todo panel, the progress counts and the token scale follow every event, not only some.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compaction import (
+    ConfigError,
+    Message,
+    Session,
+    TaskCreated,
+    TaskUpdated,
+    TodoItem,
+    read_events,
+)
+from compaction.events import FunctionCall, ToolCall, UsageReportData
+from compaction.views.token_scale import MIN_PAIRS
+
+LIST = {"todos": [{"content": "Parse", "status": "in_progress"}]}
+
+
+def todo_call(call_id: str) -> ToolCall:
+    return ToolCall(id=call_id, function=FunctionCall(name="todo_write", arguments="{}"))
+
+
+class TestListShown:
+    """`task_list` records what the calling agent was shown: its next update is not stale."""
+
+    def test_an_update_after_a_list_is_accepted(self, log_path: Path) -> None:
+        with Session(log_path, agent="a") as a, Session(log_path, agent="b") as b:
+            assert not a.task_create({"subject": "A"}).is_error
+            assert not b.task_update({"id": "1", "subject": "A2"}).is_error
+            assert '#1 pending "A2"' in a.task_list().content
+            done = a.task_update({"id": "1", "status": "completed"})
+            assert not done.is_error, done.content
+            task = a.tasks.get("1")
+        assert task is not None
+        assert (task.status, task.version) == ("completed", 3)
+
+    def test_the_list_counts_for_the_agent_that_called_it(self, log_path: Path) -> None:
+        """One session serving two agents: a list by `w-1` is not a list by the session's."""
+        with Session(log_path, agent="lead") as session, Session(log_path, agent="b") as b:
+            assert not session.task_create({"subject": "A"}, agent="w-1").is_error
+            assert not b.task_update({"id": "1", "subject": "A2"}).is_error
+            assert not session.task_list(agent="w-1").is_error
+            done = session.task_update({"id": "1", "status": "in_progress"}, agent="w-1")
+            assert not done.is_error, done.content
+
+    def test_a_list_by_another_agent_does_not_refresh_this_one(self, log_path: Path) -> None:
+        with Session(log_path, agent="lead") as session, Session(log_path, agent="b") as b:
+            assert not session.task_create({"subject": "A"}, agent="w-1").is_error
+            assert not b.task_update({"id": "1", "subject": "A2"}).is_error
+            assert not session.task_list(agent="w-2").is_error
+            stale = session.task_update({"id": "1", "status": "in_progress"}, agent="w-1")
+        assert stale.is_error
+        assert "task 1 changed since you last listed it" in stale.content
+
+
+class TestTaskWrites:
+    def test_an_update_names_and_owns_the_calling_agent(self, log_path: Path) -> None:
+        """Starting a task as `w-1` through a session of `lead`: the event and owner are w-1's."""
+        with Session(log_path, agent="lead") as session:
+            session.task_create({"subject": "A"}, agent="w-1")
+            result = session.task_update({"id": "1", "status": "in_progress"}, agent="w-1")
+        assert result.content == 'Updated task 1 (v2): status in_progress, owner "w-1".'
+        update = list(read_events(log_path))[-1]
+        assert isinstance(update, TaskUpdated)
+        assert (update.data.agent, update.data.task.owner) == ("w-1", "w-1")
+
+    def test_an_update_that_changes_nothing_appends_nothing(self, log_path: Path) -> None:
+        with Session(log_path) as session:
+            session.task_create({"subject": "A"})
+            before = log_path.read_bytes()
+            result = session.task_update({"id": "1", "status": "pending"})
+        assert result.content == "Task 1 unchanged (v1): it already has those values."
+        assert not result.is_error
+        assert log_path.read_bytes() == before
+
+    def test_a_task_keeps_its_description(self, log_path: Path) -> None:
+        with Session(log_path) as session:
+            made = session.task_create({"subject": "A", "description": "the parser's tests"})
+        assert made.content == 'Created task 1: "A" (pending, no owner).'
+        (event,) = list(read_events(log_path))
+        assert isinstance(event, TaskCreated)
+        assert event.data.task.description == "the parser's tests"
+
+    @pytest.mark.parametrize(
+        ("tool", "arguments", "problem"),
+        [
+            ("task_create", {"subject": ""}, "subject"),
+            ("task_list", {"filter": "all"}, "filter"),
+            ("todo_write", {"todos": "none"}, "todos"),
+        ],
+    )
+    def test_a_bad_call_is_told_what_to_fix(
+        self, log_path: Path, tool: str, arguments: object, problem: str
+    ) -> None:
+        with Session(log_path) as session:
+            result = getattr(session, tool)(arguments)
+        assert result.is_error
+        assert result.content.startswith(f"{tool}: ")
+        assert problem in result.content
+        assert not log_path.exists() or log_path.read_bytes() == b""
+
+    def test_a_bad_agent_name_is_named(self, log_path: Path) -> None:
+        with Session(log_path) as session, pytest.raises(ConfigError, match=r"agent 'w 1' must"):
+            session.task_list(agent="w 1")
+
+
+class TestOneListPerResponse:
+    def test_a_lone_call_is_accepted(self, log_path: Path) -> None:
+        with Session(log_path) as session:
+            session.append(Message(role="assistant", tool_calls=(todo_call("c1"),)))
+            result = session.todo_write(LIST)
+        assert not result.is_error
+        assert session.latest_todos == (TodoItem(content="Parse", status="in_progress"),)
+
+    def test_two_calls_in_one_response_are_refused(self, log_path: Path) -> None:
+        with Session(log_path) as session:
+            session.append(Message(role="assistant", tool_calls=(todo_call("c1"), todo_call("c2"))))
+            result = session.todo_write(LIST)
+        assert result.is_error
+        assert "this response makes 2 todo_write calls" in result.content
+        assert session.latest_todos == ()
+
+
+class TestViewsFollowEveryEvent:
+    def test_the_panel_outlives_later_messages(self, log_path: Path) -> None:
+        with Session(log_path) as session:
+            session.start_turn("go")
+            session.todo_write(LIST)
+            session.append(Message(role="assistant", content="working"))
+            assert session.todos.todos == (TodoItem(content="Parse", status="in_progress"),)
+
+    def test_progress_counts_assistant_messages(self, log_path: Path) -> None:
+        with Session(log_path) as session:
+            session.todo_write(LIST)
+            for _ in range(3):
+                session.append(Message(role="assistant", content="working"))
+            assert session.progress.assistant_messages == 3
+            assert session.progress.since_todo_write() == 3
+
+    def test_the_token_scale_is_learned_from_usage_reports(self, log_path: Path) -> None:
+        """Each call's provider prompt grows 1.25 times the counted context: the scale is 1.25."""
+        with Session(log_path) as session:
+            session.start_turn("read every file")
+            assert session.token_scale is None
+            for i in range(MIN_PAIRS + 2):
+                prompt = 900 + round(1.25 * session.context_tokens)
+                session.append(
+                    UsageReportData(
+                        purpose="turn", model="m1", prompt_tokens=prompt, completion_tokens=5
+                    )
+                )
+                function = {"name": "read", "arguments": "{}"}
+                call = {"id": f"c{i}", "type": "function", "function": function}
+                session.add_message(
+                    {"role": "assistant", "content": f"step {i} " * 20, "tool_calls": [call]}
+                )
+                session.add_message(
+                    {"role": "tool", "tool_call_id": f"c{i}", "content": "x\n" * 40}
+                )
+            assert session.token_scale == pytest.approx(1.25, abs=0.02)
