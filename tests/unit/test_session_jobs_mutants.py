@@ -174,3 +174,41 @@ class TestViewsFollowEveryEvent:
                     {"role": "tool", "tool_call_id": f"c{i}", "content": "x\n" * 40}
                 )
             assert session.token_scale == pytest.approx(1.25, abs=0.02)
+
+
+class TestFacade:
+    def test_open_picks_the_named_session_of_a_store(self, tmp_path: Path) -> None:
+        url = f"sqlite:///{tmp_path / 'sessions.db'}"
+        with Session.open(url, session="a") as a:
+            a.start_turn("for a")
+        with Session.open(url, session="b") as b:
+            assert b.where.endswith("#b")
+            assert b.applied_seq == 0
+        with Session.open(url, session="a") as again:
+            assert again.applied_seq == 2
+
+    def test_report_usage_records_when_and_against_which_seq(self, log_path: Path) -> None:
+        usage = UsageReportData(purpose="turn", model="m", prompt_tokens=9, completion_tokens=1)
+        with Session(log_path) as session:
+            session.start_turn("go")
+            first = session.report_usage(usage, at=12.5, context_seq=1)
+            second = session.report_usage(first.data, at=20.0)  # type: ignore[arg-type]
+            third = session.report_usage(usage)
+        assert isinstance(first.data, UsageReportData)
+        assert (first.data.at, first.data.context_seq, first.data.prompt_tokens) == (12.5, 1, 9)
+        assert isinstance(second.data, UsageReportData)
+        assert (second.data.at, second.data.context_seq) == (20.0, 1)
+        assert third.data == usage
+        assert [e.seq for e in (first, second, third)] == [3, 4, 5]
+
+    def test_todo_write_allows_parallel_work_when_asked(self, log_path: Path) -> None:
+        two = {
+            "todos": [
+                {"content": "Parse", "status": "in_progress"},
+                {"content": "Test", "status": "in_progress"},
+            ]
+        }
+        with Session(log_path) as session:
+            assert session.todo_write(two).is_error
+            assert not session.todo_write(two, allow_parallel_in_progress=True).is_error
+            assert [t.status for t in session.latest_todos] == ["in_progress", "in_progress"]
