@@ -168,3 +168,31 @@ class TestRecordHelpers:
         assert reader.as_object(1, {"a": 1}, "record") == {"a": 1}
         assert reader.as_object(2, [1], "record") is None
         assert b.report.skipped["a JSON list where a record (object) was expected"] == 1
+
+
+class TestTaskUpdateEdges:
+    def test_every_field_an_update_names_is_changed(self) -> None:
+        b = builder()
+        folder = TaskFolder(b)
+        folder.create(call_from("a", "TaskCreate", {"subject": "A", "description": "old"}))
+        change = {"taskId": "1", "subject": "A2", "description": "new", "owner": "w1"}
+        folder.update(call_from("u", "TaskUpdate", change))
+        task = b.tasks().get("1")
+        assert task is not None
+        assert (task.subject, task.description, task.owner, task.version) == ("A2", "new", "w1", 2)
+
+    @pytest.mark.parametrize("arguments", ["{not json", "[1]", '{"status": "completed"}'])
+    def test_an_update_without_a_readable_id_changes_nothing(self, arguments: str) -> None:
+        """Not even a task whose id reads like a missing one ("None", "XXXX", "")."""
+        b = builder()
+        folder = TaskFolder(b)
+        for task_id in ("None", "XXXX"):
+            made = call_from(task_id, "TaskCreate", {"subject": task_id})
+            made.meta = {"task": {"id": task_id}}
+            folder.create(made)
+        folder.update(call_from("u", "TaskUpdate", arguments))
+        assert [(t.id, t.status, t.version) for t in b.tasks().tasks] == [
+            ("None", "pending", 1),
+            ("XXXX", "pending", 1),
+        ]
+        assert b.report.skipped["TaskUpdate call for an unknown task id"] == 1

@@ -13,6 +13,7 @@ what a view holds:
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,10 @@ from compaction import (
     read_events,
 )
 from compaction.events import FunctionCall, ToolCall, UsageReportData
+from compaction.sessions import live_views
+from compaction.stores import open_store
+from compaction.tokens import get_tokenizer
+from compaction.views import TodoPanel, usage_view
 from compaction.views.token_scale import MIN_PAIRS
 
 LIST = {"todos": [{"content": "Parse", "status": "in_progress"}]}
@@ -212,3 +217,58 @@ class TestFacade:
             assert session.todo_write(two).is_error
             assert not session.todo_write(two, allow_parallel_in_progress=True).is_error
             assert [t.status for t in session.latest_todos] == ["in_progress", "in_progress"]
+
+
+class TestConstructor:
+    def test_the_default_agent_is_main(self, log_path: Path) -> None:
+        with Session(log_path) as session:
+            assert session.agent == "main"
+            session.task_create({"subject": "A"})
+        (event,) = list(read_events(log_path))
+        assert isinstance(event, TaskCreated)
+        assert event.data.agent == "main"
+
+    def test_a_cap_of_one_token_is_allowed_zero_is_not(self, log_path: Path) -> None:
+        with Session(log_path, tool_output_cap=1) as session:
+            assert session.tool_output_cap == 1
+        with pytest.raises(ConfigError, match="tool_output_cap must be a positive integer"):
+            Session(log_path, tool_output_cap=0)
+
+    def test_a_bad_agent_is_named(self, log_path: Path) -> None:
+        with pytest.raises(ConfigError, match=r"agent 'w 1' must match"):
+            Session(log_path, agent="w 1")
+
+    def test_a_store_and_its_session_reach_the_source(self, tmp_path: Path) -> None:
+        with closing(open_store(f"sqlite:///{tmp_path / 's.db'}")) as store:
+            with Session(store=store, session="a") as a:
+                a.start_turn("for a")
+            with Session(store=store, session="b") as b:
+                assert (b.in_store, b.applied_seq) == (True, 0)
+            with Session(store=store, session="a") as again:
+                assert again.applied_seq == 2
+                assert again.where.endswith("#a")
+
+    def test_a_fresh_session_has_no_mode_and_an_empty_panel(self, log_path: Path) -> None:
+        with Session(log_path) as session:
+            assert session.mode is None
+            assert session.todos == TodoPanel()
+            assert session.policy() == session.policy(None)
+
+    def test_no_tokenizer_is_loaded_until_a_count_is_asked_for(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A session that only writes todos never loads a tokenizer (the default is lazy)."""
+        loads: list[str] = []
+
+        def load(name: str = "o200k_base") -> object:
+            loads.append(name)
+            return get_tokenizer(name)
+
+        monkeypatch.setattr(usage_view, "get_tokenizer", load)
+        monkeypatch.setattr(live_views, "get_tokenizer", load)
+        with Session(log_path, tool_output_cap=None) as session:
+            session.start_turn("go")
+            session.todo_write(LIST)
+            assert loads == []
+            assert session.context_tokens > 0
+        assert loads == ["o200k_base"]
