@@ -318,3 +318,20 @@ class TestCheckpoints:
         assert cp.current_tasks is not None
         assert [t.id for t in cp.pending_tasks] == ["1"]
         assert [t.id for t in cp.current_tasks] == ["2"]
+
+
+class TestCountsAndEdges:
+    def test_each_kind_of_message_is_counted(self) -> None:
+        b = builder()
+        for text in ("one", "two"):
+            b.message(Message(role="system", content=text), "system prompt")
+        b.finish()
+        assert b.report.handled["system prompt"] == 2
+
+    def test_a_checkpoint_may_replace_a_single_event(self) -> None:
+        b = builder()
+        b.message(Message(role="user", content="hello"), "notice")
+        b.checkpoint("summary", "codex")
+        _first, cp = b.finish()
+        assert isinstance(cp.data, CheckpointData)
+        assert (cp.data.first_seq, cp.data.last_seq, cp.seq) == (1, 1, 2)

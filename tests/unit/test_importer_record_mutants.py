@@ -196,3 +196,10 @@ class TestTaskUpdateEdges:
             ("XXXX", "pending", 1),
         ]
         assert b.report.skipped["TaskUpdate call for an unknown task id"] == 1
+
+    @pytest.mark.parametrize("arguments", ["{not json", "[1]"])
+    def test_a_create_without_readable_arguments_writes_nothing(self, arguments: str) -> None:
+        b = builder()
+        TaskFolder(b).create(call_from("a", "TaskCreate", arguments))
+        assert b.tasks().tasks == ()
+        assert b.report.skipped["TaskCreate call without a subject"] == 1
