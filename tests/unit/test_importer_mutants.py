@@ -335,3 +335,22 @@ class TestCountsAndEdges:
         _first, cp = b.finish()
         assert isinstance(cp.data, CheckpointData)
         assert (cp.data.first_seq, cp.data.last_seq, cp.seq) == (1, 1, 2)
+
+    def test_requests_results_and_unanswered_calls_are_counted(self) -> None:
+        b = builder()
+        for text in ("one", "two"):
+            b.request(text)
+            calls = [call_from(f"{text}-{n}", "Read", {}) for n in "ab"]
+            b.assistant(text, [], calls)
+            b.result(f"{text}-a", "done")
+        b.finish()
+        assert b.report.handled["user request"] == 2
+        assert b.report.handled["tool result"] == 2
+        assert (b.report.tool_calls, b.report.unanswered_calls) == (4, 2)
+
+    def test_a_repeated_id_skips_only_that_call(self) -> None:
+        b = builder()
+        b.assistant("m1", [], [call_from("c1", "Read", {})])
+        b.assistant("m1", [], [call_from("c1", "Read", {}), call_from("c2", "Grep", {})])
+        assert [c.id for c in b.open_calls()] == ["c1", "c2"]
+        assert b.report.skipped["tool call with an id already used"] == 1

@@ -203,3 +203,12 @@ class TestTaskUpdateEdges:
         TaskFolder(b).create(call_from("a", "TaskCreate", arguments))
         assert b.tasks().tasks == ()
         assert b.report.skipped["TaskCreate call without a subject"] == 1
+
+
+def test_a_strict_reader_names_the_file_and_line(tmp_path: Path) -> None:
+    b = builder()
+    reader = RecordReader(b, b.report, tmp_path / "t.jsonl", strict=True)
+    with pytest.raises(TranscriptError) as caught:
+        reader.as_object(3, "text", "record")
+    assert str(tmp_path / "t.jsonl") in str(caught.value)
+    assert "a JSON str where a record (object) was expected" in str(caught.value)
