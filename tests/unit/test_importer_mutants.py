@@ -354,3 +354,23 @@ class TestCountsAndEdges:
         b.assistant("m1", [], [call_from("c1", "Read", {}), call_from("c2", "Grep", {})])
         assert [c.id for c in b.open_calls()] == ["c1", "c2"]
         assert b.report.skipped["tool call with an id already used"] == 1
+
+    def test_the_tokenizer_given_counts_everything(self) -> None:
+        text = "Grüße, 東京; naïve façade — ünïcödé " * 20
+        totals = []
+        for name in ("cl100k_base", "o200k_base"):
+            b = EventBuilder(ImportReport(path="t"), get_tokenizer(name), todo_hook)
+            b.request(text)
+            b.checkpoint("summary", "codex")
+            (cp,) = [e.data for e in b.finish() if isinstance(e.data, CheckpointData)]
+            assert b.report.tokenizer == f"tiktoken:{name}"
+            totals.append((b.report.total_tokens, cp.tokens_before))
+        assert totals[0][0] != totals[1][0]
+        assert totals[0][1] != totals[1][1]
+
+    def test_an_assistant_with_calls_only_has_no_text(self) -> None:
+        b = builder()
+        b.assistant("m1", [], [call_from("c1", "Read", {})])
+        assistant = b.finish()[0].data
+        assert isinstance(assistant, Message)
+        assert assistant.content is None
