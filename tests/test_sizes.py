@@ -32,7 +32,6 @@ BEING_SPLIT_ELSEWHERE: frozenset[str] = frozenset(
     {
         # modules over MAX_MODULE_LINES, by path
         "benchmarks/results_report.py",
-        "compaction/importers/base.py",
         # functions over MAX_FUNCTION_LINES, by path:qualified name
         "benchmarks/charts.py:context_chart",
         "benchmarks/fair_report.py:comparison_section",

@@ -55,19 +55,18 @@ from compaction.events import (
     TodoItem,
     UsageReportData,
 )
-from compaction.importers.base import (
+from compaction.importers.base import EventBuilder, RecordReader
+from compaction.importers.claude_code_tasks import TaskFolder
+from compaction.importers.import_report import ImportReport
+from compaction.importers.recorded_calls import (
     Content,
-    EventBuilder,
     RecordedCall,
-    RecordReader,
     call_from,
     content_text,
     todo_items,
     token_figure,
     unknown,
 )
-from compaction.importers.claude_code_tasks import TaskFolder
-from compaction.importers.import_report import ImportReport
 from compaction.importers.records import iter_jsonl
 from compaction.importers.tool_status import exit_code_in
 from compaction.tokens import Tokenizer

@@ -22,7 +22,8 @@ from compaction.events import (
     TaskCreateData,
     TaskUpdateData,
 )
-from compaction.importers.base import EventBuilder, RecordedCall
+from compaction.importers.base import EventBuilder
+from compaction.importers.recorded_calls import RecordedCall
 
 _TASK_CREATED = re.compile(r"Task #(\S+?) created")
 

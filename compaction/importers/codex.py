@@ -44,17 +44,16 @@ from compaction.events import (
     TodoItem,
     UsageReportData,
 )
-from compaction.importers.base import (
+from compaction.importers.base import EventBuilder, RecordReader
+from compaction.importers.import_report import ImportReport
+from compaction.importers.recorded_calls import (
     Content,
-    EventBuilder,
     RecordedCall,
-    RecordReader,
     call_from,
     todo_items,
     token_figure,
     unknown,
 )
-from compaction.importers.import_report import ImportReport
 from compaction.importers.records import iter_jsonl
 from compaction.importers.tool_status import codex_exit_code, failed_by
 from compaction.tokens import Tokenizer

@@ -25,17 +25,16 @@ from typing import Any
 
 from compaction.errors import TranscriptError
 from compaction.events import Event, TodoItem, UsageReportData
-from compaction.importers.base import (
-    EventBuilder,
+from compaction.importers.base import EventBuilder, RecordReader
+from compaction.importers.import_report import ImportReport
+from compaction.importers.recorded_calls import (
     RecordedCall,
-    RecordReader,
     call_from,
     content_text,
     todo_items,
     token_figure,
     unknown,
 )
-from compaction.importers.import_report import ImportReport
 from compaction.importers.records import load_document
 from compaction.importers.tool_status import exit_code_in, failed_by
 from compaction.tokens import Tokenizer

@@ -22,16 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from compaction.events import Event, ImagePart, ImageURL, Message, TextPart, TodoItem
-from compaction.importers.base import (
+from compaction.importers.base import EventBuilder, RecordReader
+from compaction.importers.import_report import ImportReport
+from compaction.importers.recorded_calls import (
     Content,
-    EventBuilder,
     RecordedCall,
-    RecordReader,
     call_from,
     todo_items,
     unknown,
 )
-from compaction.importers.import_report import ImportReport
 from compaction.importers.records import (
     MAX_DOCUMENT_BYTES,
     iter_json_array,

@@ -25,15 +25,10 @@ from typing import Any
 
 from compaction.errors import TranscriptError
 from compaction.events import Event, Message, TodoItem
-from compaction.importers.base import (
-    EventBuilder,
-    RecordedCall,
-    RecordReader,
-    call_from,
-    unknown,
-)
+from compaction.importers.base import EventBuilder, RecordReader
 from compaction.importers.import_report import ImportReport
 from compaction.importers.openai_messages import content_of
+from compaction.importers.recorded_calls import RecordedCall, call_from, unknown
 from compaction.importers.records import load_document
 from compaction.tokens import Tokenizer
 

@@ -353,3 +353,14 @@ class TestLines:
         assert updated_line(before, after) == (
             'Updated task 3 (v2): subject "New", status in_progress, owner none, blocked by 1.'
         )
+
+
+class TestHandOver:
+    def test_another_agents_task_may_be_handed_over(self) -> None:
+        """Changing only the owner of a task owned by another agent is a hand-over: accepted."""
+        owned = Task(id="1", subject="A", owner="w1")
+        new = plan_update(board(owned), "1", {"owner": "w3"}, "w2", 1)
+        assert new is not None
+        assert (new.owner, new.version, new.status) == ("w3", 2, "pending")
+        with pytest.raises(ToolInputError, match='task 1 is owned by "w1"'):
+            plan_update(board(owned), "1", {"subject": "B"}, "w2", 1)
