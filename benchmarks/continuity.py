@@ -143,7 +143,7 @@ def run(
                 f"{name} retain {retain:g} threshold {threshold:g}: "
                 f"{row['summed_input_tokens']:,} tokens, tail {row['tail_mean']}"
             )
-    return {"window": window, "rows": rows, "missing": missing(real=real and sessions is None)}
+    return {"window": window, "rows": rows, "missing": missing(real=real)}
 
 
 def merge(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -169,6 +169,15 @@ def write(results: dict[str, Any], out: Path) -> None:
     continuity_report.chart(results, out / "continuity.png")
 
 
+def _chosen(args: argparse.Namespace) -> list[Session]:
+    """Return the sessions the command line asks for (--generated, --no-real, --only)."""
+    generated = GENERATED
+    if args.generated:
+        generated = tuple((int(t), int(s)) for t, s in (g.split(":") for g in args.generated))
+    found = all_sessions(real=not args.no_real, generated=generated)
+    return [s for s in found if args.only is None or s[0] in args.only]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure the grid (or merge parts); write continuity.json, .md and .png to --out."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -177,6 +186,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--retains", type=float, nargs="+", default=list(RETAINS))
     parser.add_argument("--thresholds", type=float, nargs="+", default=list(THRESHOLDS))
     parser.add_argument("--no-real", action="store_true", help="generated sessions only")
+    parser.add_argument(
+        "--generated",
+        nargs="+",
+        default=None,
+        metavar="TURNS:SEED",
+        help="the generated sessions (default: 12:0 12:1 24:2, the benchmark's own)",
+    )
+    parser.add_argument(
+        "--only", nargs="+", default=None, metavar="SESSION", help="measure these sessions only"
+    )
     parser.add_argument("--part", action="store_true", help="write only --out/part.json")
     parser.add_argument(
         "--merge", type=Path, nargs="+", metavar="PART", help="merge part.json files"
@@ -187,10 +206,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         results = run(
             window=args.window,
+            sessions=_chosen(args),
             retains=args.retains,
             thresholds=args.thresholds,
             progress=print,
-            real=not args.no_real,
         )
     if args.part:
         args.out.mkdir(parents=True, exist_ok=True)
