@@ -21,11 +21,12 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 RULE = (
-    "among the settings whose every-call retention is 100% on every session, keep those whose "
-    "pooled share of compactions that kept the latest tool result is within 2 points of the "
-    "best, and whose share of empty tails is within 2 points of the fewest; of those, the "
-    "lowest pooled cost at every provider's prices (summed over providers, each as a ratio to "
-    "that provider's cheapest setting)"
+    "of the settings that keep every unfinished todo in sight on every call of every session, "
+    "those after whose every compaction, on every session, the latest tool result is still in "
+    "the request and at least one message is kept verbatim; of those, the lowest pooled cost "
+    "(each provider's pooled cost as a ratio to its cheapest such setting, summed over the "
+    "providers). When no setting keeps all that, the one that keeps the latest tool result "
+    "after the most compactions, then leaves the fewest empty tails, then costs least"
 )
 """How `choose` picks B's defaults: continuity first, then cost, pooled over every session."""
 
@@ -79,21 +80,22 @@ def choose(settings: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     sound = [s for s in settings if s["every_call_min"] == 1.0]
     if not sound:
         return None
-    best_kept = max(s["tool_kept_share"] for s in sound)
-    fewest_empty = min(s["empty_share"] for s in sound)
-    near = [
-        s
-        for s in sound
-        if s["tool_kept_share"] >= best_kept - 0.02 and s["empty_share"] <= fewest_empty + 0.02
-    ]
-    providers = list(near[0]["cost_usd"])
-    cheapest = {p: min(s["cost_usd"][p] for s in near) for p in providers}
+    whole = [s for s in sound if s["tool_kept_share"] == 1.0 and s["tail_empty"] == 0]
+    if not whole:
+        return min(
+            sound,
+            key=lambda s: (-s["tool_kept_share"], s["empty_share"], _cost_ratio(s, sound)),
+        )
+    return min(whole, key=lambda s: (_cost_ratio(s, whole), s["retain"], s["threshold"]))
 
-    def score(s: Mapping[str, Any]) -> tuple[float, float, float]:
-        ratio = sum(s["cost_usd"][p] / cheapest[p] for p in providers if cheapest[p] > 0)
-        return (ratio, s["retain"], s["threshold"])
 
-    return min(near, key=score)
+def _cost_ratio(setting: Mapping[str, Any], among: Sequence[Mapping[str, Any]]) -> float:
+    """Sum over providers of the setting's pooled cost over the cheapest of `among`."""
+    total = 0.0
+    for provider, usd in setting["cost_usd"].items():
+        cheapest = min(s["cost_usd"][provider] for s in among)
+        total += usd / cheapest if cheapest > 0 else 1.0
+    return total
 
 
 def _pct(x: float | None) -> str:

@@ -61,6 +61,14 @@ def test_choose_puts_continuity_before_cost():
     assert pick["retain"] == 0.16
 
 
+def test_without_a_whole_setting_the_most_kept_wins():
+    """No setting keeps everything: the most latest-tool results kept, then fewest empty tails."""
+    rows = [_row(0.05, 6, 4, 1.0), _row(0.16, 9, 1, 1.5), _row(0.25, 9, 2, 1.2)]
+    pick = continuity_report.choose(continuity_report.pooled({"window": 1, "rows": rows}))
+    assert pick is not None
+    assert pick["retain"] == 0.16
+
+
 def test_choose_skips_a_setting_that_loses_a_todo():
     """A setting that shows fewer than every unfinished item on some call never qualifies."""
     rows = [_row(0.16, 10, 0, 1.5, every=0.99), _row(0.25, 10, 0, 2.0)]
