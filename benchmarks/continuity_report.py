@@ -265,11 +265,25 @@ def summary(results: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def section(block: Mapping[str, Any] | None) -> list[str]:
+def _verdict(pick: Mapping[str, Any] | None, config: Mapping[str, Any]) -> str:
+    """Say what the rule picked and whether the run's policy (the shipped defaults) is it."""
+    if pick is None:
+        return "Picked: none (no setting keeps every unfinished todo on every call)."
+    ours = (config.get("retain"), config.get("threshold"))
+    said = f"Picked: retain {pick['retain']:g}, threshold {pick['threshold']:g}."
+    if ours == (pick["retain"], pick["threshold"]):
+        return said + " The run's policy is the pick."
+    return (
+        f"{said} The run's policy (retain {ours[0]:g}, threshold {ours[1]:g}, the shipped "
+        "defaults) is not the pick; why the defaults stay: `benchmarks/README.md`, "
+        '"Choosing B\'s defaults".'
+    )
+
+
+def section(block: Mapping[str, Any] | None, config: Mapping[str, Any]) -> list[str]:
     """Return the report's continuity section from a `summary` block (none without one)."""
     if not block:
         return []
-    pick = block["picked"]
     return [
         "## Continuity beside cost (B's settings)",
         "",
@@ -282,6 +296,6 @@ def section(block: Mapping[str, Any] | None) -> list[str]:
         "",
         f"Rule: {block['rule']}.",
         "",
-        f"Picked: retain {pick['retain']:g}, threshold {pick['threshold']:g}." if pick else "",
+        _verdict(block["picked"], config),
         "",
     ]

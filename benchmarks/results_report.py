@@ -291,7 +291,7 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
     lines += fair_report.comparison_section(results)
     lines += savings_section(results)
     lines += retention_section(results)
-    lines += continuity_report.section(results.get("continuity"))
+    lines += continuity_report.section(results.get("continuity"), results["config"])
     lines += cache_section(results)
     lines += fair_report.gap_section(results)
     lines += fair_report.usage_section(results)
