@@ -364,6 +364,8 @@ def write_report(results: dict[str, Any], out: Path) -> dict[str, Path]:
     fair_report.derive(results)
     read_continuity(results, out)
     charts, note = write_charts(results, out)
+    if "continuity" in results and (out / "continuity.png").is_file():
+        charts.append("continuity.png")  # drawn by benchmarks.continuity, not redrawn here
     if note:
         results["charts_note"] = note
     json_path = out / "results.json"
