@@ -17,6 +17,8 @@ and per peer configuration with:
 - ``every_call``: the share of calls, made while the latest todo list had unfinished items,
   whose request shows every one at its latest status; ``after_compaction``: the same, counted
   over the unfinished items at each compaction and at the last call (ours only);
+  ``every_call_tasks``: the same for the shared tasks' unfinished ids at their latest status
+  (None where no call had an unfinished task);
 - ``after_reset``: the sawtooth of the per-call series: how many compactions (a peer's
   rewrites: requests that do not extend the one before), the message tokens the request right
   after each one keeps (summary and verbatim tail), of them the Checkpoint's (ours), and the
@@ -66,6 +68,14 @@ def peer_summary(metrics: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _task_rate(run: Mapping[str, Any]) -> float | None:
+    """Every-call task retention of one of our runs (a generated or a real session's record)."""
+    if not run.get("task_checks"):
+        return None
+    rate = run.get("task_retention", run.get("task_every_call"))
+    return None if rate is None else float(rate)
+
+
 def _ratio(a: float, b: float) -> float:
     return round(a / b, 6) if b else 1.0
 
@@ -90,6 +100,7 @@ def strategy_row(run: Mapping[str, Any], output: int, table: PriceTable) -> dict
         "peak": max(prompts, default=0),
         **_costs(table, prompts, per["hits"], output, run.get("summary")),
         "every_call": run["request_retention"],
+        "every_call_tasks": _task_rate(run),
         "after_compaction": ret["rate"],
         "after_compaction_counts": [ret["kept"], ret["expected"]],
         "compactions": run["compactions"],
@@ -117,6 +128,7 @@ def peer_row(record: Mapping[str, Any], output: int, table: PriceTable) -> dict[
         "peak": m["peak_input_tokens"],
         **_costs(table, prompts, m["cache_hit_tokens"], output, peer_summary(m)),
         "every_call": m["todo_retention_rate"],
+        "every_call_tasks": m.get("task_retention_rate") if m.get("task_checks") else None,
         "after_compaction": None,
         "after_compaction_counts": None,
         "compactions": m.get("rewrites", 0),

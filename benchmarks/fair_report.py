@@ -96,7 +96,9 @@ def comparison_section(results: Mapping[str, Any]) -> list[str]:
         "summarizer model, priced under the same cache model, and a summary of the recorded "
         "length out; `benchmarks/summary_pricing.py`). `every call`: calls whose request "
         "shows every unfinished todo at "
-        "its latest status; `after compaction`: unfinished items kept at each compaction and "
+        "its latest status; `every call (tasks)`: calls whose request shows every unfinished "
+        "shared task (id) at its latest status, `-` where none was open; `after compaction`: "
+        "unfinished items kept at each compaction and "
         f"the last call (ours). Matched whole-request budget: {comp['budget'] or 'not set'}; "
         "a row marked *other budget* triggered elsewhere and is not compared.",
         "",
@@ -109,6 +111,7 @@ def comparison_section(results: Mapping[str, Any]) -> list[str]:
         *(f"cost {n}" for n in names),
         "summary calls",
         "every call",
+        "every call (tasks)",
         "after compaction",
     ]
     for session, rows in comp["sessions"].items():
@@ -125,6 +128,7 @@ def comparison_section(results: Mapping[str, Any]) -> list[str]:
                     *(_usd(r["cost"][n]["usd"]) for n in names),
                     str(r.get("summary_calls", 0)),
                     _pct(r["every_call"]),
+                    "-" if r.get("every_call_tasks") is None else _pct(r["every_call_tasks"]),
                     "-"
                     if counts is None
                     else f"{_pct(r['after_compaction'])} ({counts[0]}/{counts[1]})",

@@ -11,8 +11,8 @@ came from (agent, version, tool family, source file). Run it alone as
 ``python -m benchmarks.real_replay --out FILE.json``; the full ``harness bench`` run includes it.
 
 Every-call retention is counted for the todo list and for the shared task list (TaskCreate /
-TaskUpdate: each unfinished task's id at its latest status). The peers (`benchmarks/peers`) do
-not replay these sessions yet; the report says so.
+TaskUpdate: each unfinished task's id at its latest status). The peers (`benchmarks/peers`)
+replay the same sessions (`write_exchanges`) and are scored the same way.
 
 Invariants: a run is a pure function of the transcript bytes, the strategy and the policy; a
 missing folder or file gives a row with a reason, never an error.
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -79,7 +80,29 @@ REAL_SESSIONS: Mapping[str, str] = {
     "real-gemini-cli-ab2b": "gemini-cli_entire-cli_ab-2b9748b105.json",
     "real-swe-agent-gpt4-pydicom-1458": "swe-agent_gpt4_pydicom-1458.traj",
 }
-"""Session name -> transcript file. No Codex transcript is shared yet, so none is replayed."""
+"""Session name -> transcript file. No Codex transcript is shared yet: `sessions_in` adds any
+that appears (a file whose name starts ``codex``, as ``SOURCES.md`` names them)."""
+
+CODEX_PREFIX = "codex"
+
+
+def sessions_in(folder: Path) -> dict[str, str]:
+    """Return `REAL_SESSIONS` plus each Codex transcript in `folder`, by name.
+
+    A ``codex*.jsonl`` file there becomes ``real-codex-<rest of its stem>`` (lower case, runs of
+    other characters as one ``-``), sorted by file name, so a shared Codex session is replayed
+    by every design and peer as soon as it is copied in.
+    """
+    found = dict(REAL_SESSIONS)
+    known = set(found.values())
+    files = sorted(folder.glob(f"{CODEX_PREFIX}*.jsonl")) if folder.is_dir() else []
+    for path in files:
+        if path.name in known:
+            continue
+        rest = re.sub(r"[^a-z0-9.]+", "-", path.stem[len(CODEX_PREFIX) :].lower()).strip("-")
+        found[f"real-codex-{rest or 'session'}"] = path.name
+    return found
+
 
 QUICK_SESSIONS: tuple[str, ...] = ("real-swe-agent-gpt4-pydicom-1458",)
 """The one short transcript a quick run replays."""
@@ -232,8 +255,9 @@ def write_exchanges(
     of it (`session_tools`); a missing transcript is left out.
     """
     paths = []
-    for name in sessions if sessions is not None else list(REAL_SESSIONS):
-        source = folder / REAL_SESSIONS[name]
+    named = sessions_in(folder)
+    for name in sessions if sessions is not None else list(named):
+        source = folder / named[name]
         if not source.is_file():
             continue
         payloads = log_payloads(load(source))
@@ -258,11 +282,12 @@ def run(
     """Replay the named real sessions (default: all) under every run; return plain data."""
     say = progress or (lambda _line: None)
     policy = CompactionPolicy(window_tokens=window)
-    chosen = list(sessions) if sessions is not None else list(REAL_SESSIONS)
+    named = sessions_in(folder)
+    chosen = list(sessions) if sessions is not None else list(named)
     records: list[dict[str, Any]] = []
     missing: dict[str, str] = {}
     for name in chosen:
-        path = folder / REAL_SESSIONS[name]
+        path = folder / named[name]
         if not path.is_file():
             missing[name] = f"{path} not found"
             continue
@@ -291,7 +316,7 @@ def markdown(results: Mapping[str, Any]) -> list[str]:
         "(`benchmarks/real_replay.py`). *Every call (todos)*: share of calls, made while the "
         "latest todo list had unfinished items, whose request shows every one of them at its "
         "latest status; *every call (tasks)*: the same for the shared task list's unfinished "
-        "tasks (id and status). The peers do not replay these sessions yet.",
+        "tasks (id and status). The peers replay the same sessions (`benchmarks/peers`).",
         "",
     ]
     if not results["records"]:

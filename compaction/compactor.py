@@ -216,6 +216,17 @@ def _with_backend(
     return replace(result, data=data.model_copy(update={"tokens_after": data.tokens_after + grown}))
 
 
+def compaction_due(session: Session, policy: CompactionPolicy, fixed_tokens: int = 0) -> bool:
+    """Tell whether `maybe_compact` would compact now: the same O(1) check it makes.
+
+    In the provider's tokens once the session learned its scale, with the boundary trigger;
+    a caller that prepares something only for a compaction (a summarizer) asks this.
+    """
+    policy = policy.in_counted_tokens(session.token_scale)
+    completed = session.progress.completed_since_checkpoint
+    return policy.is_due(session.context_tokens, fixed_tokens, completed=completed)
+
+
 def maybe_compact(
     session: Session,
     policy: CompactionPolicy,
@@ -236,13 +247,11 @@ def maybe_compact(
     (`Session.token_scale`), the policy's window is the provider's tokens: the check and the
     compaction use `CompactionPolicy.in_counted_tokens`.
     """
-    policy = policy.in_counted_tokens(session.token_scale)
-    completed = session.progress.completed_since_checkpoint
-    if not policy.is_due(session.context_tokens, fixed_tokens, completed=completed):
+    if not compaction_due(session, policy, fixed_tokens):
         return None
     return compact(
         session,
-        policy,
+        policy.in_counted_tokens(session.token_scale),
         summarizer=summarizer,
         instructions=instructions,
         on_compact_start=on_compact_start,

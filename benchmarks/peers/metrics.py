@@ -21,10 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from benchmarks.peers.drivers._common import extract_todo_lists
+from benchmarks.peers.retention import task_truth, tasks_shown, todo_truth, todos_at_latest_status
 from benchmarks.summary_pricing import RECORDED_SUMMARY_TOKENS
 from compaction import Message, Tokenizer
-from compaction.tokens import message_text
 from harness.simulation import (
     PROVIDER_MODELS,
     CacheModel,
@@ -34,6 +33,22 @@ from harness.simulation import (
 )
 from harness.simulation import serialize as replay_serialize
 from prompts import openai_message
+
+__all__ = [
+    "DriverRecord",
+    "PeerMetrics",
+    "load_exchange_dict",
+    "load_record",
+    "prompts",
+    "request_lines",
+    "score",
+    "serialize",
+    "task_truth",
+    "tasks_shown",
+    "to_message",
+    "todo_truth",
+    "todos_at_latest_status",
+]
 
 _MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 _WIDTH = 4
@@ -100,6 +115,12 @@ class PeerMetrics(BaseModel):
     """Requests made while the latest todo list had unfinished items."""
     todo_retention_rate: float
     """Share of those requests whose prompt shows every unfinished item at its latest status."""
+    task_checks: int = 0
+    """Requests made while the session's shared task list had unfinished (pending, in
+    progress) tasks (TaskCreate / TaskUpdate)."""
+    task_retention_rate: float = 1.0
+    """Share of those requests whose prompt shows every unfinished task (id) at its latest
+    status (`tasks_shown`)."""
     first_request_kept: bool
     summary_calls: int
     wall_time_s: float
@@ -161,41 +182,6 @@ def serialize(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]]) -
     return "".join(request_lines(messages, tools))
 
 
-def todos_at_latest_status(
-    messages: Sequence[Message], unfinished: Sequence[Mapping[str, str]]
-) -> tuple[int, int]:
-    """Count unfinished todos kept at their status in the last visible list, and mentioned at all.
-
-    The last visible list is the last ``"todos": [...]`` payload in the prompt (a todo-tool call's
-    arguments or a summary that copied one), read in message order.
-    """
-    text = "\n".join(message_text(m) for m in messages)
-    lists = extract_todo_lists(text)
-    latest = {item["content"]: item["status"] for item in lists[-1]} if lists else {}
-    kept = sum(1 for t in unfinished if latest.get(t["content"]) == t["status"])
-    mentioned = sum(1 for t in unfinished if t["content"] in text)
-    return kept, mentioned
-
-
-def todo_truth(exchange: Mapping[str, Any]) -> list[list[dict[str, str]]]:
-    """Return, per scripted request, the unfinished items of the latest todo list written so far.
-
-    Request k is the model call that produced the session's k-th assistant message; every
-    todo_write call in a session was accepted, so its arguments are the list from then on.
-    """
-    latest: list[dict[str, str]] = []
-    out: list[list[dict[str, str]]] = []
-    for turn in exchange.get("turns") or ():
-        for message in turn["messages"]:
-            if message["role"] != "assistant":
-                continue
-            out.append([t for t in latest if t["status"] != "completed"])
-            for call in message.get("tool_calls") or ():
-                if call["function"]["name"] == "todo_write":
-                    latest = list(json.loads(call["function"]["arguments"])["todos"])
-    return out
-
-
 @dataclass
 class _Calls:
     """What scoring gathers call by call: sizes, shared prefixes, cache hits, todo checks."""
@@ -210,6 +196,8 @@ class _Calls:
     previous: bytes = b""
     checked: int = 0
     held: int = 0
+    task_checked: int = 0
+    task_held: int = 0
     summary_sizes: list[int] = field(default_factory=list)
     summary_hits: dict[str, list[int]] = field(default_factory=dict)
 
@@ -231,11 +219,16 @@ class _Calls:
         messages: Sequence[Message],
         tools: Sequence[Mapping[str, Any]],
         truth: Sequence[Mapping[str, str]],
+        tasks: Mapping[str, str],
     ) -> None:
-        """Score one request: its size, the prefix it shares, each cache's hit, the todos."""
+        """Score one request: its size, the prefix it shares, each cache's hit, todos, tasks."""
         if truth:
             self.checked += 1
             self.held += todos_at_latest_status(messages, truth)[0] == len(truth)
+        if tasks:
+            shown = tasks_shown(messages)
+            self.task_checked += 1
+            self.task_held += all(shown.get(k) == v for k, v in tasks.items())
         packed = [self.segments(line) for line in request_lines(messages, tools)]
         data = b"".join(packed)
         size = len(data) // _WIDTH
@@ -252,6 +245,50 @@ class _Calls:
         for name, sim in self.sims.items():
             self.hits[name].append(sim.serve(data, [stable // _WIDTH, size]))
         self.previous = data
+
+    def metrics(
+        self, record: DriverRecord, exchange: Mapping[str, Any], final: Sequence[Message]
+    ) -> PeerMetrics:
+        """Return the scores; `final` is the context the session ends with (the last call)."""
+        sizes, hits, reused = self.sizes, self.hits, self.reused
+        unfinished = list(exchange.get("unfinished") or ())
+        kept, mentioned = todos_at_latest_status(final, unfinished)
+        first = exchange.get("first_request") or ""
+        later = sum(sizes[1:])
+        return PeerMetrics(
+            requests=len(sizes),
+            final_input_tokens=sizes[-1] if sizes else 0,
+            summed_input_tokens=sum(sizes),
+            peak_input_tokens=max(sizes, default=0),
+            prompt_tokens=sizes,
+            fixed_prompt_tokens=self.fixed,
+            reused_prefix_tokens=reused,
+            prefix_reuse_rate=round(sum(reused) / later, 6) if later else 0.0,
+            cache_hit_tokens=hits,
+            cache_hit_rate={
+                n: round(sum(h) / sum(sizes), 6) if sizes else 0.0 for n, h in hits.items()
+            },
+            rewrites=self.rewrites,
+            unfinished_total=len(unfinished),
+            unfinished_at_latest_status=kept,
+            unfinished_mentioned=mentioned,
+            todo_checks=self.checked,
+            todo_retention_rate=_rate(self.held, self.checked),
+            task_checks=self.task_checked,
+            task_retention_rate=_rate(self.task_held, self.task_checked),
+            first_request_kept=bool(first) and any(first in m.text() for m in final),
+            summary_calls=record.summary_calls,
+            wall_time_s=round(record.wall_time_s, 4),
+            summary_prompt_tokens=self.summary_sizes,
+            summary_hit_tokens=self.summary_hits,
+            summary_input_tokens=sum(self.summary_sizes),
+            summary_output_tokens=len(self.summary_sizes) * RECORDED_SUMMARY_TOKENS,
+        )
+
+
+def _rate(held: int, checked: int, *, empty: float = 1.0) -> float:
+    """Share of checks that held (`empty` when nothing was checked), rounded to 6 digits."""
+    return round(held / checked, 6) if checked else empty
 
 
 def score(
@@ -274,6 +311,7 @@ def score(
     calls = _Calls(SegmentTokens(tokenizer), {m.name: m.simulator() for m in cache_models})
     built = prompts(record)
     truths = todo_truth(exchange)
+    open_tasks = task_truth(exchange)
     cache = {key: to_message(raw) for key, raw in record.messages.items()}
     pending = sorted(record.summaries, key=lambda c: int(c["after"]))
 
@@ -287,42 +325,14 @@ def score(
         summaries_before(index)
         if not request.get("overrun"):
             n = len(calls.sizes)
-            calls.add(messages, tools, truths[n] if n < len(truths) else [])
+            calls.add(
+                messages,
+                tools,
+                truths[n] if n < len(truths) else [],
+                open_tasks[n] if n < len(open_tasks) else {},
+            )
     summaries_before(len(record.requests))
-    sizes, hits, reused = calls.sizes, calls.hits, calls.reused
-    # The last call, scripted or not, shows the context the session ends with.
-    final = built[-1][0] if built else []
-    unfinished = list(exchange.get("unfinished") or ())
-    kept, mentioned = todos_at_latest_status(final, unfinished)
-    first = exchange.get("first_request") or ""
-    later = sum(sizes[1:])
-    return PeerMetrics(
-        requests=len(sizes),
-        final_input_tokens=sizes[-1] if sizes else 0,
-        summed_input_tokens=sum(sizes),
-        peak_input_tokens=max(sizes, default=0),
-        prompt_tokens=sizes,
-        fixed_prompt_tokens=calls.fixed,
-        reused_prefix_tokens=reused,
-        prefix_reuse_rate=round(sum(reused) / later, 6) if later else 0.0,
-        cache_hit_tokens=hits,
-        cache_hit_rate={
-            name: round(sum(h) / sum(sizes), 6) if sizes else 0.0 for name, h in hits.items()
-        },
-        rewrites=calls.rewrites,
-        unfinished_total=len(unfinished),
-        unfinished_at_latest_status=kept,
-        unfinished_mentioned=mentioned,
-        todo_checks=calls.checked,
-        todo_retention_rate=round(calls.held / calls.checked, 6) if calls.checked else 1.0,
-        first_request_kept=bool(first) and any(first in m.text() for m in final),
-        summary_calls=record.summary_calls,
-        wall_time_s=round(record.wall_time_s, 4),
-        summary_prompt_tokens=calls.summary_sizes,
-        summary_hit_tokens=calls.summary_hits,
-        summary_input_tokens=sum(calls.summary_sizes),
-        summary_output_tokens=len(calls.summary_sizes) * RECORDED_SUMMARY_TOKENS,
-    )
+    return calls.metrics(record, exchange, built[-1][0] if built else [])
 
 
 def load_exchange_dict(path: Path) -> dict[str, Any]:

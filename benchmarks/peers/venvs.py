@@ -23,7 +23,9 @@ from pathlib import Path
 MARKER = "peers-ready.json"
 """File written into a venv once its pins are installed."""
 
-INSTALL_TIMEOUT_S = 900
+INSTALL_TIMEOUT_S = 2400
+"""Seconds one pip step may take. OpenHands' pins pull ~230 packages and pip's resolver
+backtracks over the OpenTelemetry instrumentations: 900 s was not enough on a loaded machine."""
 
 
 @dataclass(frozen=True)

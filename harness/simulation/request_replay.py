@@ -72,6 +72,7 @@ from compaction import (
     get_tokenizer,
     maybe_compact,
 )
+from compaction.compactor import compaction_due
 from compaction.events import TaskCreateData, TaskUpdateData
 from compaction.tools import parse_todo_write
 from harness.simulation.cache_models import (
@@ -359,7 +360,8 @@ class _Loop:
             return False
         summarizer = None
         fixed = self.fixed_tokens()
-        if self.summarizer_for and self.policy.should_compact(self.session.context_tokens, fixed):
+        if self.summarizer_for and compaction_due(self.session, self.policy, fixed):
+            # maybe_compact's own check: in provider tokens once usage reports taught the scale
             summarizer = self.summarizer_for(self.request())
         try:
             found = maybe_compact(

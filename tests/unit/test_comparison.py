@@ -93,6 +93,17 @@ class TestCompare:
             want = session_cost(price, [1000, 1100], [0, 990], 50).usd
             assert b["cost"][provider]["usd"] == pytest.approx(want, abs=1e-6)
 
+    def test_task_retention_for_ours_and_the_peers(self):
+        """Every-call task retention is each row's own, and None where no task was open."""
+        ours = {**_run("B", [10, 20], [0, 5]), "task_checks": 4, "task_retention": 1.0}
+        peer = _peer("p", [10, 20], [0, 5])
+        peer["metrics"] |= {"task_checks": 4, "task_retention_rate": 0.75}
+        rows = {r["name"]: r for r in compare(_results([ours], [peer]))["sessions"]["s"]}
+        assert rows["B"]["every_call_tasks"] == 1.0
+        assert rows["p/v (structural)"]["every_call_tasks"] == 0.75
+        bare = compare(_results([_run("B", [10], [0])], [_peer("p", [10], [0])]))
+        assert all(r["every_call_tasks"] is None for r in bare["sessions"]["s"])
+
     def test_a_run_at_another_budget_is_labelled(self):
         """A peer without the matched budget is kept but not matched."""
         results = _results(

@@ -225,7 +225,7 @@ class TestMarkdownTable:
         lines = table.splitlines()
         assert len(lines) == 4
         assert len({line.count("|") for line in lines}) == 1
-        assert "| 1,200 | 3,000 | 1,500 | 2/3 | 50.0% | kept | 25.0% |" in lines[2]
+        assert "| 1,200 | 3,000 | 1,500 | 2/3 | 50.0% | - | kept | 25.0% |" in lines[2]
         assert "10.0%/20.0%/30.0%/40.0%" in lines[2]
         assert "skipped: no Python" in lines[3]
 
@@ -242,17 +242,21 @@ class TestMarkdownTable:
             "unfinished_at_latest_status": 1,
             "unfinished_total": 2,
             "todo_retention_rate": 0.5,
+            "todo_checks": 4,
             "first_request_kept": False,
         }
         base = {"peer": "p", "variant": "v", "summarizer": "s", "status": "ok"}
+        b_metrics = {**metrics, "todo_retention_rate": 0.25, "task_checks": 4}
+        b_metrics |= {"task_retention_rate": 0.75, "summary_calls": 3}
         records: list[dict[str, Any]] = [
             {**base, "session": "a", "metrics": metrics},
-            {**base, "session": "b", "metrics": {**metrics, "todo_retention_rate": 0.25}},
+            {**base, "session": "b", "metrics": b_metrics},
             {**base, "session": "c", "status": "skipped", "reason": "r"},
         ]
         [row] = summary_table(records).splitlines()[2:]
         assert row == (
-            "| p | v | s | 2 | 200 | 60 | 60 | 2/4 | 25.0% | 0/2 | 50.0% | 10.0%/0.0%/20.0%/30.0% |"
+            "| p | v | s | 2 | 200 | 60 | 60 | 2/4 | 25.0% | 37.5% | 75.0% | 0/2 | 50.0% "
+            "| 10.0%/0.0%/20.0%/30.0% | 3 |"
         )
 
 

@@ -86,3 +86,20 @@ def test_missing_transcript_is_a_reason_not_an_error(tmp_path):
     assert results["records"] == []
     assert set(results["missing"]) == set(real_replay.REAL_SESSIONS)
     assert "Skipped:" in "\n".join(real_replay.markdown(results))
+
+
+def test_a_codex_transcript_is_picked_up_by_its_name(tmp_path):
+    """A ``codex*.jsonl`` file in the folder is a session of its own, replayed and exported."""
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "codex_someone_1a2b_small.jsonl").write_bytes(
+        (FIXTURES / "codex_small.jsonl").read_bytes()
+    )
+    named = real_replay.sessions_in(folder)
+    assert named["real-codex-someone-1a2b-small"] == "codex_someone_1a2b_small.jsonl"
+    assert set(named) - {"real-codex-someone-1a2b-small"} == set(real_replay.REAL_SESSIONS)
+    results = real_replay.run(window=12_000, folder=folder, runs=["B"])
+    assert [r["session"] for r in results["records"]] == ["real-codex-someone-1a2b-small"]
+    assert results["records"][0]["requests"] > 0
+    [path] = real_replay.write_exchanges(tmp_path / "x", folder=folder)
+    assert path.name == "real-codex-someone-1a2b-small.json"

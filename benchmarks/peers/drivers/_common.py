@@ -1,8 +1,8 @@
-"""What every peer driver shares: the session script, the fake summarizers, the request recorder.
+"""What every peer driver shares: the fake summarizers, the token counter, the request recorder.
 
 Standard library only: this module runs under each peer's own interpreter, and the parent process
-imports it too (to read todo lists back out of recorded prompts the same way the fake summarizer
-does).
+imports it too. The session script lives in `_script`, the todo and task payload readers in
+`_payloads`; both are re-exported here, so a driver imports what it needs from one place.
 
 Invariants: everything here is deterministic; the same session and arguments give the same bytes.
 """
@@ -10,226 +10,74 @@ Invariants: everything here is deterministic; the same session and arguments giv
 from __future__ import annotations
 
 import argparse
-import ast
 import gzip
 import hashlib
-import html
 import json
 import os
 import platform
-import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata, resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchmarks.peers.drivers._payloads import (
+    extract_task_state,
+    extract_todo_lists,
+    task_payload,
+)
+from benchmarks.peers.drivers._script import (
+    TODO_TOOL,
+    Script,
+    Step,
+    StepQueue,
+    Turn,
+    iter_calls,
+    load_script,
+)
+
 if TYPE_CHECKING:
     import tiktoken
 
-TODO_TOOL = "todo_write"
-"""The name of the todo tool in a session script; each peer maps it to its own tool."""
+__all__ = [
+    "COPY_SUMMARY_HEAD",
+    "COPY_TASKS_HEAD",
+    "MESSAGE_OVERHEAD",
+    "STRUCTURAL_SUMMARY",
+    "SUMMARIZERS",
+    "TODO_TOOL",
+    "Recorder",
+    "Script",
+    "Step",
+    "StepQueue",
+    "Turn",
+    "count_text",
+    "count_tools",
+    "extract_task_state",
+    "extract_todo_lists",
+    "fail",
+    "iter_calls",
+    "load_script",
+    "message_text",
+    "parse_args",
+    "summarize",
+    "versions",
+    "write_record",
+]
 
 SUMMARIZERS: tuple[str, ...] = ("structural", "copy-todos")
-"""The two fake summarizers: one ignores content, one copies the latest todo payload."""
+"""The two fake summarizers: one ignores content; one copies the latest todo payload and the
+shared tasks' latest statuses it is shown."""
 
 STRUCTURAL_SUMMARY = "Summary of the earlier conversation (the summarizer did not read it)."
 COPY_SUMMARY_HEAD = "Summary of the earlier conversation. Latest todo list, copied verbatim:"
-
-_TODOS_KEY = re.compile(r"""["'](todos|task_list)["']\s*:\s*\[""")
-_TASK_STATUS = {"todo": "pending", "done": "completed"}
-"""OpenHands task-tracker statuses in our words (``in_progress`` is the same)."""
+COPY_TASKS_HEAD = "Shared tasks at their latest status:"
+COPY_TASKS_ONLY_HEAD = "Summary of the earlier conversation."
 _BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 MESSAGE_OVERHEAD = 3
 """Tokens per message for role markers, as `compaction.tokens` counts them."""
-
-
-@dataclass(frozen=True)
-class Step:
-    """One scripted assistant reply: text, tool calls, and the results those calls produce."""
-
-    content: str
-    tool_calls: tuple[dict[str, Any], ...]
-    """Each call is ``{"id", "name", "arguments"}`` with `arguments` a JSON object."""
-    results: dict[str, str]
-    """Tool output by call id (the todo tool's result is the peer's own)."""
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One user request and the assistant steps that answer it."""
-
-    user: str
-    steps: tuple[Step, ...]
-
-
-@dataclass(frozen=True)
-class Script:
-    """A whole session to replay: system prompt, tools, turns."""
-
-    name: str
-    system: str
-    tools: tuple[dict[str, Any], ...]
-    """Tool specs ``{"name", "description", "parameters"}`` other than the todo tool."""
-    turns: tuple[Turn, ...]
-
-    def results(self) -> dict[str, str]:
-        """Return every scripted tool output by call id."""
-        out: dict[str, str] = {}
-        for turn in self.turns:
-            for step in turn.steps:
-                out.update(step.results)
-        return out
-
-
-def load_script(path: Path) -> Script:
-    """Read a session exchange file (format in benchmarks/README.md) into a `Script`.
-
-    Each turn's first user message is the request; each assistant message becomes one step,
-    answered by the tool messages that follow it.
-    """
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    turns = [_turn(turn["messages"]) for turn in raw["turns"]]
-    tools = tuple(
-        {
-            "name": spec["function"]["name"],
-            "description": spec["function"].get("description") or "",
-            "parameters": spec["function"].get("parameters") or {},
-        }
-        for spec in raw.get("tools") or ()
-        if spec["function"]["name"] != TODO_TOOL
-    )
-    name = str(raw.get("meta", {}).get("name") or path.stem)
-    return Script(name, str(raw.get("meta", {}).get("system") or ""), tools, tuple(turns))
-
-
-def _turn(messages: Sequence[dict[str, Any]]) -> Turn:
-    user = ""
-    steps: list[Step] = []
-    for message in messages:
-        role = message["role"]
-        if role == "user" and not user and not steps:
-            user = _text(message.get("content"))
-        elif role == "assistant":
-            calls = tuple(
-                {
-                    "id": call["id"],
-                    "name": call["function"]["name"],
-                    "arguments": json.loads(call["function"]["arguments"] or "{}"),
-                }
-                for call in message.get("tool_calls") or ()
-            )
-            steps.append(Step(_text(message.get("content")), calls, {}))
-        elif role == "tool" and steps:
-            steps[-1].results[str(message["tool_call_id"])] = _text(message.get("content"))
-    return Turn(user, tuple(steps))
-
-
-def _text(content: object) -> str:
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return "" if content is None else str(content)
-
-
-class StepQueue:
-    """Hands out a turn's scripted steps one model call at a time."""
-
-    def __init__(self, script: Script) -> None:
-        self._script = script
-        self._turn = -1
-        self._next = 0
-        self.overruns = 0
-        """Model calls made after a turn's script ran out (answered with an empty reply)."""
-
-    def start_turn(self, index: int) -> None:
-        """Point the queue at turn `index`."""
-        self._turn = index
-        self._next = 0
-
-    def pop(self) -> Step | None:
-        """Return the next step of the current turn, or None once the turn's script ran out.
-
-        A turn the user cut off ends on a tool result, so the peer's loop calls the model once
-        more; that call is answered with an empty final reply and is not a request of the
-        session.
-        """
-        steps = self._script.turns[self._turn].steps
-        if self._next >= len(steps):
-            self.overruns += 1
-            return None
-        step = steps[self._next]
-        self._next += 1
-        return step
-
-
-def _balanced(text: str, start: int) -> str | None:
-    """Return the bracketed span opening at `start`, honouring quoted strings."""
-    depth = 0
-    quote = ""
-    i = start
-    while i < len(text):
-        ch = text[i]
-        if quote:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-            if depth == 0:
-                return text[start : i + 1]
-        i += 1
-    return None
-
-
-def _todo_list(value: object) -> list[dict[str, str]] | None:
-    if not isinstance(value, list):
-        return None
-    items = []
-    for item in value:
-        if not isinstance(item, dict):
-            return None
-        content = item.get("content", item.get("title"))
-        if not isinstance(content, str):
-            return None
-        status = str(item.get("status", ""))
-        items.append({"content": content, "status": _TASK_STATUS.get(status, status)})
-    return items
-
-
-def extract_todo_lists(text: str) -> list[list[dict[str, str]]]:
-    """Return every todo list written out in `text` (JSON or Python repr), in order.
-
-    Finds ``"todos": [...]`` payloads (and OpenHands' ``"task_list": [...]``, whose ``title`` is
-    the content and whose ``todo``/``done`` are ``pending``/``completed``) whether they appear as
-    JSON (tool-call arguments, our copy summaries), HTML-escaped JSON (LangChain's XML
-    transcript) or a Python repr with the key.
-    """
-    text = html.unescape(text)
-    found: list[list[dict[str, str]]] = []
-    for match in _TODOS_KEY.finditer(text):
-        span = _balanced(text, match.end() - 1)
-        if span is None:
-            continue
-        value: object
-        try:
-            value = json.loads(span)
-        except ValueError:
-            try:
-                value = ast.literal_eval(span)
-            except (ValueError, SyntaxError):
-                continue
-        todos = _todo_list(value)
-        if todos is not None:
-            found.append(todos)
-    return found
 
 
 @cache
@@ -280,15 +128,24 @@ def count_tools(tools: Sequence[dict[str, Any]]) -> int:
 
 
 def summarize(kind: str, prompt_text: str) -> str:
-    """Return the fake summary of `prompt_text`: structural, or a copy of the latest todo list."""
+    """Return the fake summary of `prompt_text`: structural, or a copy of what it must carry.
+
+    ``copy-todos`` copies the latest todo list and the shared tasks (id, latest status) the text
+    shows: the best a perfect summarizer could do with what the framework sends it.
+    """
     if kind == "structural":
         return STRUCTURAL_SUMMARY
     if kind == "copy-todos":
         lists = extract_todo_lists(prompt_text)
-        if not lists:
+        tasks = extract_task_state(prompt_text)
+        if not lists and not tasks:
             return STRUCTURAL_SUMMARY
-        payload = json.dumps({"todos": lists[-1]}, ensure_ascii=False)
-        return f"{COPY_SUMMARY_HEAD}\n{payload}"
+        parts = [COPY_SUMMARY_HEAD if lists else COPY_TASKS_ONLY_HEAD]
+        if lists:
+            parts.append(json.dumps({"todos": lists[-1]}, ensure_ascii=False))
+        if tasks:
+            parts += [COPY_TASKS_HEAD, task_payload(tasks)]
+        return "\n".join(parts)
     raise ValueError(f"unknown summarizer {kind!r}; choose one of {', '.join(SUMMARIZERS)}")
 
 
@@ -424,12 +281,6 @@ def write_record(
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, ensure_ascii=False, sort_keys=True), encoding="utf-8")
-
-
-def iter_calls(step: Step) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    """Yield ``(id, name, arguments)`` for each tool call of a step."""
-    for call in step.tool_calls:
-        yield call["id"], call["name"], call["arguments"]
 
 
 def fail(message: str) -> None:
