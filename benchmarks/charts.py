@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 from harness.simulation import BASELINE, PROVIDER_MODELS, STRATEGIES, SWITCH_VARIANTS
 
@@ -71,21 +74,21 @@ def _chart_peers(results: Mapping[str, Any], session: str) -> list[tuple[str, li
     return list(chosen.values())
 
 
-def context_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> str:
-    """Draw input tokens per request over the long session: the sawtooth of compactions."""
-    session = results["config"]["chart_session"]
-    runs = _runs(results, session)
-    peers = _chart_peers(results, session)
-    rows = 3 if peers else 2
-    fig, axes = plt.subplots(rows, 1, figsize=(11, 4.2 * rows), sharex=True)
-    top, bottom = axes[0], axes[-1]
-    trigger = results["config"]["window_tokens"] * results["config"]["threshold"]
+def _trigger_label(results: Mapping[str, Any]) -> tuple[int, str]:
+    """Return B's budget (the whole-request trigger) and its legend label."""
+    cfg = results["config"]
+    budget = cfg.get("budget") or int(cfg["window_tokens"] * cfg["threshold"])
+    return budget, f"B's budget: whole-request trigger ({budget:,} tokens)"
+
+
+def _ours_panel(ax: Axes, runs: Mapping[str, Mapping[str, Any]], session: str) -> None:
+    """Draw A, C and B per call, B's compactions marked."""
     for name in ("A", "C", "B"):  # B last, on top: C follows it closely
         series = runs[name]["per_request"]["prompt_tokens"]
-        top.plot(series, color=_COLORS[name], lw=1.3, label=f"{name}: {STRATEGIES[name].title}")
+        ax.plot(series, color=_COLORS[name], lw=1.3, label=f"{name}: {STRATEGIES[name].title}")
     b = runs["B"]["per_request"]
     marks = b["compacted"]
-    top.plot(
+    ax.plot(
         marks,
         [b["prompt_tokens"][i] for i in marks],
         "v",
@@ -93,45 +96,59 @@ def context_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> st
         ms=6,
         label="B: compaction",
     )
-    top.set_title(f"Input tokens per model call, {session}")
-    if peers:
-        mid = axes[1]
-        mid.plot(b["prompt_tokens"], color=_COLORS["B"], lw=1.6, label="B: this toolkit")
-        cmap = plt.get_cmap("tab10")
-        for i, (label, series) in enumerate(peers):
-            mid.plot(
-                series,
-                lw=1.0,
-                color=cmap((i + 3) % 10),
-                ls=_PEER_STYLES[i % 5],
-                label=f"peer {label}",
-            )
-        mid.set_title("Against the peers (same session, budget, tokenizer and serialization)")
-    for ax in axes[:-1]:
-        ax.set_ylim(0, ax.get_ylim()[1] * 1.3)  # room for the legend
-        ax.axhline(
-            trigger,
-            color="k",
-            lw=0.6,
-            ls=":",
-            label="compaction trigger (policy: conversation tokens only)",
+    ax.set_title(f"Input tokens per model call, {session}")
+
+
+def _peers_panel(
+    ax: Axes, plt: ModuleType, b: Mapping[str, Any], peers: Sequence[tuple[str, list[int]]]
+) -> None:
+    """Draw B and each peer per call."""
+    ax.plot(b["prompt_tokens"], color=_COLORS["B"], lw=1.6, label="B: this toolkit")
+    cmap = plt.get_cmap("tab10")
+    for i, (label, series) in enumerate(peers):
+        ax.plot(
+            series, lw=1.0, color=cmap((i + 3) % 10), ls=_PEER_STYLES[i % 5], label=f"peer {label}"
         )
-        ax.set_ylabel("input tokens per call")
-        ax.legend(fontsize=7.5, loc="upper left", ncol=2)
-        ax.grid(alpha=0.3)
+    ax.set_title("Against the peers (same session, budget, tokenizer and serialization)")
+
+
+def _baseline_panel(ax: Axes, runs: Mapping[str, Mapping[str, Any]]) -> None:
+    """Draw B against the same session without compaction, on a log scale."""
     for name in ("B", BASELINE):
-        bottom.plot(
+        ax.plot(
             runs[name]["per_request"]["prompt_tokens"],
             color=_COLORS[name],
             lw=1.3,
             label=f"{name}: {STRATEGIES[name].title}",
         )
-    bottom.set_yscale("log")
-    bottom.set_xlabel("model call")
-    bottom.set_ylabel("input tokens (log scale)")
-    bottom.set_title("Against no compaction")
-    bottom.legend(fontsize=8, loc="upper left")
-    bottom.grid(alpha=0.3, which="both")
+    ax.set_yscale("log")
+    ax.set_xlabel("model call")
+    ax.set_ylabel("input tokens (log scale)")
+    ax.set_title("Against no compaction")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.grid(alpha=0.3, which="both")
+
+
+def context_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> str:
+    """Draw input tokens per request over the long session: the sawtooth of compactions."""
+    session = results["config"]["chart_session"]
+    runs = _runs(results, session)
+    peers = _chart_peers(results, session)
+    rows = 3 if peers else 2
+    fig, axes = plt.subplots(rows, 1, figsize=(11, 4.2 * rows), sharex=True)
+    _ours_panel(axes[0], runs, session)
+    if peers:
+        _peers_panel(axes[1], plt, runs["B"]["per_request"], peers)
+    budget, label = _trigger_label(results)
+    for ax in axes[:-1]:
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.3)  # room for the legend
+        ax.axhline(budget, color="k", lw=0.6, ls=":", label=label)
+        ax.set_ylabel("input tokens per call")
+        ax.legend(fontsize=7.5, loc="upper left", ncol=2)
+        ax.grid(alpha=0.3)
+    _baseline_panel(axes[-1], runs)
+    axes[-1].axhline(budget, color="k", lw=0.6, ls=":", label=label)
+    axes[-1].legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

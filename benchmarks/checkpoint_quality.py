@@ -178,6 +178,21 @@ DEFAULT_SESSIONS: tuple[tuple[int, int], ...] = ((12, 0), (12, 1), (24, 2))
 """(turns, seed) of the generated sessions: the benchmark's own three."""
 
 
+Corpus = list[tuple[str, Callable[[], Iterable[EventData]]]]
+"""(where, a function returning the session's events) per session of a corpus."""
+
+
+def _corpora(sessions: Sequence[tuple[int, int]], real: Sequence[Path]) -> dict[str, Corpus]:
+    """Return the generated and the real corpus, each session read only when probed."""
+    return {
+        "generated": [
+            (f"generated t{turns} s{seed}", partial(generate, turns, seed))
+            for turns, seed in sessions
+        ],
+        "real": [(p.name, partial(_imported, p)) for p in real],
+    }
+
+
 def run_quality(
     *,
     window: int = 32_000,
@@ -197,13 +212,7 @@ def run_quality(
     """
     sizes = list(windows) or [window]
     real = transcripts(transcripts_dir)[:max_transcripts]
-    corpora: dict[str, list[tuple[str, Callable[[], Iterable[EventData]]]]] = {
-        "generated": [
-            (f"generated t{turns} s{seed}", partial(generate, turns, seed))
-            for turns, seed in sessions
-        ],
-        "real": [(p.name, partial(_imported, p)) for p in real],
-    }
+    corpora = _corpora(sessions, real)
     out: dict[str, Any] = {
         "window": sizes[0],
         "windows": sizes,
@@ -221,27 +230,41 @@ def run_quality(
         for name in summarizers:
             out["scores"][name] = {}
             for corpus, runs in corpora.items():
+                probe = partial(_probe_corpus, runs, makers[name], Path(tmp) / f"{name}-{corpus}")
                 pooled = Tally()
                 for size in sizes:
-                    tally = Tally()
-                    policy = CompactionPolicy(window_tokens=size)
-                    for i, (where, events) in enumerate(runs):
-                        work = Path(tmp) / f"{name}-{corpus}-{size}-{i}"
-                        work.mkdir()
-                        try:
-                            stream = events()
-                        except TranscriptError as exc:  # a format this toolkit cannot read yet
-                            tally.skipped.append(f"{where}: {exc}")
-                            continue
-                        verdicts = replay_probes(stream, policy, makers[name], work, cuts)
-                        tally.add(f"{where} @{size}", verdicts)
-                        pooled.add(f"{where} @{size}", verdicts)
-                    pooled.skipped += tally.skipped
+                    tally = probe(size, cuts, pooled)
                     out["by_window"].setdefault(str(size), {}).setdefault(name, {})[corpus] = (
                         tally.as_json()
                     )
                 out["scores"][name][corpus] = pooled.as_json()
     return out
+
+
+def _probe_corpus(
+    runs: Corpus,
+    maker: SummarizerMaker,
+    root: Path,
+    size: int,
+    cuts: Sequence[float],
+    pooled: Tally,
+) -> Tally:
+    """Probe one corpus at one window; add its verdicts to `pooled` and return its own tally."""
+    tally = Tally()
+    policy = CompactionPolicy(window_tokens=size)
+    for i, (where, events) in enumerate(runs):
+        work = root / f"{size}-{i}"
+        work.mkdir(parents=True)
+        try:
+            stream = events()
+        except TranscriptError as exc:  # a format this toolkit cannot read yet
+            tally.skipped.append(f"{where}: {exc}")
+            continue
+        verdicts = replay_probes(stream, policy, maker, work, cuts)
+        tally.add(f"{where} @{size}", verdicts)
+        pooled.add(f"{where} @{size}", verdicts)
+    pooled.skipped += tally.skipped
+    return tally
 
 
 def _plural(n: int, noun: str) -> str:

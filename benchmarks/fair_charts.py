@@ -77,7 +77,7 @@ def retention_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> 
     ax.set_xlim(min([*worst, 100.0]) - 5, 103)
     ax.set_xlabel("every-call retention, %")
     ax.tick_params(axis="y", labelsize=7)
-    ax.legend(handles=_kind_handles(plt), fontsize=7, loc="lower left")
+    ax.legend(handles=_kind_handles(plt), fontsize=7, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -88,7 +88,13 @@ def cost_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> str:
     """Summed session cost under each provider, one panel per provider."""
     rows = _rows(results)
     providers = list(results["comparison"]["prices"]["providers"])
-    fig, axes = plt.subplots(1, len(providers), figsize=(5 * len(providers), 0.3 * len(rows) + 2))
+    fig, axes = plt.subplots(
+        1,
+        len(providers),
+        figsize=(4 * len(providers) + 3, 0.3 * len(rows) + 2),
+        sharey=True,
+        layout="constrained",
+    )
     # One order of designs on every panel: by cost at the first provider's prices.
     first = providers[0]
     names = sorted(rows, key=lambda n: (sum(r["cost"][first]["usd"] for r in rows[n]), n))
@@ -104,7 +110,6 @@ def cost_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> str:
     axes[-1].legend(handles=_kind_handles(plt), fontsize=7, loc="lower right")
     taken = results["comparison"]["prices"]["taken"]
     fig.suptitle(f"Session cost at the matched budget (prices of {taken})", fontsize=10)
-    fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path.name

@@ -244,6 +244,37 @@ def gap_section(results: Mapping[str, Any]) -> list[str]:
     return [*out, *_table(head, rows)]
 
 
+USAGE_HEAD = [
+    "session",
+    "request",
+    "calls",
+    "input",
+    "provider read",
+    "model",
+    "model, no expiry",
+    "exact",
+]
+"""The columns of the usage check's table."""
+
+
+def _usage_rows(files: Mapping[str, Any]) -> list[list[object]]:
+    """One row per (transcript, kind of request): input, provider's and model's cache reads."""
+    return [
+        [
+            name.removesuffix(".jsonl"),
+            kind,
+            k["calls"],
+            f"{k['tokens']:,}",
+            f"{k['real']:,}",
+            f"{k['model']:,}",
+            f"{k['model_no_expiry']:,}",
+            f"{k['exact']}/{k['calls']}",
+        ]
+        for name, entry in files.items()
+        for kind, k in entry["by_kind"].items()
+    ]
+
+
 def usage_section(results: Mapping[str, Any]) -> list[str]:
     """The Anthropic cache model against real Claude Code usage, by kind of request."""
     check = results.get("usage_check") or {}
@@ -261,32 +292,7 @@ def usage_section(results: Mapping[str, Any]) -> list[str]:
         "the token.",
         "",
     ]
-    rows = []
-    for name, entry in files.items():
-        for kind, k in entry["by_kind"].items():
-            rows.append(
-                [
-                    name.removesuffix(".jsonl"),
-                    kind,
-                    k["calls"],
-                    f"{k['tokens']:,}",
-                    f"{k['real']:,}",
-                    f"{k['model']:,}",
-                    f"{k['model_no_expiry']:,}",
-                    f"{k['exact']}/{k['calls']}",
-                ]
-            )
-    head = [
-        "session",
-        "request",
-        "calls",
-        "input",
-        "provider read",
-        "model",
-        "model, no expiry",
-        "exact",
-    ]
-    out += _table(head, rows)
+    out += _table(USAGE_HEAD, _usage_rows(files))
     misses = [
         [name.removesuffix(".jsonl"), i, r["kind"], r["gap_s"], r["tokens"], r["real"], r["model"]]
         for name, entry in files.items()

@@ -29,6 +29,7 @@ from typing import Any
 
 from benchmarks import (
     checkpoint_quality,
+    continuity_report,
     fair_report,
     headline_table,
     real_replay,
@@ -36,14 +37,25 @@ from benchmarks import (
     throughput,
     usage_check,
 )
+from benchmarks.report_sections import (
+    MODEL_NAMES,
+    _pct,
+    _quality_line,
+    _sessions,
+    cache_section,
+    peer_headline,
+    quality_section,
+    retention_section,
+    savings_section,
+    session_name,
+    throughput_section,
+)
+from benchmarks.run_records import run_summary, summarize
 from compaction import CompactionPolicy, get_tokenizer
 from harness.simulation import (
-    BASELINE,
     PROVIDER_MODELS,
     STRATEGIES,
-    SWITCH_VARIANTS,
     TODO_STRATEGIES,
-    ReplayResult,
     generate,
     output_tokens,
     replay,
@@ -55,7 +67,6 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 """Where ``harness bench`` writes by default: ``benchmarks/results/``."""
 TRANSCRIPTS = real_replay.TRANSCRIPTS
 """Real recorded sessions (``../shared/transcripts``) for the cache-model check."""
-MODEL_NAMES: tuple[str, ...] = tuple(m.name for m in PROVIDER_MODELS)
 COMPACTING: tuple[str, ...] = tuple(n for n, s in STRATEGIES.items() if s.compaction)
 Progress = Callable[[str], None]
 
@@ -115,54 +126,7 @@ class BenchConfig:
         return self.policy().trigger_tokens
 
 
-def session_name(turns: int, seed: int) -> str:
-    """Return a session's name, the same the peers use."""
-    return f"synthetic-t{turns}-s{seed}"
-
-
 # --- running -------------------------------------------------------------------------------------
-
-
-def run_summary(result: ReplayResult) -> dict[str, Any]:
-    """Return one strategy-on-session run as plain data, per-request series included."""
-    prompts = [r.prompt_tokens for r in result.records]
-    summary = summary_pricing.from_replay(result.summary_calls, MODEL_NAMES)
-    return {
-        "strategy": result.strategy,
-        "session": result.session,
-        "requests": len(result.records),
-        "compactions": result.compactions,
-        "compaction_failures": result.compaction_failures,
-        "summed_input_tokens": sum(prompts),
-        "final_input_tokens": prompts[-1] if prompts else 0,
-        "peak_input_tokens": max(prompts, default=0),
-        "cache_hit_tokens": {m: result.total_hits(m) for m in MODEL_NAMES},
-        "ideal_hit_tokens": result.total_ideal,
-        "retention": {
-            "expected": result.expected,
-            "kept": result.kept,
-            "rate": result.retention,
-            "checks": [list(c) for c in result.retention_checks],
-        },
-        "todo_checks": result.todo_checks,
-        "request_retention": result.request_retention,
-        "task_checks": result.task_checks,
-        "task_retention": result.task_retention,
-        "first_request_kept": result.first_request_kept,
-        "seconds": round(result.seconds, 3),
-        **summary_pricing.record_fields(summary),
-        "summary": summary,
-        "per_request": {
-            "prompt_tokens": prompts,
-            "fixed_tokens": [r.fixed_tokens for r in result.records],
-            "context_tokens": [r.context_tokens for r in result.records],
-            "checkpoint_tokens": [r.checkpoint_tokens for r in result.records],
-            "ideal": [r.ideal for r in result.records],
-            "hits": {m: [r.hits[m] for r in result.records] for m in MODEL_NAMES},
-            "compacted": [r.index for r in result.records if r.compacted],
-            "mode": [r.mode for r in result.records],
-        },
-    }
 
 
 def read_peers(path: Path) -> dict[str, Any]:
@@ -197,23 +161,9 @@ def replay_one(config: BenchConfig, turns: int, seed: int, run_name: str) -> dic
     return {**run_summary(result), "budget": config.budget}
 
 
-def run_bench(
-    config: BenchConfig,
-    *,
-    peers_path: Path | None = None,
-    progress: Progress | None = None,
-    jobs: int = 1,
-) -> dict[str, Any]:
-    """Run every strategy on every session, the throughput sizes, and read the peers.
-
-    `jobs` replays that many runs at once, in separate processes (the figures are the same:
-    each replay is a pure function of its inputs).
-    """
-    say = progress or (lambda _line: None)
-    tok = get_tokenizer(config.tokenizer)
-    names = summary_pricing.run_names()
-    plan = [(t, s, n) for t, s in config.sessions for n in names]
-    outputs = {session_name(t, s): output_tokens(generate(t, s), tok) for t, s in config.sessions}
+def replay_all(config: BenchConfig, say: Progress, jobs: int) -> list[dict[str, Any]]:
+    """Replay every run on every generated session, `jobs` at once; return the summaries."""
+    plan = [(t, s, n) for t, s in config.sessions for n in summary_pricing.run_names()]
     runs: list[dict[str, Any]] = []
 
     def done(run: dict[str, Any]) -> None:
@@ -230,6 +180,25 @@ def run_bench(
     else:
         for p in plan:
             done(replay_one(config, *p))
+    return runs
+
+
+def run_bench(
+    config: BenchConfig,
+    *,
+    peers_path: Path | None = None,
+    progress: Progress | None = None,
+    jobs: int = 1,
+) -> dict[str, Any]:
+    """Run every strategy on every session, the throughput sizes, and read the peers.
+
+    `jobs` replays that many runs at once, in separate processes (the figures are the same:
+    each replay is a pure function of its inputs).
+    """
+    say = progress or (lambda _line: None)
+    tok = get_tokenizer(config.tokenizer)
+    outputs = {session_name(t, s): output_tokens(generate(t, s), tok) for t, s in config.sessions}
+    runs = replay_all(config, say, jobs)
     quality = checkpoint_quality.run_quality(
         window=config.window_tokens,
         sessions=config.sessions,
@@ -272,354 +241,18 @@ def check_usage(folder: Path) -> dict[str, Any]:
     return {"folder": folder.name, "files": files, "pooled": usage_check.pooled(files)}
 
 
-def _quality_line(quality: Mapping[str, Any]) -> str:
-    return "; ".join(
-        f"{name} {corpus} {tally['score']:.1%}"
-        for name, corpora in quality["scores"].items()
-        for corpus, tally in corpora.items()
-    )
-
-
-def quality_section(results: Mapping[str, Any]) -> list[str]:
-    """The checkpoint probes of `benchmarks.checkpoint_quality`, when the run has them."""
-    quality = results.get("checkpoint_quality")
-    if not quality:
-        return []
-    return [
-        "## Checkpoint probes",
-        "",
-        "At every compaction, deterministic probes on the request the model sees next "
-        "(`benchmarks/checkpoint_quality.py`, an implementation of their own in "
-        "`benchmarks/checkpoint_probes.py`): first and latest request present, no injected, "
-        "shell or hook text as a request, Next Step naming the work in progress (a task by id "
-        "and subject) and nothing completed, every unfinished task and its blockers carried, "
-        "the latest failing error and recorded failure present, every edited file present "
-        "(relative to the recorded working directory), project names before common ones, no "
-        "constraint from an ended mode.",
-        "",
-        *checkpoint_quality.markdown(quality),
-        "",
-    ]
-
-
 # --- summaries -----------------------------------------------------------------------------------
 
 
-def _pooled(runs: Sequence[Mapping[str, Any]], strategy: str) -> dict[str, Any]:
-    mine = [r for r in runs if r["strategy"] == strategy]
-    prompt = sum(r["summed_input_tokens"] for r in mine)
-    expected = sum(r["retention"]["expected"] for r in mine)
-    kept = sum(r["retention"]["kept"] for r in mine)
-    return {
-        "summed_input_tokens": prompt,
-        "cache_hit_rate": {
-            m: _ratio(sum(r["cache_hit_tokens"][m] for r in mine), prompt) for m in MODEL_NAMES
-        },
-        "ideal_hit_rate": _ratio(sum(r["ideal_hit_tokens"] for r in mine), prompt),
-        "retention": _ratio(kept, expected) if expected else 1.0,
-        "retention_counts": [kept, expected],
-        "compactions": sum(r["compactions"] for r in mine),
-    }
-
-
-def _ratio(a: float, b: float) -> float:
-    return round(a / b, 6) if b else 0.0
-
-
-def summarize(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Pool the runs per strategy; token savings of each against the no-compaction baseline."""
-    pooled = {name: _pooled(runs, name) for name in dict.fromkeys(r["strategy"] for r in runs)}
-    base = pooled[BASELINE]["summed_input_tokens"]
-    for p in pooled.values():
-        p["savings_vs_baseline"] = _ratio(base - p["summed_input_tokens"], base)
-    return {"strategies": pooled}
-
-
-# --- peers ---------------------------------------------------------------------------------------
-
-
-def peer_rows(peers: Mapping[str, Any], sessions: Sequence[str]) -> list[dict[str, Any]]:
-    """Return the peers' records on our sessions (every status, so skips are shown)."""
-    if not peers.get("available"):
-        return []
-    return [r for r in peers["records"] if r.get("session") in sessions]
-
-
-def pooled_peer_rates(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
-    """Pool each peer configuration's cache-hit rates over sessions, weighted by input tokens."""
-    sums: dict[str, dict[str, float]] = {}
-    for r in records:
-        m = r.get("metrics")
-        if r.get("status") != "ok" or not m or not m.get("cache_hit_rate"):
-            continue
-        acc = sums.setdefault(peer_label(r), {"_tokens": 0.0})
-        acc["_tokens"] += m["summed_input_tokens"]
-        for model in MODEL_NAMES:
-            rate = m["cache_hit_rate"].get(model, 0.0)
-            acc[model] = acc.get(model, 0.0) + rate * m["summed_input_tokens"]
-    return {
-        label: {m: acc.get(m, 0.0) / acc["_tokens"] if acc["_tokens"] else 0.0 for m in MODEL_NAMES}
-        for label, acc in sums.items()
-    }
-
-
-def peer_label(record: Mapping[str, Any]) -> str:
-    """Return ``peer/variant (summarizer)``."""
-    return f"{record.get('peer')}/{record.get('variant')} ({record.get('summarizer')})"
-
-
-# --- Markdown ------------------------------------------------------------------------------------
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
-def _table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return [*out, ""]
-
-
-def _sessions(results: Mapping[str, Any]) -> list[str]:
-    return [session_name(t, s) for t, s in results["config"]["sessions"]]
-
-
-SAVINGS_HEAD = [
-    "strategy / peer",
-    "summed input tokens",
-    "saved vs no compaction",
-    "final",
-    "peak",
-    "compactions (peers: rewrites)",
-    "B saves vs this",
-]
-"""The columns of a session's token-savings table."""
-
-
-def _strategy_row(name: str, r: Mapping[str, Any], base: int, b: int) -> list[object]:
-    """One strategy's savings row: its tokens against no compaction (`base`) and B's (`b`)."""
-    total = r["summed_input_tokens"]
-    return [
-        f"{name}",
-        f"{total:,}",
-        _pct(1 - total / base),
-        f"{r['final_input_tokens']:,}",
-        f"{r['peak_input_tokens']:,}",
-        r["compactions"],
-        "-" if name == "B" else _pct(1 - b / total),
-    ]
-
-
-def _peer_savings_row(rec: Mapping[str, Any], base: int, b: int) -> list[object]:
-    """One peer's savings row, or its status when it did not run."""
-    m = rec.get("metrics")
-    if rec.get("status") != "ok" or not m:
-        return [peer_label(rec), f"{rec.get('status')}: {rec.get('reason', '')}", *[""] * 5]
-    total = m["summed_input_tokens"]
-    return [
-        peer_label(rec),
-        f"{total:,}",
-        _pct(1 - total / base),
-        f"{m['final_input_tokens']:,}",
-        f"{m['peak_input_tokens']:,}",
-        m.get("rewrites", ""),
-        _pct(1 - b / total) if total else "-",
-    ]
-
-
-def savings_section(results: Mapping[str, Any]) -> list[str]:
-    """Token savings per session: every strategy, and every peer that ran."""
-    out = ["## Token savings", ""]
-    out += [
-        "Summed input tokens over every model call of a session (what the session pays for "
-        "input), against the same session run without compaction. Lower is better.",
-        "",
-    ]
-    runs = results["runs"]
-    peers = results["peers"]
-    for session in _sessions(results):
-        mine = {r["strategy"]: r for r in runs if r["session"] == session}
-        base = mine[BASELINE]["summed_input_tokens"]
-        b = mine["B"]["summed_input_tokens"]
-        rows = [_strategy_row(name, r, base, b) for name, r in mine.items()]
-        rows += [_peer_savings_row(rec, base, b) for rec in peer_rows(peers, [session])]
-        out += [f"### {session}", ""]
-        out += _table(SAVINGS_HEAD, rows)
-    if not peers.get("available"):
-        out += [f"Peers: not available ({peers.get('reason')}).", ""]
-    return out
-
-
-def retention_section(results: Mapping[str, Any]) -> list[str]:
-    """Unfinished-todo retention per session."""
-    out = ["## Unfinished-todo retention", ""]
-    out += [
-        "After each compaction and at the last call: the unfinished items (pending, in "
-        "progress) of the latest todo list that the request shows verbatim at their latest "
-        "status (kept / expected). *Every call*: share of calls, made while the list had "
-        "unfinished items, whose request shows all of them. B must be 100% everywhere.",
-        "",
-    ]
-    rows: list[list[object]] = []
-    for r in results["runs"]:
-        ret = r["retention"]
-        rows.append(
-            [
-                r["session"],
-                r["strategy"],
-                f"{ret['kept']}/{ret['expected']}",
-                _pct(ret["rate"]),
-                _pct(r["request_retention"]),
-                "yes" if r["first_request_kept"] else "no",
-            ]
-        )
-    for rec in peer_rows(results["peers"], _sessions(results)):
-        m = rec.get("metrics")
-        if rec.get("status") == "ok" and m:
-            rows.append(
-                [
-                    rec["session"],
-                    peer_label(rec),
-                    f"{m['unfinished_at_latest_status']}/{m['unfinished_total']} (end)",
-                    _pct(m["unfinished_at_latest_status"] / m["unfinished_total"])
-                    if m["unfinished_total"]
-                    else "-",
-                    _pct(m["todo_retention_rate"]),
-                    "yes" if m["first_request_kept"] else "no",
-                ]
-            )
-    out += _table(
-        [
-            "session",
-            "strategy / peer",
-            "kept / expected",
-            "retention",
-            "every call",
-            "first request kept",
-        ],
-        rows,
-    )
-    return out
-
-
-def cache_section(results: Mapping[str, Any]) -> list[str]:
-    """Cache-hit rate per provider model for A, B, C and the mode-switch variants."""
-    pooled = results["summary"]["strategies"]
-    out = ["## Prefix-cache hit rate", ""]
-    out += [
-        "Cache-hit tokens over input tokens, every session pooled, under each provider's "
-        "cache model, next to the ideal (every token but the newly appended messages). ",
-        "",
-    ]
-    head = ["strategy", *MODEL_NAMES, "ideal"]
-    rows = [
-        [
-            f"{n}: {STRATEGIES[n].title}",
-            *(_pct(pooled[n]["cache_hit_rate"][m]) for m in MODEL_NAMES),
-            _pct(pooled[n]["ideal_hit_rate"]),
-        ]
-        for n in (*TODO_STRATEGIES, BASELINE)
-    ]
-    out += ["### Where the todo list lives", "", *_table(head, rows)]
-    rows = [
-        [
-            label,
-            *(_pct(pooled[n]["cache_hit_rate"][m]) for m in MODEL_NAMES),
-            _pct(pooled[n]["ideal_hit_rate"]),
-        ]
-        for label, n in SWITCH_VARIANTS.items()
-    ]
-    out += ["### Mode switch (Plan mode and back)", "", *_table(head, rows)]
-    pooled_peers = pooled_peer_rates(peer_rows(results["peers"], _sessions(results)))
-    if pooled_peers:
-        rows = [
-            [label, *(_pct(rates[m]) for m in MODEL_NAMES), "-"]
-            for label, rates in pooled_peers.items()
-        ]
-        out += ["### Peers (their sessions pooled)", "", *_table(head, rows)]
-    return out
-
-
-def throughput_section(results: Mapping[str, Any]) -> list[str]:
-    """Throughput and scaling table."""
-    out = ["## Throughput and scaling", ""]
-    out += [
-        "Per event, on this machine (times vary; the ratios to raw tiktoken on the same text "
-        "are the portable figures). Peak memory is traced in a separate pass.",
-        "",
-    ]
-    rows = []
-    for p in results["throughput"]:
-        mem = (
-            f"{p['append_peak_mb']:.1f} / {p['reopen_peak_mb']:.1f}"
-            if p["append_peak_mb"] is not None
-            else "not traced"
-        )
-        rows.append(
-            [
-                f"{p['events']:,}",
-                f"{p['message_tokens']:,}",
-                f"{p['append_us']:.0f} µs ({p['append_ratio']:.2f}x)",
-                f"{p['reopen_us']:.0f} µs ({p['reopen_ratio']:.2f}x)",
-                f"{p['tiktoken_us']:.0f} µs",
-                f"{p['context_tokens_ns']:.0f} ns",
-                f"{p['compaction_s']:.2f} s ({p['compaction_ratio']:.2f}x, "
-                f"-{_pct(p['compaction_reduction'])})",
-                f"{p['assembly_ms']:.2f} ms",
-                mem,
-            ]
-        )
-    out += _table(
-        [
-            "events",
-            "message tokens",
-            "append + views",
-            "reopen",
-            "raw tiktoken",
-            "context_tokens read",
-            "one compaction",
-            "request assembly",
-            "peak MiB append / reopen",
-        ],
-        rows,
-    )
-    return out
-
-
-def peer_headline(results: Mapping[str, Any]) -> list[str]:
-    """One line per peer configuration: B's summed input tokens against it, same sessions."""
-    b_by_session = {
-        r["session"]: r["summed_input_tokens"] for r in results["runs"] if r["strategy"] == "B"
-    }
-    totals: dict[str, list[int]] = {}
-    for r in peer_rows(results["peers"], _sessions(results)):
-        m = r.get("metrics")
-        if r.get("status") == "ok" and m:
-            acc = totals.setdefault(peer_label(r), [0, 0])
-            acc[0] += m["summed_input_tokens"]
-            acc[1] += b_by_session[r["session"]]
-    if not totals:
-        return []
-    out = [
-        "Against the peers (summed input tokens over the sessions each ran; positive: B sends "
-        "fewer):",
-        "",
-    ]
-    out += [
-        f"- {label}: B {_pct(1 - b / peer):>6} ({b:,} vs {peer:,})"
-        for label, (peer, b) in totals.items()
-    ]
-    return [*out, ""]
-
-
-def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
-    """Return the Markdown report."""
+def _intro(results: Mapping[str, Any]) -> list[str]:
+    """Return the run line and the pooled headline bullets."""
     cfg = results["config"]
     pooled = results["summary"]["strategies"]
     mode = "quick" if cfg["quick"] else "full"
-    lines = ["# Benchmark report", ""]
-    lines += [
+    b = pooled["B"]
+    return [
+        "# Benchmark report",
+        "",
         f"Run: `harness bench{' --quick' if cfg['quick'] else ''}` ({mode}). Sessions: "
         + ", ".join(f"`{s}`" for s in _sessions(results))
         + f" (`harness.simulation.sessions`). Tokenizer `{cfg['tokenizer']}`; compaction window "
@@ -629,9 +262,6 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
         "",
         "## Headline",
         "",
-    ]
-    b = pooled["B"]
-    lines += [
         f"- B (this toolkit) sends {_pct(b['savings_vs_baseline'])} fewer input tokens than "
         "the same sessions without compaction.",
         f"- Unfinished-todo retention after every compaction: B {_pct(b['retention'])} "
@@ -647,6 +277,11 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
         + ".",
         "",
     ]
+
+
+def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
+    """Return the Markdown report."""
+    lines = _intro(results)
     lines += headline_table.section(
         fair_report._comparison(results), fair_report.providers(results)
     )
@@ -656,6 +291,7 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
     lines += fair_report.comparison_section(results)
     lines += savings_section(results)
     lines += retention_section(results)
+    lines += continuity_report.section(results.get("continuity"), results["config"])
     lines += cache_section(results)
     lines += fair_report.gap_section(results)
     lines += fair_report.usage_section(results)
@@ -713,11 +349,23 @@ def reread(out: Path, peers_path: Path | None) -> dict[str, Any]:
     return results
 
 
+def read_continuity(results: dict[str, Any], out: Path) -> None:
+    """Put the pooled continuity of ``out/continuity.json`` into `results`, when it exists."""
+    path = out / "continuity.json"
+    if path.is_file():
+        results["continuity"] = continuity_report.summary(
+            json.loads(path.read_text(encoding="utf-8"))
+        )
+
+
 def write_report(results: dict[str, Any], out: Path) -> dict[str, Path]:
     """Write ``results.json``, the charts and ``report.md`` into `out`; return their paths."""
     out.mkdir(parents=True, exist_ok=True)
     fair_report.derive(results)
+    read_continuity(results, out)
     charts, note = write_charts(results, out)
+    if "continuity" in results and (out / "continuity.png").is_file():
+        charts.append("continuity.png")  # drawn by benchmarks.continuity, not redrawn here
     if note:
         results["charts_note"] = note
     json_path = out / "results.json"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks import continuity
+from benchmarks import continuity, continuity_report
 from compaction import CompactionPolicy
 from harness.simulation import STRATEGIES, generate, replay
 
@@ -21,8 +21,9 @@ def test_tail_is_the_request_after_the_checkpoint():
 
 def test_a_longer_tail_keeps_more_verbatim():
     """On the same session, retain 0.3 leaves a longer tail after compactions than 0.05."""
+    session = ("synthetic-real-t3-s0", generate(3, 0, "real"), None)
     results = continuity.run(
-        window=12_000, sessions=[("real", 3, 0)], retains=[0.05, 0.3], thresholds=[0.8]
+        window=12_000, sessions=[session], retains=[0.05, 0.3], thresholds=[0.8]
     )
     short, long = results["rows"]
     assert (short["retain"], long["retain"]) == (0.05, 0.3)
@@ -30,6 +31,48 @@ def test_a_longer_tail_keeps_more_verbatim():
     assert long["compactions"] >= 1
     assert long["tail_mean"] > short["tail_mean"]
     assert long["latest_tool_kept"] >= short["latest_tool_kept"]
-    table = continuity.markdown(results)
-    assert len(table) == 4 + 2
+    table = continuity_report.session_table(results["rows"])
+    assert len(table) == 2 + 2
     assert all(r["every_call"] == 1.0 for r in results["rows"])
+
+
+def _row(retain: float, kept: int, empty: int, usd: float, every: float = 1.0) -> dict[str, object]:
+    """A measured row of one session: 10 compactions, all after a tool result."""
+    return {
+        "session": "s",
+        "retain": retain,
+        "threshold": 0.8,
+        "summed_input_tokens": int(usd * 1000),
+        "cost_usd": {"openai": usd, "anthropic": 2 * usd},
+        "compactions": 10,
+        "tail_empty": empty,
+        "tool_compactions": 10,
+        "tool_kept_count": kept,
+        "tails": [100] * 10,
+        "every_call": every,
+    }
+
+
+def test_choose_puts_continuity_before_cost():
+    """The cheapest setting loses when it drops the latest tool result more often."""
+    rows = [_row(0.05, 6, 4, 1.0), _row(0.16, 10, 0, 1.5), _row(0.25, 10, 0, 2.0)]
+    pick = continuity_report.choose(continuity_report.pooled({"window": 1, "rows": rows}))
+    assert pick is not None
+    assert pick["retain"] == 0.16
+
+
+def test_without_a_whole_setting_the_most_kept_wins():
+    """No setting keeps everything: the most latest-tool results kept, then fewest empty tails."""
+    rows = [_row(0.05, 6, 4, 1.0), _row(0.16, 9, 1, 1.5), _row(0.25, 9, 2, 1.2)]
+    pick = continuity_report.choose(continuity_report.pooled({"window": 1, "rows": rows}))
+    assert pick is not None
+    assert pick["retain"] == 0.16
+
+
+def test_choose_skips_a_setting_that_loses_a_todo():
+    """A setting that shows fewer than every unfinished item on some call never qualifies."""
+    rows = [_row(0.16, 10, 0, 1.5, every=0.99), _row(0.25, 10, 0, 2.0)]
+    pick = continuity_report.choose(continuity_report.pooled({"window": 1, "rows": rows}))
+    assert pick is not None
+    assert pick["retain"] == 0.25
+    assert continuity_report.choose([]) is None
