@@ -115,27 +115,26 @@ def comparison_section(results: Mapping[str, Any]) -> list[str]:
         "after compaction",
     ]
     for session, rows in comp["sessions"].items():
-        table = []
-        for r in sorted(rows, key=lambda r: r["summed_input"]):
-            label = r["name"] if r["matched"] else f"{r['name']} *other budget*"
-            counts = r["after_compaction_counts"]
-            table.append(
-                [
-                    label,
-                    f"{r['summed_input']:,}",
-                    f"{r['fixed']:,} + {r['messages']:,}",
-                    f"{r['first_fixed']:,}",
-                    *(_usd(r["cost"][n]["usd"]) for n in names),
-                    str(r.get("summary_calls", 0)),
-                    _pct(r["every_call"]),
-                    "-" if r.get("every_call_tasks") is None else _pct(r["every_call_tasks"]),
-                    "-"
-                    if counts is None
-                    else f"{_pct(r['after_compaction'])} ({counts[0]}/{counts[1]})",
-                ]
-            )
+        table = [_comparison_row(r, names) for r in sorted(rows, key=lambda r: r["summed_input"])]
         out += [f"### {session}", "", *_table(head, table)]
     return out
+
+
+def _comparison_row(r: Mapping[str, Any], names: Sequence[str]) -> list[str]:
+    """One row of a session's comparison table: a run's or a peer's figures, formatted."""
+    label = r["name"] if r["matched"] else f"{r['name']} *other budget*"
+    counts = r["after_compaction_counts"]
+    return [
+        label,
+        f"{r['summed_input']:,}",
+        f"{r['fixed']:,} + {r['messages']:,}",
+        f"{r['first_fixed']:,}",
+        *(_usd(r["cost"][n]["usd"]) for n in names),
+        str(r.get("summary_calls", 0)),
+        _pct(r["every_call"]),
+        "-" if r.get("every_call_tasks") is None else _pct(r["every_call_tasks"]),
+        "-" if counts is None else f"{_pct(r['after_compaction'])} ({counts[0]}/{counts[1]})",
+    ]
 
 
 def headline_lines(results: Mapping[str, Any]) -> list[str]:

@@ -3,9 +3,8 @@
 The limits are the ones `docs/architecture.md` ("Sizes") documents. A module's size is its
 physical line count; a function's is its lines of code: from its first statement after the
 docstring to its last line, blank and comment-only lines not counted (a nested function counts
-inside its parent, and on its own). `BEING_SPLIT_ELSEWHERE` names what is over a limit today
-because another branch is splitting it; each entry must still be over (a paid debt fails here
-until its entry goes), so the list only shrinks.
+inside its parent, and on its own). There is no allow-list: a module or function over a limit
+is split by concept before it lands.
 """
 
 from __future__ import annotations
@@ -14,8 +13,6 @@ import ast
 import functools
 from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,20 +24,6 @@ MAX_MODULE_LINES = 400
 
 MAX_FUNCTION_LINES = 50
 """The most lines of code a function may have, its docstring, blanks and comments not counted."""
-
-BEING_SPLIT_ELSEWHERE: frozenset[str] = frozenset(
-    {
-        # modules over MAX_MODULE_LINES, by path
-        "benchmarks/results_report.py",
-        # functions over MAX_FUNCTION_LINES, by path:qualified name
-        "benchmarks/charts.py:context_chart",
-        "benchmarks/fair_report.py:comparison_section",
-        "benchmarks/fair_report.py:usage_section",
-        "benchmarks/results_report.py:render_markdown",
-        "benchmarks/results_report.py:run_bench",
-    }
-)
-"""The allow-list: debts other branches are paying now (issue 29). Empty it as they merge."""
 
 
 def code_lines(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
@@ -87,7 +70,7 @@ def product_modules() -> list[Path]:
 
 @functools.cache
 def oversized() -> dict[str, str]:
-    """Return every module and function over its limit, keyed as `BEING_SPLIT_ELSEWHERE` is."""
+    """Return every module and function over its limit, keyed by path or path:qualified name."""
     found: dict[str, str] = {}
     for path in product_modules():
         name = path.relative_to(ROOT).as_posix()
@@ -123,14 +106,8 @@ class TestTheCounter:
 
 
 def test_no_product_module_or_function_is_over_its_limit() -> None:
-    """Every module is at most 400 lines and every function 50 lines of code, save the list."""
-    over = {k: v for k, v in oversized().items() if k not in BEING_SPLIT_ELSEWHERE}
+    """Every module is at most 400 lines and every function 50 lines of code."""
+    over = oversized()
     assert not over, "split these by concept (docs/architecture.md, Sizes):\n" + "\n".join(
         f"  {k}: {v}" for k, v in sorted(over.items())
     )
-
-
-@pytest.mark.parametrize("entry", sorted(BEING_SPLIT_ELSEWHERE))
-def test_each_allowed_debt_is_still_owed(entry: str) -> None:
-    """An allow-list entry that is no longer over its limit is removed from the list."""
-    assert entry in oversized(), f"{entry} is within its limit now: remove it from the list"
