@@ -19,7 +19,13 @@ if _typing.TYPE_CHECKING:
         parse_checkpoint,
         render_checkpoint,
     )
-    from compaction.compactor import CompactionPlan, CompactionResult, compact, maybe_compact
+    from compaction.compactor import (
+        CompactionPlan,
+        CompactionResult,
+        compact,
+        compaction_due,
+        maybe_compact,
+    )
     from compaction.context_overflow import (
         RequestOverflowError,
         compacting_call,
@@ -176,6 +182,7 @@ _EXPORTS: dict[str, str] = {
     "get_tokenizer": "compaction.tokens",
     "is_context_overflow": "compaction.context_overflow",
     "make_event": "compaction.events",
+    "compaction_due": "compaction.compactor",
     "maybe_compact": "compaction.compactor",
     "open_store": "compaction.stores",
     "overflow_policy": "compaction.context_overflow",
@@ -266,6 +273,7 @@ __all__ = [
     "check_log",
     "compact",
     "compacting_call",
+    "compaction_due",
     "count_message",
     "dump_event",
     "from_anthropic",

@@ -118,6 +118,7 @@ ROOT: frozenset[str] = frozenset(
         "check_log",
         "compact",
         "compacting_call",
+        "compaction_due",
         "count_message",
         "dump_event",
         "from_anthropic",

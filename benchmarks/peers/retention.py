@@ -17,7 +17,7 @@ from typing import Any
 from benchmarks.peers.drivers._payloads import extract_task_state, extract_todo_lists
 from compaction import Message
 from compaction.tokens import message_text
-from harness.simulation.context_strategies import (
+from harness.simulation import (
     TASK_CREATE_NAMES,
     TASK_UPDATE_NAMES,
     created_task_id,

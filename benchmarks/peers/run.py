@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.peers.metrics import load_exchange_dict, load_record, score
+from benchmarks.peers.peer_sessions import SESSION_SETS, default_sessions, session_name
 from benchmarks.peers.results_file import RESULTS_FORMAT, kept_records, write_results
-from benchmarks.peers.sessions import SESSION_SETS, default_sessions, session_name
 from benchmarks.peers.tables import markdown_table, progress_line, summary_table
 from benchmarks.peers.venvs import PeerEnv, VenvStatus, default_root, ensure_venv, find_python
 from compaction import Tokenizer, get_tokenizer

@@ -34,9 +34,9 @@ from compaction import (
     TodoItem,
     ToolInputError,
     TurnStartData,
+    compaction_due,
     maybe_compact,
 )
-from compaction.compactor import compaction_due
 from compaction.tools import parse_todo_write
 from harness.simulation.cache_models import CacheSimulator, DeepSeekCache
 from harness.simulation.context_strategies import (
