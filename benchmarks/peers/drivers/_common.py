@@ -206,6 +206,16 @@ class Recorder:
         An `overrun` call came after its turn's script ran out: it is not a request of the
         session, but the last one shows the context the session ends with.
         """
+        ids, tools_key = self._intern(messages, tools)
+        request: dict[str, Any] = {"messages": ids, "tools": tools_key}
+        if overrun:
+            request["overrun"] = True
+        self.requests.append(request)
+
+    def _intern(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
+    ) -> tuple[list[str], str]:
+        """Store each message and the tool list once, by content; return their keys."""
         ids = []
         for message in messages:
             key = _key(message)
@@ -213,23 +223,14 @@ class Recorder:
             ids.append(key)
         tools_key = _key(list(tools))
         self.tools.setdefault(tools_key, list(tools))
-        request: dict[str, Any] = {"messages": ids, "tools": tools_key}
-        if overrun:
-            request["overrun"] = True
-        self.requests.append(request)
+        return ids, tools_key
 
     def record_summary(
         self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()
     ) -> None:
         """Record one summary call's prompt (OpenAI chat-format messages) and count it."""
         self.summary_calls += 1
-        ids = []
-        for message in messages:
-            key = _key(message)
-            self.messages.setdefault(key, dict(message))
-            ids.append(key)
-        tools_key = _key(list(tools))
-        self.tools.setdefault(tools_key, list(tools))
+        ids, tools_key = self._intern(messages, tools)
         self.summaries.append({"messages": ids, "tools": tools_key, "after": len(self.requests)})
 
 
