@@ -5,11 +5,14 @@ from __future__ import annotations
 import argparse
 import errno
 import sys
+from typing import TYPE_CHECKING
 
-from compaction import PolicyTable, builtin_policies
-from compaction.tools import MAX_ARGUMENT_BYTES
 from harness.commands.stores import LOG_HELP, add_session_option, open_session
+from harness.commands.todo_write_plain import MAX_ARGUMENT_BYTES, plain_todo_write
 from harness.plain import HelpFormatter, examples, print_json
+
+if TYPE_CHECKING:  # imported where used: an accepted call on a JSONL file needs no model
+    from compaction import PolicyTable
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -57,18 +60,39 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Execute the call and print the result."""
+    """Execute the call and print the result.
+
+    An accepted call on a JSONL file is written without the models (`todo_write_plain`, the
+    same bytes); any other call takes the session's tool.
+    """
     raw: str | bytes = args.arguments if args.arguments is not None else read_stdin()
+    written = plain_todo_write(
+        args.log,
+        raw,
+        session=args.session,
+        modes_file=args.modes_file,
+        mode=args.mode,
+        allow_parallel=args.allow_parallel,
+    )
+    if written is None:
+        content, is_error, todos = session_call(args, raw)
+    else:
+        content, is_error, todos = written.content, False, list(written.todos)
+    if args.json:
+        print_json({"is_error": is_error, "content": content, "todos": todos})
+    else:
+        print(content)
+    return 1 if is_error else 0
+
+
+def session_call(args: argparse.Namespace, raw: str | bytes) -> tuple[str, bool, list[object]]:
+    """Run the call through `Session.todo_write`; return its text, whether it failed, the list."""
     with open_session(args, must_exist=False, policies=policies(args)) as session:
         result = session.todo_write(
             raw, allow_parallel_in_progress=True if args.allow_parallel else None, mode=args.mode
         )
-        todos = [t.model_dump() for t in session.todos.todos]
-    if args.json:
-        print_json({"is_error": result.is_error, "content": result.content, "todos": todos})
-    else:
-        print(result.content)
-    return 1 if result.is_error else 0
+        todos: list[object] = [t.model_dump() for t in session.todos.todos]
+    return result.content, result.is_error, todos
 
 
 def policies(args: argparse.Namespace) -> PolicyTable:
@@ -81,6 +105,8 @@ def policies(args: argparse.Namespace) -> PolicyTable:
     Raises:
         ConfigError: the modes file is invalid, or ``--mode`` names no mode.
     """
+    from compaction import builtin_policies
+
     if args.modes_file is None and (args.mode is None or args.mode in builtin_policies()):
         return builtin_policies()
     from prompts import available_modes, get_mode, policy_table
