@@ -9,18 +9,25 @@ from hypothesis import strategies as st
 
 from benchmarks.stub_model import Reply
 from compaction.events import (
+    ORIGINS,
     TODO_STATUSES,
+    ClipData,
     FunctionCall,
+    ImagePart,
+    ImageURL,
     Message,
+    OpenWork,
     Task,
     TaskCreateData,
     TaskRef,
     TaskUpdateData,
+    TextPart,
     TodoItem,
     TodoWriteData,
     ToolCall,
     TurnEndData,
     TurnStartData,
+    UsageReportData,
 )
 from compaction.tools import MAX_ITEM_CHARS, is_blank
 
@@ -975,3 +982,86 @@ def provider_scaled_calls(draw: st.DrawFn) -> tuple[float, list[tuple[int, int]]
         )
     )
     return scale, calls, draw(st.booleans())
+
+
+# --- todo-write's plain path: logs of every shape it reads, and some it must leave alone -------
+
+_modes = st.sampled_from([None, "agent", "plan", "parallel", "team", "review"])
+_call_names = st.sampled_from(["todo_write", "todo_write", "bash"])
+_short_texts = st.one_of(st.text(max_size=12), st.sampled_from(["", "\n", '"\\', "\u2028 é 🎉"]))
+
+
+@st.composite
+def _tool_results(draw: st.DrawFn, call_id: str) -> Message:
+    """A tool result, perhaps with an exit status, a failure mark or a clip."""
+    text = draw(_short_texts)
+    head = draw(st.integers(0, len(text)))
+    clip = ClipData(
+        head_chars=head,
+        tail_chars=draw(st.integers(0, len(text) - head)),
+        omitted_tokens=draw(st.integers(0, 10**6)),
+    )
+    return Message(
+        role="tool",
+        tool_call_id=call_id,
+        content=text,
+        exit_code=draw(st.none() | st.integers(-(2**31), 2**31)),
+        failed=draw(st.none() | st.booleans()),
+        clip=draw(st.none() | st.just(clip)),
+    )
+
+
+@st.composite
+def _plain_messages(draw: st.DrawFn, n: int) -> list[Any]:
+    """A message of any role the plain fold reads, or a call and (maybe) its results."""
+    kind = draw(st.sampled_from(["system", "user", "text", "parts", "calls"]))
+    if kind in ("system", "user"):
+        origin = draw(st.none() | st.sampled_from(ORIGINS)) if kind == "user" else None
+        return [Message(role=kind, content=draw(_short_texts), origin=origin)]
+    if kind == "text":
+        return [Message(role="assistant", content=draw(st.none() | _short_texts), name="bot")]
+    if kind == "parts":
+        image = ImagePart(image_url=ImageURL(url="data:,x", detail=draw(st.none() | _short_texts)))
+        parts = draw(st.lists(st.just(image) | st.builds(TextPart, text=_short_texts), max_size=3))
+        return [Message(role="user", content=tuple(parts))]
+    names = draw(st.lists(_call_names, min_size=1, max_size=3))
+    calls = tuple(
+        ToolCall(id=f"c{n}_{i}", function=FunctionCall(name=name, arguments="{}"))
+        for i, name in enumerate(names)
+    )
+    answered = draw(st.integers(0, len(calls)))
+    return [
+        Message(role="assistant", tool_calls=calls),
+        *[draw(_tool_results(c.id)) for c in calls[:answered]],
+    ]
+
+
+@st.composite
+def plain_log_payloads(draw: st.DrawFn) -> list[Any]:
+    """Payloads of a log: turns with modes, messages of every field, lists, turn ends."""
+    out: list[Any] = []
+    for n in range(draw(st.integers(0, 8))):
+        kind = draw(st.sampled_from(["turn", "message", "message", "todos", "end", "usage"]))
+        if kind == "turn":
+            out.append(TurnStartData(mode=draw(_modes), cwd=draw(st.none() | st.just("/w"))))
+        elif kind == "message":
+            out += draw(_plain_messages(n))
+        elif kind == "todos":
+            out.append(TodoWriteData(todos=tuple(draw(recorded_todo_lists()))))
+        elif kind == "end":
+            work = OpenWork(todos_pending=draw(st.integers(0, 3)), task_ids=("1",))
+            out.append(
+                TurnEndData(
+                    reason=draw(st.none() | _short_texts), open=draw(st.none() | st.just(work))
+                )
+            )
+        else:  # a type the plain fold leaves to the models
+            out.append(
+                UsageReportData(
+                    purpose="turn",
+                    model="m",
+                    prompt_tokens=draw(st.integers(0, 99)),
+                    completion_tokens=1,
+                )
+            )
+    return out

@@ -35,6 +35,8 @@ COMMAND_HELPERS = {
     "harness.commands.log_receipts",
     "harness.commands.log_plot",
     "harness.commands.todos_plain",
+    "harness.commands.todo_write_plain",
+    "harness.commands.plain_events",
 }
 """Modules of `harness.commands` that are parts of commands, not commands of their own."""
 """Modules of harness.commands that are shared helpers, not commands."""
@@ -209,6 +211,29 @@ class TestCommandImports:
         assert not {
             m for m in modules if m.startswith(("compaction.summarizers", "compaction.importers"))
         }
+
+    @pytest.mark.parametrize("extra", [(), ("--json",), ("--mode", "parallel")])
+    def test_todo_write_imports_no_pydantic(self, chat_log: Path, extra: tuple[str, ...]) -> None:
+        """An accepted call on a JSONL log is written plainly: no pydantic, no model, no store.
+
+        The log holds a turn and messages; the call is appended (the list is read back).
+        """
+        status, modules = probe("todo-write", str(chat_log), *extra, stdin=WRITE)
+        assert status == 0
+        with Session(chat_log) as s:
+            assert [t.content for t in s.todos.todos] == ["Read the code", "Fix the bug"]
+        assert heavy_in(modules) == set()
+        assert {m.split(".")[0] for m in modules} & {"pydantic", "pydantic_core"} == set()
+        assert {m for m in modules if m.startswith("compaction.")} <= {
+            "compaction.errors",
+            "compaction._lazy",
+        }
+
+    def test_todo_write_rejected_takes_the_models(self, chat_log: Path) -> None:
+        """Control: a call the tool rejects is answered by the tool itself (pydantic loads)."""
+        status, modules = probe("todo-write", str(chat_log), stdin='{"todos": [{"id": 1}]}')
+        assert status == 1
+        assert "pydantic" in heavy_in(modules)
 
     @pytest.mark.parametrize("mode", [(), ("--mode", "agent"), ("--mode", "plan")])
     def test_todo_write_renders_no_template(self, chat_log: Path, mode: tuple[str, ...]) -> None:

@@ -1,0 +1,318 @@
+"""`harness todo-write` without pydantic: the plain path appends and answers as the tool does.
+
+The oracle is the full path (`Session.todo_write`, the models): for every generated log and
+call, the plain path either writes nothing and hands over (None), or leaves the log byte for
+byte as the full path leaves a copy of it, with the same result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import typing
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import (
+    near_miss_todo_arguments,
+    padded_todo_arguments,
+    plain_log_payloads,
+    todo_write_calls,
+)
+
+from compaction import (
+    OpenWork,
+    Session,
+    TodoItem,
+    TodoWriteData,
+    ToolInputError,
+    TurnStartData,
+    builtin_policies,
+    dump_event,
+    parse_event,
+)
+from compaction.events import ORIGINS, TODO_STATUSES, ClipData, Message, Role
+from compaction.stores import MAX_EVENT_BYTES
+from compaction.tools import MAX_ARGUMENT_BYTES, MAX_ITEM_CHARS, is_blank, parse_todo_write
+from compaction.tools.todos import _INVISIBLE_FILLERS, calls_in_one_response
+from harness.cli import main
+from harness.commands import plain_events, todo_write_plain
+from harness.commands.plain_events import fold_log
+from harness.commands.todo_write_cmd import session_call
+from harness.commands.todo_write_plain import Written, plain_todo_write, valid_todos
+
+HEALTH = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+
+
+def write_log(path: Path, payloads: list[object]) -> None:
+    """Write `payloads` to a new log through the session (the models' bytes)."""
+    path.touch()
+    with Session(path) as s:
+        for data in payloads:
+            s.append(data)  # type: ignore[arg-type]
+
+
+def full_args(log: Path, *, mode: str | None = None, parallel: bool = False) -> argparse.Namespace:
+    return argparse.Namespace(
+        log=str(log),
+        session=None,
+        lock_timeout=None,
+        modes_file=None,
+        mode=mode,
+        allow_parallel=parallel,
+    )
+
+
+def plain(
+    log: Path, raw: str | bytes, *, mode: str | None = None, parallel: bool = False
+) -> Written | None:
+    return plain_todo_write(
+        str(log), raw, session=None, modes_file=None, mode=mode, allow_parallel=parallel
+    )
+
+
+class TestConstantsAreTheModels:
+    def test_limits_and_statuses(self) -> None:
+        """The caps, the statuses and the invisible fillers are the tool's and the store's."""
+        assert todo_write_plain.MAX_ARGUMENT_BYTES == MAX_ARGUMENT_BYTES
+        assert todo_write_plain.MAX_ITEM_CHARS == MAX_ITEM_CHARS
+        assert todo_write_plain.MAX_EVENT_BYTES == MAX_EVENT_BYTES
+        assert todo_write_plain.INVISIBLE_FILLERS == _INVISIBLE_FILLERS
+        assert plain_events.TODO_STATUSES == TODO_STATUSES
+        assert plain_events.ORIGINS == ORIGINS
+        assert typing.get_args(Role) == plain_events.ROLES
+
+    def test_field_orders_are_the_models(self) -> None:
+        """Each shape lists the models' fields in their order (the order a dump writes)."""
+        assert [*plain_events.MESSAGE_FIELDS, "provider_fields"] == list(Message.model_fields)
+        assert [*plain_events.OPEN_FIELDS, "task_ids"] == list(OpenWork.model_fields)
+        assert list(ClipData.model_fields) == plain_events.CLIP_FIELDS
+        assert list(TurnStartData.model_fields) == ["mode", "cwd"]
+
+    def test_policy_table_is_the_shipped_one(self) -> None:
+        """The plain read of the shipped table equals `builtin_policies()`."""
+        table = todo_write_plain.policy_table()
+        assert table == {name: p.model_dump() for name, p in builtin_policies().items()}
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(max_size=8) | st.sampled_from(sorted(_INVISIBLE_FILLERS)))
+    def test_is_blank_is_the_tools(self, text: str) -> None:
+        """Blank means blank to both: whitespace, format and control characters, fillers."""
+        assert todo_write_plain.is_blank(text) == is_blank(text)
+
+
+class TestArguments:
+    @settings(max_examples=300, deadline=None)
+    @given(todo_write_calls)
+    def test_accepted_only_as_the_tool_accepts(self, call: tuple[str, bool]) -> None:
+        """A list the plain check takes is the list the tool records; a rejected call: None."""
+        raw, parallel = call
+        ours = valid_todos(raw, allow_parallel=parallel)
+        try:
+            items = parse_todo_write(raw, allow_parallel=parallel)
+        except ToolInputError:
+            assert ours is None
+            return
+        assert ours == [t.model_dump() for t in items]
+
+    @settings(max_examples=100, deadline=None)
+    @given(padded_todo_arguments(), st.booleans())
+    def test_padded_valid_lists_are_taken(self, raw: str, as_bytes: bool) -> None:
+        """Valid lists (content to trim included) are taken, so the plain path is used."""
+        assert valid_todos(raw.encode() if as_bytes else raw, allow_parallel=True) is not None
+
+    @settings(max_examples=100, deadline=None)
+    @given(near_miss_todo_arguments())
+    def test_near_misses_are_left_to_the_tool(self, raw: str) -> None:
+        """A list broken the ways models break it is never taken: the tool words the error."""
+        assert valid_todos(raw, allow_parallel=False) is None
+
+    @pytest.mark.parametrize(
+        "raw",
+        [
+            '{"todos": [], "todos": []}',
+            '{"todos": [{"content": "a", "status": "pending", "content": "b"}]}',
+            '{"todos": [{"content": "\\ud800", "status": "pending"}]}',
+            '{"todos": [{"content": "' + "x" * (MAX_ITEM_CHARS + 1) + '", "status": "pending"}]}',
+            '{"todos": [{"content": "\\u200b\\u2800", "status": "pending"}]}',
+            '{"todos": [{"content": "a", "status": "pending"}, '
+            '{"content": " a", "status": "completed"}]}',
+            b'{"todos": []}' + b" " * MAX_ARGUMENT_BYTES,
+            "[" * 100_000,
+        ],
+    )
+    def test_each_rule_leaves_the_call_to_the_tool(self, raw: str | bytes) -> None:
+        """Repeated keys, a lone surrogate, a long, blank or repeated text, a huge or deep call."""
+        assert valid_todos(raw, allow_parallel=True) is None
+        with pytest.raises(ToolInputError):
+            parse_todo_write(raw, allow_parallel=True)
+
+    def test_exactly_at_the_caps_is_taken(self) -> None:
+        """A content of exactly MAX_ITEM_CHARS and arguments of exactly the byte cap pass."""
+        item = json.dumps({"todos": [{"content": "x" * MAX_ITEM_CHARS, "status": "pending"}]})
+        raw = item.encode() + b" " * (MAX_ARGUMENT_BYTES - len(item))
+        assert len(raw) == MAX_ARGUMENT_BYTES
+        assert valid_todos(raw, allow_parallel=False) == [
+            t.model_dump() for t in parse_todo_write(raw)
+        ]
+
+
+def check_fold(data: bytes, log: Path) -> None:
+    """When the plain fold reads a log, the models read every line to the same bytes and state."""
+    state = fold_log(data)
+    if state is None:
+        return
+    lines = data.split(b"\n")[:-1] if data else []
+    for line in lines:
+        assert dump_event(parse_event(line)).encode() == line
+    with Session(log) as s:
+        assert state.next_seq == s.applied_seq + 1
+        assert state.mode == s.mode
+        assert calls_in_one_response(s.context.messages) == plain_events.calls_in_one_response(
+            state.messages
+        )
+
+
+class TestAgainstTheFullPath:
+    @settings(max_examples=120, deadline=None, suppress_health_check=HEALTH)
+    @given(
+        plain_log_payloads(),
+        st.one_of(padded_todo_arguments(), todo_write_calls.map(lambda c: c[0])),
+        st.sampled_from([None, "agent", "parallel", "plan"]),
+        st.booleans(),
+    )
+    def test_same_bytes_and_result_or_nothing(
+        self,
+        tmp_path_factory: pytest.TempPathFactory,
+        payloads: list[object],
+        raw: str,
+        mode: str | None,
+        parallel: bool,
+    ) -> None:
+        """The plain path appends the full path's line and returns its result, or writes nothing."""
+        folder = tmp_path_factory.mktemp("plain")
+        ours, theirs = folder / "plain.jsonl", folder / "full.jsonl"
+        write_log(ours, payloads)
+        shutil.copyfile(ours, theirs)
+        before = ours.read_bytes()
+        check_fold(before, ours)
+        written = plain(ours, raw, mode=mode, parallel=parallel)
+        if written is None:
+            assert ours.read_bytes() == before
+            return
+        content, is_error, todos = session_call(
+            full_args(theirs, mode=mode, parallel=parallel), raw
+        )
+        assert (written.content, False, written.todos) == (content, is_error, todos)
+        assert ours.read_bytes() == theirs.read_bytes()
+
+    @settings(max_examples=80, deadline=None, suppress_health_check=HEALTH)
+    @given(plain_log_payloads(), st.data())
+    def test_a_damaged_line_is_never_taken_unless_the_models_take_it(
+        self, tmp_path_factory: pytest.TempPathFactory, payloads: list[object], data: st.DataObject
+    ) -> None:
+        """One byte of a log changed, dropped or added: the plain fold reads it only if valid."""
+        log = tmp_path_factory.mktemp("damaged") / "s.jsonl"
+        write_log(log, payloads)
+        raw = bytearray(log.read_bytes())
+        if not raw:
+            return
+        at = data.draw(st.integers(0, len(raw) - 1))
+        byte = data.draw(st.sampled_from(b'"\\{}[],:0123456789 nlutrx\n\x00\xff'))
+        match data.draw(st.sampled_from(["replace", "drop", "insert"])):
+            case "replace":
+                raw[at] = byte
+            case "drop":
+                del raw[at]
+            case "insert":
+                raw.insert(at, byte)
+            case other:
+                raise AssertionError(other)
+        log.write_bytes(bytes(raw))
+        check_fold(bytes(raw), log)
+
+    def test_a_common_log_takes_the_plain_path(self, tmp_path: Path) -> None:
+        """Turns, messages with calls and results, lists and turn ends: the plain path writes."""
+        log = tmp_path / "s.jsonl"
+        write_log(
+            log,
+            [
+                TurnStartData(mode="agent"),
+                Message(role="system", content="You are terse."),
+                Message(role="user", content="Fix it", origin="user"),
+                TodoWriteData(todos=(TodoItem(content="Fix", status="in_progress"),)),
+            ],
+        )
+        written = plain(log, '{"todos": [{"content": " Fix ", "status": "completed"}]}')
+        assert written is not None
+        assert written.content == "Todo list updated: 0 pending, 0 in progress, 1 completed."
+        assert log.read_bytes().endswith(
+            b'{"v":1,"seq":5,"type":"todo/write","data":{"todos":[{"content":"Fix",'
+            b'"status":"completed"}]}}\n'
+        )
+
+
+class TestHandsOver:
+    @pytest.mark.parametrize(
+        "tail",
+        [
+            b'{"v":1,"seq":2,"type":"turn/start","data":{}}',  # no newline: a torn or open tail
+            b"\n",  # a blank line
+            b'{"v":1,"seq":3,"type":"turn/start","data":{}}\n',  # a gap
+            b'{"v":1, "seq":2,"type":"turn/start","data":{}}\n',  # valid, not as written
+            b'{"v":1,"seq":2,"type":"turn/start","data":{"mode":null}}\n',
+        ],
+    )
+    def test_an_unusual_log_is_left_to_the_full_path(self, tmp_path: Path, tail: bytes) -> None:
+        """A tail, a blank line, a gap, a line in another form: None, and the log is untouched."""
+        log = tmp_path / "s.jsonl"
+        log.write_bytes(b'{"v":1,"seq":1,"type":"turn/start","data":{}}\n' + tail)
+        before = log.read_bytes()
+        assert plain(log, '{"todos": []}') is None
+        assert log.read_bytes() == before
+
+    def test_missing_log_store_and_options_are_left_to_the_full_path(self, tmp_path: Path) -> None:
+        """A log not there yet, a store URL, --session, --modes-file, an unknown --mode: None."""
+        log = tmp_path / "s.jsonl"
+        assert plain(log, '{"todos": []}') is None
+        log.touch()
+        calls = [
+            {"session": "x"},
+            {"modes_file": "m.toml"},
+            {"mode": "no-such-mode"},
+        ]
+        for extra in calls:
+            options = {"session": None, "modes_file": None, "mode": None, **extra}
+            assert (
+                plain_todo_write(str(log), '{"todos": []}', allow_parallel=False, **options) is None
+            )
+        assert (
+            plain_todo_write(
+                f"sqlite:///{tmp_path}/s.db",
+                "{}",
+                session=None,
+                modes_file=None,
+                mode=None,
+                allow_parallel=False,
+            )
+            is None
+        )
+        assert log.read_bytes() == b""
+
+    def test_a_malformed_middle_line_is_refused_with_the_usual_message(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A bad line before a good tail: exit 2 and the reader's message, nothing appended."""
+        log = tmp_path / "s.jsonl"
+        log.write_bytes(
+            b'{"v":1,"seq":1,"type":"turn/start","data":{"mode":7}}\n'
+            b'{"v":1,"seq":2,"type":"turn/start","data":{}}\n'
+        )
+        before = log.read_bytes()
+        assert main(["todo-write", str(log), "--args", '{"todos": []}']) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"harness todo-write: {log}:1: ")
+        assert log.read_bytes() == before
