@@ -1,6 +1,6 @@
 """`harness todo-write LOG` on a JSONL file, without pydantic: an accepted call, written plainly.
 
-The common case (a JSONL file that exists, no ``--session`` or ``--modes-file``, a built-in or
+The common case (a JSONL file, or none yet, no ``--session`` or ``--modes-file``, a built-in or
 no ``--mode``, a log `plain_events.fold_log` reads, arguments the tool accepts as they are)
 needs no model: under the log's lock this module reads the log, checks the arguments by the
 tool's rules (the size cap, JSON with no repeated key, exactly ``todos`` of items with exactly
@@ -8,7 +8,8 @@ tool's rules (the size cap, JSON with no repeated key, exactly ``todos`` of item
 no duplicate, one ``in_progress`` unless the mode allows more), appends the ``todo/write``
 line, fsyncs, and returns the result. Anything else returns None before a byte is written
 (a call the tool would reject or the mode refuse, a log it cannot read, a failed write, cut
-back), and the command takes the full path (`Session.todo_write`), which words every error.
+back; a missing log is created only for a call accepted on an empty one), and the command
+takes the full path (`Session.todo_write`), which words every error.
 
 Invariants: when `plain_todo_write` returns a result, the line it appended and the result are
 byte for byte what the full path appends and returns (`tests/e2e/test_todo_write_plain.py`
@@ -21,6 +22,7 @@ import json
 import os
 import stat
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,11 +77,8 @@ def plain_todo_write(
     table = policy_table()
     if table is None or (mode is not None and mode not in table):
         return None
-    try:
-        if not stat.S_ISREG(os.stat(log).st_mode):
-            return None
-        fd = os.open(log, os.O_RDWR | os.O_APPEND)
-    except (OSError, ValueError):
+    fd = _open_log(log, lambda: _accepted(LogState(), arguments, table, mode, allow_parallel))
+    if fd is None:
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -91,6 +90,47 @@ def plain_todo_write(
         os.close(fd)
 
 
+def _open_log(log: str, accepted_when_empty: Callable[[], object]) -> int | None:
+    """Open the regular file `log` for appending; None: not a regular file, or not openable.
+
+    A log that does not exist yet is created (its folders too, as the full path creates them)
+    only when the call would be accepted on an empty log, so a rejected call leaves no file.
+    """
+    try:
+        info = os.stat(log)
+    except FileNotFoundError:
+        if os.path.lexists(log) or accepted_when_empty() is None:
+            return None  # a dangling symlink, or a call the full path must answer
+        info = None
+    except (OSError, ValueError):
+        return None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        return None
+    try:
+        if info is None:
+            os.makedirs(os.path.dirname(log) or ".", exist_ok=True)
+        return os.open(log, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError:
+        return None
+
+
+def _accepted(
+    state: LogState,
+    arguments: str | bytes,
+    table: dict[str, Policy],
+    mode: str | None,
+    parallel: bool,
+) -> list[dict[str, str]] | None:
+    """Return the list the call records on a log in `state`, or None when it is not accepted."""
+    policy = _policy(table, state, mode)
+    if TOOL_NAME in policy["refusals"]:
+        return None
+    todos = valid_todos(arguments, allow_parallel=parallel or policy["allow_parallel_in_progress"])
+    if todos is None or calls_in_one_response(state.messages) > 1:
+        return None
+    return todos
+
+
 def _write_locked(
     fd: int, arguments: str | bytes, table: dict[str, Policy], mode: str | None, parallel: bool
 ) -> Written | None:
@@ -99,11 +139,8 @@ def _write_locked(
     state = fold_log(data)
     if state is None:
         return None
-    policy = _policy(table, state, mode)
-    if TOOL_NAME in policy["refusals"]:
-        return None
-    todos = valid_todos(arguments, allow_parallel=parallel or policy["allow_parallel_in_progress"])
-    if todos is None or calls_in_one_response(state.messages) > 1:
+    todos = _accepted(state, arguments, table, mode, parallel)
+    if todos is None:
         return None
     event = {"v": 1, "seq": state.next_seq, "type": "todo/write", "data": {"todos": todos}}
     line = canonical(event) + b"\n"

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 from strategies import (
     near_miss_todo_arguments,
     padded_todo_arguments,
@@ -255,7 +256,127 @@ class TestAgainstTheFullPath:
         )
 
 
+EMPTY = '{"todos": []}'
+
+
+class TestMissingLog:
+    @settings(max_examples=40, deadline=None, suppress_health_check=HEALTH)
+    @given(
+        st.one_of(padded_todo_arguments(), near_miss_todo_arguments()),
+        st.sampled_from([None, "agent", "plan"]),
+    )
+    def test_created_as_the_full_path_creates_it(
+        self, tmp_path_factory: pytest.TempPathFactory, raw: str, mode: str | None
+    ) -> None:
+        """A log not there yet (nor its folder): the same file, or none, the same result."""
+        folder = tmp_path_factory.mktemp("missing")
+        ours, theirs = folder / "a" / "b" / "s.jsonl", folder / "c" / "d" / "s.jsonl"
+        written = plain(ours, raw, mode=mode)
+        content, is_error, todos = session_call(full_args(theirs, mode=mode), raw)
+        if written is None:
+            assert is_error  # only a call the tool rejects or the mode refuses is handed over
+            assert not ours.parent.exists()
+            assert not theirs.exists()
+            return
+        assert (written.content, False, written.todos) == (content, is_error, todos)
+        assert ours.read_bytes() == theirs.read_bytes()
+        assert ours.stat().st_mode == theirs.stat().st_mode
+
+    def test_a_dangling_symlink_is_left_to_the_full_path(self, tmp_path: Path) -> None:
+        """A link to nothing is not created through: the full path names it."""
+        link = tmp_path / "s.jsonl"
+        link.symlink_to(tmp_path / "nowhere.jsonl")
+        assert plain(link, EMPTY) is None
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+
+
+INVALID_DATA = [
+    ("message", {"role": "user", "content": "x", "exit_code": 1}),
+    ("message", {"role": "assistant", "failed": False}),
+    ("message", {"role": "user", "clip": {"head_chars": 0, "tail_chars": 0, "omitted_tokens": 0}}),
+    (
+        "message",
+        {
+            "role": "tool",
+            "content": "ab",
+            "tool_call_id": "c",
+            "clip": {"head_chars": 2, "tail_chars": 1, "omitted_tokens": 0},
+        },
+    ),
+    ("message", {"role": "tool", "content": "x", "tool_call_id": ""}),
+    ("message", {"role": "tool", "content": "x"}),
+    ("message", {"role": "user", "tool_call_id": "c"}),
+    (
+        "message",
+        {
+            "role": "user",
+            "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+    ),
+    (
+        "message",
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "c", "type": "other", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+    ),
+    ("message", {"role": "user", "content": [{"type": "image_url", "image_url": {}}]}),
+    ("message", {"role": "user", "content": [{"type": "text"}]}),
+    ("message", {"role": "user", "origin": "robot"}),
+    ("message", {"role": "bot"}),
+    ("message", {"content": "x"}),
+    ("message", {"role": "user", "extra": 1}),
+    ("turn/start", {"mode": 3}),
+    ("turn/start", {"surprise": "x"}),
+    (
+        "turn/end",
+        {
+            "open": {
+                "todos_pending": -1,
+                "todos_in_progress": 0,
+                "tasks_pending": 0,
+                "tasks_in_progress": 0,
+                "task_ids": [],
+            }
+        },
+    ),
+    (
+        "turn/end",
+        {
+            "open": {
+                "todos_pending": 0,
+                "todos_in_progress": 0,
+                "tasks_pending": 0,
+                "tasks_in_progress": 0,
+                "task_ids": [1],
+            }
+        },
+    ),
+    ("turn/end", {"reason": 3}),
+    ("todo/write", {"todos": [{"content": "a", "status": "done"}]}),
+    ("todo/write", {"todos": [{"content": 1, "status": "pending"}]}),
+    ("todo/write", {}),
+]
+"""Payloads the models refuse, one rule each (role rules, the clip's bound, types, fields)."""
+
+
 class TestHandsOver:
+    @pytest.mark.parametrize(("kind", "data"), INVALID_DATA)
+    def test_data_the_models_refuse_is_never_read(
+        self, tmp_path: Path, kind: str, data: dict[str, object]
+    ) -> None:
+        """Each line the models refuse (written in the canonical form) is not folded either."""
+        line = json.dumps(
+            {"v": 1, "seq": 1, "type": kind, "data": data}, separators=(",", ":")
+        ).encode()
+        with pytest.raises(ValidationError):
+            parse_event(line)
+        assert fold_log(line + b"\n") is None
+
     @pytest.mark.parametrize(
         "tail",
         [
@@ -274,33 +395,23 @@ class TestHandsOver:
         assert plain(log, '{"todos": []}') is None
         assert log.read_bytes() == before
 
-    def test_missing_log_store_and_options_are_left_to_the_full_path(self, tmp_path: Path) -> None:
-        """A log not there yet, a store URL, --session, --modes-file, an unknown --mode: None."""
+    def test_a_store_and_options_are_left_to_the_full_path(self, tmp_path: Path) -> None:
+        """A store URL, --session, --modes-file, an unknown --mode: None, nothing written."""
         log = tmp_path / "s.jsonl"
-        assert plain(log, '{"todos": []}') is None
         log.touch()
-        calls = [
-            {"session": "x"},
-            {"modes_file": "m.toml"},
-            {"mode": "no-such-mode"},
-        ]
+        calls = [{"session": "x"}, {"modes_file": "m.toml"}, {"mode": "no-such-mode"}]
         for extra in calls:
             options = {"session": None, "modes_file": None, "mode": None, **extra}
-            assert (
-                plain_todo_write(str(log), '{"todos": []}', allow_parallel=False, **options) is None
-            )
+            assert plain_todo_write(str(log), EMPTY, allow_parallel=False, **options) is None
+        url = f"sqlite:///{tmp_path}/s.db"
         assert (
             plain_todo_write(
-                f"sqlite:///{tmp_path}/s.db",
-                "{}",
-                session=None,
-                modes_file=None,
-                mode=None,
-                allow_parallel=False,
+                url, EMPTY, session=None, modes_file=None, mode=None, allow_parallel=False
             )
             is None
         )
         assert log.read_bytes() == b""
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
 
     def test_a_malformed_middle_line_is_refused_with_the_usual_message(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
