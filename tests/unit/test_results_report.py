@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks import real_replay
 from benchmarks.results_report import (
     BenchConfig,
     read_peers,
@@ -16,7 +17,17 @@ from benchmarks.results_report import (
     write_report,
 )
 
-CONFIG = BenchConfig(((3, 0),), 6_000, (200,), "synthetic-t3-s0", quick=True, quality_transcripts=1)
+# One short real transcript, as `bench --quick` replays (with every shared transcript this
+# module's two runs cost 400 s of CPU; no test here reads the real replays' figures).
+CONFIG = BenchConfig(
+    ((3, 0),),
+    6_000,
+    (200,),
+    "synthetic-t3-s0",
+    quick=True,
+    quality_transcripts=1,
+    real_sessions=real_replay.QUICK_SESSIONS,
+)
 
 
 def fake_peers(path: Path, results: dict[str, Any]) -> Path:
