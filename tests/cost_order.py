@@ -15,6 +15,8 @@ table after a change that moves a test's cost (see CONTRIBUTING.md, "Test suite 
     PYTHONPATH=tests CPU_DURATIONS=/tmp/cpu .venv/bin/pytest -q -p cpu_durations -n auto
     .venv/bin/python tests/cost_order.py /tmp/cpu.*.jsonl > tests/cpu_costs.json
 
+(use a fresh ``CPU_DURATIONS`` prefix: the plugin appends).
+
 Invariants: the order depends on the table and the collection only (every xdist worker must
 collect the same order); tests of one file keep their order and stay together, so module- and
 class-scoped fixtures are set up once per worker as before.
@@ -78,11 +80,15 @@ def order_by_cost(items: list[pytest.Item], table: Mapping[str, float]) -> None:
 
 
 def table_from_rows(rows: Iterable[Mapping[str, object]]) -> dict[str, object]:
-    """Sum `cpu_durations` rows (``id``, ``self``, ``child``) into the table's document."""
+    """Sum `cpu_durations` rows (``id``, ``self``, ``child``) into the table's document.
+
+    A test measured twice counts its last row (so a file measured again after a change can be
+    named after the whole run's files).
+    """
+    latest = {str(row["id"]): float(str(row["self"])) + float(str(row["child"])) for row in rows}
     files: dict[str, float] = {}
-    for row in rows:
-        cost = float(str(row["self"])) + float(str(row["child"]))
-        name = file_of(str(row["id"]))
+    for nodeid, cost in latest.items():
+        name = file_of(nodeid)
         files[name] = files.get(name, 0.0) + cost
     ranked = sorted(files.items(), key=lambda pair: (-pair[1], pair[0]))
     return {
