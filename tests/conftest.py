@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import cost_order
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -89,11 +90,11 @@ def pytest_configure_node(node: Any) -> None:  # xdist WorkerController
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the tests marked `slow` first, in their order, so xdist spreads them from the start.
+    """Run the costliest test files first (`cost_order`), so xdist starts the long tests early.
 
-    Left last, one of them (a 30-second subprocess) keeps one worker busy while the other idles.
+    Left last, one long test keeps one worker busy while the other idles.
     """
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    cost_order.order_by_cost(items, cost_order.load_table())
 
 
 def seed_line(config: pytest.Config) -> str:

