@@ -49,7 +49,7 @@ def _refused(kit: Kit, tally: Tally, log: Path, name: str, args: object, case: s
 
 def _oversize(kit: Kit) -> tuple[str, dict[str, Any], str]:
     size = kit.rng.choice((CAP + 1, CAP + 400, 50_000, 900_000))
-    text = kit.rng.choice("ab\u4e2dx ") * size + "end"
+    text = kit.rng.choice("ab\u4e2dx") * size + "end"  # no blank: trimming would shorten it
     tool = kit.rng.choice(("todo_write", "task_create", "task_create_description"))
     if tool == "todo_write":
         return "todo_write", {"todos": [{"content": text, "status": "pending"}]}, f"item {size}"

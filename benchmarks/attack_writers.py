@@ -35,16 +35,22 @@ from compaction import (
 )
 
 SOURCE_MESSAGES = 6000
+"""The copied session's size: a copy of it takes long enough to be killed part-way."""
 
 
 def _source(kit: Kit) -> Path:
-    """The session every SIGKILL case copies (written once per run of the class)."""
+    """The session every SIGKILL case copies (written once per run of the class).
+
+    A run of fewer than 5 cases (the smoke test) copies a tenth of it: the check is the same,
+    the kill may land after the copy finished.
+    """
     path = kit.root / "big.jsonl"
+    size = SOURCE_MESSAGES if kit.cases >= 5 else SOURCE_MESSAGES // 10
     if not path.exists():
         with Session(path) as session:
             session.start_turn("Fix it", mode="agent")
             session.append_many(
-                [Message(role="assistant", content=f"step {i}") for i in range(SOURCE_MESSAGES)]
+                [Message(role="assistant", content=f"step {i}") for i in range(size)]
             )
     return path
 

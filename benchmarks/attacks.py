@@ -69,6 +69,7 @@ def run(
     only: Sequence[str] = (),
     in_process: bool = False,
     postgres_url: str | None = None,
+    start_postgres: bool = True,
 ) -> list[Tally]:
     """Run every class (or `only` those) with `cases` cases each; return their tallies.
 
@@ -80,14 +81,15 @@ def run(
             can be caught) instead of in subprocesses.
         postgres_url: a running server's URL; None starts a throwaway one if the binaries
             exist, and skips the PostgreSQL parts (stated in the tally) otherwise.
+        start_postgres: False: without `postgres_url`, skip the PostgreSQL parts.
     """
     unknown = sorted(set(only) - set(ATTACKS))
     if unknown:
         raise SystemExit(f"attacks: unknown class {unknown[0]!r} (known: {', '.join(ATTACKS)})")
     names = [n for n in ATTACKS if not only or n in only]
     server = None
-    why_no_pg = None
-    if postgres_url is None:
+    why_no_pg = None if start_postgres else "not started (start_postgres=False)"
+    if postgres_url is None and start_postgres:
         try:
             server = pgserver.start(durable=False)
             postgres_url = server.url
