@@ -1,4 +1,4 @@
-"""The attack table's runner (`benchmarks.attacks`): each class once, clean; a broken defence counted.
+"""`benchmarks.attacks`, the attack table: each class once, clean; a broken defence counted.
 
 The classes run in this process (`in_process=True`) with one case each and no PostgreSQL server
 (those parts are recorded as skipped), so the smoke test stays short; each "broken" test
@@ -12,14 +12,14 @@ import re
 import pytest
 
 from benchmarks import attacks
-from benchmarks.attack_kit import leaks, lost_doubled, missing_bytes, secret_forms
+from benchmarks.attack_kit import Tally, leaks, lost_doubled, missing_bytes, secret_forms
 from compaction import secrets
 from compaction.sessions import tool_runs
 
 FAILURES = ("crashes", "lost", "doubled", "leaks", "hangs", "wrong")
 
 
-def _run(*names: str, cases: int = 1) -> dict[str, attacks.Tally]:
+def _run(*names: str, cases: int = 1) -> dict[str, Tally]:
     tallies = attacks.run(cases, 7, only=names, in_process=True, start_postgres=False)
     return {t.attack: t for t in tallies}
 
