@@ -34,7 +34,8 @@ def _new_log(kit: Kit, *, tasks: int = 0, turn: bool = True) -> Path:
 
 def _tool(kit: Kit, tally: Tally, log: Path, name: str, args: object, agent: str = "main") -> int:
     text = args if isinstance(args, str) else json.dumps(args)
-    return kit.cli(tally, ["tool", log, name, "--agent", agent, "--args", text]).code
+    # On stdin, as a model's arguments come: one argv string is capped at 128 KiB on Linux.
+    return kit.cli(tally, ["tool", log, name, "--agent", agent], stdin=text).code
 
 
 def _refused(kit: Kit, tally: Tally, log: Path, name: str, args: object, case: str) -> None:
