@@ -1,0 +1,91 @@
+"""`benchmarks.attacks`, the attack table: each class once, clean; a broken defence counted.
+
+The classes run in this process (`in_process=True`) with one case each and no PostgreSQL server
+(those parts are recorded as skipped), so the smoke test stays short; each "broken" test
+switches one defence off and checks that the runner counts what it lets through.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from benchmarks import attacks
+from benchmarks.attack_kit import Tally, leaks, lost_doubled, missing_bytes, secret_forms
+from compaction import secrets
+from compaction.sessions import tool_runs
+
+FAILURES = ("crashes", "lost", "doubled", "leaks", "hangs", "wrong")
+
+
+def _run(*names: str, cases: int = 1) -> dict[str, Tally]:
+    tallies = attacks.run(cases, 7, only=names, in_process=True, start_postgres=False)
+    return {t.attack: t for t in tallies}
+
+
+@pytest.mark.slow
+def test_every_class_runs_once_with_nothing_wrong() -> None:
+    """Each of the 12 classes runs at least one case; none counts a failure."""
+    tallies = _run()
+    assert list(tallies) == list(attacks.ATTACKS)
+    for name, tally in tallies.items():
+        assert tally.cases >= 1, name
+        assert {f: getattr(tally, f) for f in FAILURES} == dict.fromkeys(FAILURES, 0), (
+            name,
+            tally.examples,
+        )
+    assert "not started" in (tallies["store-url-passwords"].skipped or "")
+    assert "postgresql" in (tallies["concurrent-compaction"].skipped or "")
+    notes = " ".join(tallies["concurrent-compaction"].notes)
+    assert re.search(r"jsonl: landed \d+/\d+", notes)
+    assert re.search(r"sqlite: landed \d+/\d+", notes)
+
+
+def test_a_password_shown_unredacted_is_counted_as_a_leak(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With URL redaction off, the unreachable-server errors print the password: leaks > 0."""
+    nothing = re.compile(r"(?!)")
+    for name in ("_USERINFO", "_QUERY_PASSWORD", "_KEYWORD_PASSWORD"):
+        monkeypatch.setattr(secrets, name, nothing)
+    tally = _run("store-url-passwords", cases=2)["store-url-passwords"]
+    assert tally.leaks > 0
+    assert tally.examples[0].startswith("leaks: ")
+
+
+def test_a_key_echo_left_in_is_counted_as_a_leak(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the key's removal off, an echoed key (any form) is found in the output or the log."""
+    monkeypatch.setattr(secrets, "_remove_secret", lambda text, secret: text)
+    tally = _run("key-echoes", cases=3)["key-echoes"]
+    assert tally.leaks > 0
+
+
+def test_two_lists_in_one_response_accepted_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the one-list rule off, the calls are accepted: counted as wrong and as bytes added."""
+    monkeypatch.setattr(tool_runs, "calls_in_one_response", lambda messages: 0)
+    tally = _run("two-todo-writes")["two-todo-writes"]
+    assert tally.wrong > 0
+    assert tally.doubled > 0
+
+
+def test_secret_forms_cover_case_and_base64_at_any_alignment() -> None:
+    """The leak check finds the key upper-cased and inside `Basic base64(user:key)`."""
+    import base64
+
+    key = "sk-Example-Secret-0042"
+    basic = base64.b64encode(f"user:{key}".encode()).decode()
+    assert leaks(key, [f"got {key.upper()}"]) == ["text 0"]
+    assert leaks(key, ["ok", f"Authorization: Basic {basic}"]) == ["text 1"]
+    assert leaks(key, ["nothing here", "sk-***"]) == []
+    assert all(len(f) >= 8 for f in secret_forms(key))
+
+
+def test_lost_and_doubled_bytes() -> None:
+    """Bytes missing from the start of the log are lost; bytes added to a refused call doubled."""
+    assert lost_doubled(b"abcdef", b"abcdef", appended_ok=False) == (0, 0)
+    assert lost_doubled(b"abcdef", b"abcdefXY", appended_ok=False) == (0, 2)
+    assert lost_doubled(b"abcdef", b"abcdefXY", appended_ok=True) == (0, 0)
+    assert lost_doubled(b"abcdef", b"abXdef", appended_ok=False) == (4, 0)
+    assert missing_bytes(["aa", "bbb"], ["aa"]) == (3, 0)
+    assert missing_bytes(["aa"], ["aa", "aa", "c"]) == (0, 3)
