@@ -28,7 +28,7 @@ from openhands.sdk.llm import LLMResponse, MessageToolCall
 from openhands.sdk.testing import TestLLM
 from openhands.sdk.tool import Action, Observation, ToolDefinition, ToolExecutor, register_tool
 from openhands.tools.task_tracker import TaskTrackerTool
-from pydantic import Field, PrivateAttr, create_model
+from pydantic import PrivateAttr
 
 from benchmarks.peers.drivers._common import (
     TODO_TOOL,
@@ -42,6 +42,7 @@ from benchmarks.peers.drivers._common import (
     versions,
     write_record,
 )
+from benchmarks.peers.drivers._open_actions import open_action_type, recorded_arguments
 
 TODO_NAME = "task_tracker"
 STATUS = {"pending": "todo", "in_progress": "in_progress", "completed": "done"}
@@ -149,7 +150,8 @@ class _Outputs:
 
 
 def _key(arguments: dict[str, Any]) -> str:
-    return json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+    given = {k: v for k, v in arguments.items() if v is not None}
+    return json.dumps(given, sort_keys=True, ensure_ascii=False)
 
 
 class ScriptedObservation(Observation):
@@ -157,25 +159,19 @@ class ScriptedObservation(Observation):
 
 
 def _tool_class(spec: dict[str, Any], outputs: _Outputs) -> type[ToolDefinition]:
-    """Build a ToolDefinition subclass for one session tool spec."""
+    """Build a ToolDefinition subclass for one session tool spec.
+
+    Its action type (`_open_actions.open_action_type`) declares the spec's properties and
+    accepts every recorded argument as given, those an open spec does not declare included.
+    """
     name = spec["name"]
-    props: dict[str, Any] = spec.get("parameters", {}).get("properties", {})
-    required = set(spec.get("parameters", {}).get("required", ()))
-    types = {"string": str, "integer": int, "number": float, "boolean": bool}
-    fields: dict[str, Any] = {}
-    for prop, schema in props.items():
-        typ = types.get(schema.get("type", "string"), str)
-        description = schema.get("description", "")
-        if prop in required:
-            fields[prop] = (typ, Field(description=description))
-        else:
-            fields[prop] = (typ | None, Field(default=None, description=description))
+    parameters: dict[str, Any] = spec.get("parameters") or {}
     camel = "".join(part.title() for part in name.split("_"))
-    action = create_model(f"{camel}Action", __base__=Action, **fields)
+    action = open_action_type(f"{camel}Action", parameters, Action)
 
     class Executor(ToolExecutor):
         def __call__(self, act: Action, conversation: object = None) -> ScriptedObservation:
-            args = act.model_dump(include=set(props), exclude_none=True)
+            args = recorded_arguments(act, parameters)
             observation: ScriptedObservation = ScriptedObservation.from_text(
                 text=outputs.pop(name, args)
             )
