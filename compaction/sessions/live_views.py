@@ -5,6 +5,13 @@ that also owns a source and runs the tools). The usage view (token counts) is fo
 use: a session that only writes or reads todos never loads a tokenizer. Until then its events
 wait, in order, to be counted once.
 
+With a tokenizer loaded, the usage view counts in batches of `COUNT_BATCH` events, not event by
+event: tiktoken then runs in a tight loop instead of between each event's parse and fold, where
+both the counting and the rest of the fold ran slower (measured on a reopen of 5,000 events, in
+one process: 1.85x a raw tiktoken pass event by event, 1.44x in batches; the CPU caches shared by
+the two kinds of work are the likely cause). A read of the usage view counts what still waits
+first; waiting holds at most `COUNT_BATCH` events beyond what the views keep.
+
 Invariant: every view equals a fold of the events applied so far, up to `applied_seq`.
 """
 
@@ -31,6 +38,9 @@ from compaction.views.board import TaskBoard, TasksProjection, TasksState
 from compaction.views.progress import Progress, ProgressProjection
 from compaction.views.token_scale import ScaleState, TokenScaleProjection
 from compaction.views.turn_modes import TurnModes, TurnModesProjection
+
+COUNT_BATCH = 256
+"""Events the usage view lets wait before counting them in one tight loop (tokenizer loaded)."""
 
 
 class LiveViews:
@@ -66,7 +76,7 @@ class LiveViews:
         self._learned: tuple[object, float | None] = (None, None)
         self.applied_seq = 0
         """The seq of the last event applied to the views (0 before any)."""
-        if tokenizer is not None:  # loaded already: count as the log is folded, keep no event
+        if tokenizer is not None:  # loaded already: count as the log is folded, in batches
             self._usage_p = UsageProjection(tokenizer, self._known)
 
     @property
@@ -86,22 +96,32 @@ class LiveViews:
         self._scale = self._scale_p.apply(self._scale, event)
         if isinstance(event, TurnStarted):
             self.mode = event.data.mode
-        if self._usage_p is None:
-            self._uncounted.append(event)
-        else:
-            self._usage = self._usage_p.apply(self._usage, event)
+        self._uncounted.append(event)
+        if self._usage_p is not None and len(self._uncounted) >= COUNT_BATCH:
+            self._count_waiting(self._usage_p)
         self.applied_seq = event.seq
 
     def _counted(self) -> tuple[UsageProjection, UsageState]:
-        """Return the usage projection and state, counting the waiting events on first use."""
+        """Return the usage projection and state, counting the waiting events first."""
         if self._usage_p is None:
             self._usage_p = UsageProjection(self.tokenizer, self._known)
             self._usage = self._usage_p.init()
-            with closing(collector_paused(iter(self._uncounted))) as waiting:
-                for event in waiting:
-                    self._usage = self._usage_p.apply(self._usage, event)
-            self._uncounted = []
+        if self._uncounted:
+            self._count_waiting(self._usage_p)
         return self._usage_p, self._usage
+
+    def _count_waiting(self, projection: UsageProjection) -> None:
+        """Count the waiting events in order, the collector paused; any left by an error wait."""
+        waiting, self._uncounted = self._uncounted, []
+        done = 0
+        with closing(collector_paused(iter(waiting))) as events:
+            try:
+                for event in events:
+                    self._usage = projection.apply(self._usage, event)
+                    done += 1
+            finally:
+                if done < len(waiting):
+                    self._uncounted = waiting[done:]
 
     def event_tokens(self, seq: int) -> int:
         """Return the token count of the applied event with this seq (0 for one never applied).

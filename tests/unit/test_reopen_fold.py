@@ -1,4 +1,4 @@
-"""Reopening a log folds it streaming: with a tokenizer given, counted as it is read."""
+"""Reopening a log folds it streaming: with a tokenizer given, counted in batches as it is read."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import gc
 from pathlib import Path
 
 from compaction import LogError, Message, Session
+from compaction.sessions.live_views import COUNT_BATCH
 from compaction.tokens import TiktokenTokenizer
 
 
@@ -28,14 +29,16 @@ def write(log: Path, n: int) -> int:
 
 
 def test_a_given_tokenizer_counts_while_the_log_is_read(tmp_path: Path) -> None:
-    """Each message is counted during the open (no event waits for a later fold), once."""
+    """Messages are counted during the open a batch at a time (the rest on first read), once."""
     log = tmp_path / "s.jsonl"
-    tokens = write(log, 50)
+    tokens = write(log, COUNT_BATCH + 50)
     tok = CountingTokenizer()
     with Session(log, tokenizer=tok) as again:
-        assert len(tok.counted) == 50  # before any view was read
+        assert len(tok.counted) == COUNT_BATCH  # before any view was read: 50 wait
         assert again.context_tokens == tokens
-        assert len(tok.counted) == 50
+        assert len(tok.counted) == COUNT_BATCH + 50
+        assert again.context_tokens == tokens
+        assert len(tok.counted) == COUNT_BATCH + 50
 
 
 def test_without_a_tokenizer_the_counts_are_the_same(tmp_path: Path) -> None:

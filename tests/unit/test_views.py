@@ -179,33 +179,34 @@ class TestContext:
 
 class TestUsage:
     def test_counts_each_event_once(self, log_path: Path) -> None:
-        """Each event is tokenized once (with a tokenizer given, as it is applied); rereads none."""
+        """Each event is tokenized once (with a tokenizer given, by the next read); rereads none."""
         tok = CountingTokenizer()
         with Session(log_path, tokenizer=tok) as session:
             session.start_turn("add a flag")
             session.todo_write('{"todos": [{"content": "Add it", "status": "in_progress"}]}')
             session.add_message({"role": "assistant", "content": "done now"})
             session.end_turn()
+            _ = session.context_tokens
             calls = len(tok.calls)
             assert calls == 3  # user message, todo/write, assistant message
-            _ = session.context_tokens
-            assert len(tok.calls) == calls
             for _ in range(3):
                 _ = session.usage, session.context_tokens, session.context
             assert len(tok.calls) == calls
             session.add_message({"role": "user", "content": "thanks"})
-            assert len(tok.calls) == calls + 1  # counted once, as it is applied
+            _ = session.context_tokens
+            assert len(tok.calls) == calls + 1  # counted once, by the read after it
             assert session.usage.per_event[0] == 0
             assert session.usage.events == 6
 
     def test_replay_counts_once_per_event(self, log_path: Path) -> None:
-        """Opening a session on an existing log counts each event once, as the log is read."""
+        """Opening a session on an existing log counts each event once."""
         with Session(log_path, tokenizer=CountingTokenizer()) as session:
             session.start_turn("x y z")
         tok = CountingTokenizer()
         with Session(log_path, tokenizer=tok) as session:
-            assert len(tok.calls) == 1
             assert session.usage.total_tokens == 3 + 4  # overhead + "user\nx y z"
+            assert len(tok.calls) == 1
+            assert session.usage.total_tokens == 3 + 4
             assert len(tok.calls) == 1
 
     def test_context_tokens_agrees_with_recount(self, log_path: Path) -> None:
