@@ -312,8 +312,8 @@ def run(
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark from the command line; write the results and the chart."""
+def _parser() -> argparse.ArgumentParser:
+    """The command line's options."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.throughput")
     parser.add_argument("--sizes", type=int, nargs="+", default=None)
     parser.add_argument("--stores", nargs="+", choices=STORES, default=["jsonl"])
@@ -333,7 +333,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--merge", action="store_true", help="keep the other sizes and stores of the out file"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark from the command line; write the results and the chart."""
+    args = _parser().parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
     stores = ["jsonl"] if args.quick else args.stores
     old: list[dict[str, Any]] = []
