@@ -40,14 +40,22 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from benchmarks.throughput_corpus import TRANSCRIPTS as TRANSCRIPTS
 from benchmarks.throughput_corpus import events_of as events_of
 from benchmarks.throughput_phases import BATCH as BATCH
-from benchmarks.throughput_phases import Opener, _raw, _reopen, opener
+from benchmarks.throughput_phases import (
+    MIN_TIMED_EVENTS,
+    Opener,
+    _raw,
+    _reopen,
+    opener,
+    rounds_for,
+    timed_append,
+)
 from benchmarks.throughput_phases import append_all as append_all
 from benchmarks.throughput_phases import fresh_tokenizer as fresh_tokenizer
 from benchmarks.throughput_report import GOALS as GOALS
@@ -113,6 +121,8 @@ class ScalePoint:
     """The machine's 1-minute load average when this size started."""
     load_after: float
     """The same, when it ended."""
+    rounds: int = 1
+    """Rounds the append was timed over (each a fresh log and tokenizer; figures are means)."""
 
 
 def _cpu(fn: Callable[[], T]) -> tuple[T, float, float]:
@@ -177,16 +187,16 @@ def measure(
     n: int,
     *,
     store: str = "jsonl",
-    tokenizer: Tokenizer | None = None,
     trace: bool = True,
     transcripts: Path | None = TRANSCRIPTS,
+    min_timed: int = MIN_TIMED_EVENTS,
 ) -> ScalePoint:
     """Measure every cost at one size in one store (see the module docstring).
 
-    The append counts with `tokenizer` (default: a fresh one, remembering no count of an earlier
-    size or store); the compaction then counts with the session's own, as a live session does.
+    The append counts with a fresh tokenizer (remembering no count of an earlier size, store or
+    round) and is timed over `rounds_for(n, min_timed)` rounds; the compaction then counts with
+    the session's own, as a live session does.
     """
-    tok = tokenizer or fresh_tokenizer()
     events = events_of(n, transcripts=transcripts)
     texts = [message_text(e) for e in events if isinstance(e, Message)]
     text_chars = sum(map(len, texts))
@@ -195,19 +205,16 @@ def measure(
         tempfile.TemporaryDirectory(prefix="harness-scale-") as tmp,
         opener(store, Path(tmp)) as open_,
     ):
-        tokens, raw1, _ = _cpu(lambda: _raw(tok, texts))
-        session, append_s, append_wall = _cpu(
-            lambda: append_all(Path(tmp) / "timed.jsonl", events, tok, open_)
-        )
-        _, raw2, _ = _cpu(lambda: _raw(tok, texts))
-        appended = _Appended(tokens, append_s, append_wall, (raw1 + raw2) / 2)
+        timed = timed_append(Path(tmp), events, texts, open_, rounds_for(n, min_timed))
+        appended = _Appended(timed.tokens, timed.append_s, timed.append_wall, timed.raw_s)
         texts.clear()  # a second copy of every text: not kept through reopen and compaction
-        with session:
-            live = _live_costs(session, tok, open_)
+        with timed.session as session:
+            live = _live_costs(session, fresh_tokenizer(), open_)
         log = Path(tmp) / "timed.jsonl"
         log_bytes = log.stat().st_size if log.exists() else text_chars
         peaks = _peaks(Path(tmp), events, open_) if trace else (None, None)
-    return _point(n, store, log_bytes, appended, live, peaks, (load_before, _load()))
+    point = _point(n, store, log_bytes, appended, live, peaks, (load_before, _load()))
+    return replace(point, rounds=timed.rounds)
 
 
 class _Appended(NamedTuple):
@@ -266,6 +273,7 @@ def run(
     transcripts: Path | None = TRANSCRIPTS,
     warm_up: bool = True,
     on_point: Callable[[list[dict[str, Any]]], None] | None = None,
+    min_timed: int = MIN_TIMED_EVENTS,
 ) -> list[dict[str, Any]]:
     """Measure every size (increasing) in every store; return one plain dict per point.
 
@@ -280,13 +288,18 @@ def run(
         warm_up: measure 200 events first and drop the figures.
         on_point: called with the points measured so far after each one (to save them, so a
             run stopped at 10^6 keeps the smaller sizes).
+        min_timed: a size under this many events has its append timed over several rounds
+            (`benchmarks.throughput_phases.rounds_for`).
     """
     if warm_up:  # imports, encodings, first-call paths: not a cost of the first size
-        measure(200, store="jsonl", trace=False, transcripts=transcripts)
+        measure(200, store="jsonl", trace=False, transcripts=transcripts, min_timed=0)
     out = []
     for n in sorted(sizes):
         for store in stores:
-            point = measure(n, store=store, trace=n <= trace_up_to, transcripts=transcripts)
+            trace = n <= trace_up_to
+            point = measure(
+                n, store=store, trace=trace, transcripts=transcripts, min_timed=min_timed
+            )
             out.append(asdict(point))
             if on_point:
                 on_point(out)
@@ -299,13 +312,19 @@ def run(
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark from the command line; write the results and the chart."""
+def _parser() -> argparse.ArgumentParser:
+    """The command line's options."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.throughput")
     parser.add_argument("--sizes", type=int, nargs="+", default=None)
     parser.add_argument("--stores", nargs="+", choices=STORES, default=["jsonl"])
     parser.add_argument("--quick", action="store_true", help="10^3 and 2x10^3, JSONL: a smoke")
     parser.add_argument("--trace-up-to", type=int, default=100_000)
+    parser.add_argument(
+        "--min-timed-events",
+        type=int,
+        default=MIN_TIMED_EVENTS,
+        help="time a smaller size's append over rounds adding up to this many events",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--transcripts", type=Path, default=TRANSCRIPTS)
     parser.add_argument("--generated-only", action="store_true", help="leave the transcripts out")
@@ -314,7 +333,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--merge", action="store_true", help="keep the other sizes and stores of the out file"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark from the command line; write the results and the chart."""
+    args = _parser().parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
     stores = ["jsonl"] if args.quick else args.stores
     old: list[dict[str, Any]] = []
@@ -337,6 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             transcripts=None if args.generated_only else args.transcripts,
             warm_up=not args.no_warm_up,
             on_point=save,
+            min_timed=args.min_timed_events,
         )
     )
     if args.no_chart:

@@ -10,15 +10,23 @@ Invariants: each phase runs on the session or log it is given and keeps nothing 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from pathlib import Path
+from typing import NamedTuple, TypeVar
 
 from compaction import EventData, Session, Tokenizer, open_store
 from compaction.tokens import TiktokenTokenizer
 
+T = TypeVar("T")
+
 BATCH = 1_000
 """Events appended per locked write (and per fsync)."""
+MIN_TIMED_EVENTS = 10_000
+"""Below this many events a size's append is timed over several rounds (`rounds_for`)."""
+MAX_ROUNDS = 10
 
 
 Opener = Callable[[str, Tokenizer], Session]
@@ -59,6 +67,64 @@ def append_all(
             session.append_many(events[i : i + BATCH])
     _ = session.context_tokens
     return session
+
+
+def rounds_for(n: int, min_timed: int = MIN_TIMED_EVENTS) -> int:
+    """Return how many rounds the append of `n` events is timed over.
+
+    Enough for `min_timed` events in all (at most `MAX_ROUNDS`): one round of 10^3 events
+    takes about a third of a CPU second on each side of the ratio, where a loaded machine's
+    noise moves a single pass by a quarter; summed over rounds, the noise averages out.
+    """
+    return max(1, min(MAX_ROUNDS, -(-min_timed // n))) if n else 1
+
+
+class Timed(NamedTuple):
+    """The append of one size timed over `rounds`, beside the raw passes around each round."""
+
+    session: Session
+    """The last round's session, open (its log is the one named ``timed``)."""
+    tokens: int
+    append_s: float
+    """CPU seconds of one round (the mean over the rounds)."""
+    append_wall: float
+    raw_s: float
+    """CPU seconds of one raw tiktoken pass (the mean of the passes before and after each
+    round)."""
+    rounds: int
+
+
+def timed_append(
+    folder: Path, events: Sequence[EventData], texts: Sequence[str], open_: Opener, rounds: int
+) -> Timed:
+    """Time `rounds` appends of `events` (raw, append, raw, append, ..., raw), each fresh.
+
+    Each round appends to a new log with a fresh tokenizer, so no round's counts are memo hits
+    of an earlier one; only the last round's session (``timed``) is kept and returned.
+    """
+    rounds = max(1, rounds)
+    tok = fresh_tokenizer()
+    tokens, raw_s = _timed(partial(_raw, tok, texts))[:2]
+    append_s = append_wall = 0.0
+    for k in range(rounds):
+        last = k == rounds - 1
+        log = folder / ("timed.jsonl" if last else f"round-{k}.jsonl")
+        session, cpu, wall = _timed(partial(append_all, log, events, tok, open_))
+        append_s, append_wall = append_s + cpu, append_wall + wall
+        raw_s += _timed(partial(_raw, tok, texts))[1]
+        if not last:
+            session.close()
+            log.unlink(missing_ok=True)
+            tok = fresh_tokenizer()
+    per = (append_s / rounds, append_wall / rounds, raw_s / (rounds + 1))
+    return Timed(session, tokens, *per, rounds)
+
+
+def _timed(fn: Callable[[], T]) -> tuple[T, float, float]:
+    """Run `fn`; return its result, its CPU seconds and its wall seconds."""
+    wall, start = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.process_time() - start, time.perf_counter() - wall
 
 
 def fresh_tokenizer() -> Tokenizer:

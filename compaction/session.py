@@ -222,8 +222,7 @@ class Session(LiveViews):
             self._known[events[i].seq] = shown
         if taken:
             # Nobody else appended since our last read: apply our own events directly.
-            for e in events:
-                self._apply(e)
+            self._apply_all(events)
             return events
         self.refresh()
         return events

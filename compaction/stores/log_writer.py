@@ -39,7 +39,6 @@ from compaction.errors import ConfigError, LogError, LogFormatError, SeqConflict
 from compaction.events import (
     Event,
     EventData,
-    dump_event,
     make_event,
 )
 from compaction.stores.locking import lock_exclusive, unlock
@@ -62,6 +61,16 @@ from compaction.stores.log_tail import (
 SyncPolicy = Literal["always", "batch"]
 LOGGER = "compaction.log"
 """The logger a tail repair is reported on (a warning)."""
+
+
+def event_line(event: Event) -> bytes:
+    """Return the event's log line: `dump_event` in UTF-8, and a line break.
+
+    Serialized straight to UTF-8 (pydantic's ``to_json``, which ``model_dump_json`` decodes to
+    a str), so a long text is not copied into a str and encoded back.
+    """
+    line: bytes = event.__pydantic_serializer__.to_json(event, exclude_none=True)
+    return line + b"\n"
 
 
 class SessionLog:
@@ -187,7 +196,7 @@ class SessionLog:
             if expected_seq is not None and expected_seq != seq - 1:
                 raise SeqConflictError(str(self.path), expected_seq, seq - 1)
             events = [make_event(seq + i, d) for i, d in enumerate(items)]
-            lines = [dump_event(e).encode() + b"\n" for e in events]
+            lines = [event_line(e) for e in events]
             for e, raw in zip(events, lines, strict=True):
                 if len(raw) > MAX_EVENT_BYTES:
                     raise LogError(

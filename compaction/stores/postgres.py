@@ -129,11 +129,12 @@ class PostgresStore:
             if expected_seq is not None and expected_seq != last:
                 raise SeqConflictError(self._where(session), expected_seq, last)
             events = [make_event(last + 1 + i, d) for i, d in enumerate(items)]
-            with self._db.cursor() as cur:
-                cur.executemany(
-                    f"INSERT INTO {TABLE} (session, seq, type, body) VALUES (%s, %s, %s, %s)",
-                    [(session, e.seq, e.type, dump_event(e)) for e in events],
-                )
+            with (
+                self._db.cursor() as cur,
+                cur.copy(f"COPY {TABLE} (session, seq, type, body) FROM STDIN") as copy,
+            ):
+                for e in events:
+                    copy.write_row((session, e.seq, e.type, dump_event(e)))
         return events
 
     def read(self, session: str, *, after: int = 0) -> Iterator[Event]:

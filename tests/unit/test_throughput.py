@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import throughput_phases
 from benchmarks.throughput import (
     GOALS,
     append_all,
@@ -18,6 +19,7 @@ from benchmarks.throughput import (
     run,
 )
 from benchmarks.throughput_corpus import _corpus
+from benchmarks.throughput_phases import rounds_for, timed_append
 from benchmarks.throughput_report import performance_table
 from compaction import Message, get_tokenizer
 from compaction.tokens import message_text
@@ -209,3 +211,47 @@ class TestResults:
             {"events": 1000, "store": "jsonl", "v": 2},
             {"events": 1000, "store": "sqlite", "v": 1},
         ]
+
+
+class TestRounds:
+    @pytest.mark.parametrize(
+        ("n", "min_timed", "rounds"),
+        [(1_000, 10_000, 10), (3_000, 10_000, 4), (10_000, 10_000, 1), (100, 10_000, 10),
+         (100_000, 10_000, 1), (500, 0, 1), (500, 1_000, 2)],
+    )  # fmt: skip
+    def test_a_small_size_is_timed_over_rounds_adding_up_to_the_minimum(
+        self, n: int, min_timed: int, rounds: int
+    ) -> None:
+        """Rounds add up to at least `min_timed` events, at most `MAX_ROUNDS` of them."""
+        assert rounds_for(n, min_timed) == rounds
+
+    def test_each_round_appends_a_fresh_log_with_a_fresh_tokenizer(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """No round's counts are memo hits of another's; only the last round's log is kept."""
+        seen: list[tuple[Path, object]] = []
+
+        def spy(path: Path, events: object, tokenizer: object, open_: object) -> object:
+            seen.append((path, tokenizer))
+            return append_all(path, events, tokenizer, open_)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(throughput_phases, "append_all", spy)
+        events = events_of(120, transcripts=None)
+        texts = [message_text(e) for e in events if isinstance(e, Message)]
+        with throughput_phases.opener("jsonl", tmp_path) as open_:
+            timed = timed_append(tmp_path, events, texts, open_, 3)
+        with timed.session as session:
+            assert session.applied_seq == 120
+            assert session.tokenizer is seen[-1][1]
+        assert timed.rounds == 3
+        assert len({id(tok) for _, tok in seen}) == 3
+        assert [p.name for p, _ in seen] == ["round-0.jsonl", "round-1.jsonl", "timed.jsonl"]
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["timed.jsonl"]
+        assert timed.tokens == sum(len(session.tokenizer.encode(t)) for t in texts)
+        assert timed.append_s > 0
+        assert timed.raw_s > 0
+
+    def test_a_point_says_its_rounds(self) -> None:
+        """The rounds a size was timed over are kept with its figures."""
+        assert measure(200, trace=False, transcripts=None, min_timed=400).rounds == 2
+        assert measure(200, trace=False, transcripts=None, min_timed=0).rounds == 1

@@ -1,0 +1,129 @@
+"""Append's token counting: a batch counted ahead, back to back, and lines serialized to bytes.
+
+The oracle is a replay: a new `Session` reading the same log counts every event one by one, so
+a batch counted ahead must give the same count per event, and a log line written straight to
+bytes must be `dump_event` encoded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compaction import EventData, Message, Session, TodoItem, TodoWriteData, TurnStartData
+from compaction.events import ToolCall, dump_event, make_event
+from compaction.sessions.live_views import LiveViews
+from compaction.stores.log_writer import event_line
+from compaction.tokens import TiktokenTokenizer
+from compaction.views import UsageProjection
+
+BATCH: list[EventData] = [
+    TurnStartData(mode="agent"),
+    Message(role="user", content="Fix the parser, please. " * 30),
+    Message(
+        role="assistant",
+        content="Reading it.",
+        tool_calls=(
+            ToolCall.model_validate({"id": "c1", "function": {"name": "read", "arguments": "{}"}}),
+        ),
+    ),
+    Message(role="tool", tool_call_id="c1", content="def parse(line):\n    return line\n" * 400),
+    TodoWriteData(todos=(TodoItem(content="fix parse", status="in_progress"),)),
+    Message(role="assistant", content="Done. é ✓ 漢字"),
+]
+
+
+def per_event(session: Session) -> tuple[int, ...]:
+    return session.usage.per_event
+
+
+class TestCountAhead:
+    def test_a_batch_counts_what_a_replay_counts(self, log_path: Path) -> None:
+        """Every event of a batch appended at once costs what a reopened session counts."""
+        with Session(log_path, tokenizer=TiktokenTokenizer(), tool_output_cap=200) as s:
+            s.append_many(BATCH)
+            appended = per_event(s)
+            assert s.usage.context_tokens > 0
+        with Session(log_path, tokenizer=TiktokenTokenizer()) as again:
+            assert per_event(again) == appended
+        assert len(appended) == len(BATCH)
+        assert all(n > 0 for n in appended[1:])
+
+    def test_one_event_at_a_time_counts_the_same(self, tmp_path: Path) -> None:
+        """Appended in one batch or one by one, the counts are the same."""
+        with Session(tmp_path / "a.jsonl", tokenizer=TiktokenTokenizer()) as batched:
+            batched.append_many(BATCH)
+        with Session(tmp_path / "b.jsonl", tokenizer=TiktokenTokenizer()) as single:
+            for data in BATCH:
+                single.append(data)
+        assert per_event(batched) == per_event(single)
+
+    def test_the_counts_are_taken_ahead_and_none_is_left(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The batch is counted before any view applies it; no count is kept afterwards."""
+        order: list[str] = []
+        ahead, apply = UsageProjection.count_ahead, UsageProjection.apply
+
+        def spy_ahead(self: UsageProjection, events: list[object]) -> None:
+            order.append(f"ahead {len(events)}")
+            ahead(self, events)  # type: ignore[arg-type]
+
+        def spy_apply(self: UsageProjection, state: object, event: object) -> object:
+            order.append(f"apply {len(self.ahead)}")
+            return apply(self, state, event)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(UsageProjection, "count_ahead", spy_ahead)
+        monkeypatch.setattr(UsageProjection, "apply", spy_apply)
+        with Session(log_path, tokenizer=TiktokenTokenizer()) as s:
+            s.append_many(BATCH[:3])
+            assert s._usage_p is not None
+            assert s._usage_p.ahead == {}
+        assert order == ["ahead 3", "apply 3", "apply 2", "apply 1"]
+
+    def test_a_view_that_raises_leaves_no_count_behind(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Counts taken ahead of a batch whose fold failed are dropped, not read later."""
+        views = LiveViews(TiktokenTokenizer())
+        events = [make_event(i + 1, d) for i, d in enumerate(BATCH)]
+        calls = {"n": 0}
+        apply = LiveViews._apply
+
+        def failing(self: LiveViews, event: object) -> None:
+            calls["n"] += 1
+            if calls["n"] == 3:
+                raise RuntimeError("view failed")
+            apply(self, event)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(LiveViews, "_apply", failing)
+        with pytest.raises(RuntimeError, match="view failed"):
+            views._apply_all(events)
+        assert views._usage_p is not None
+        assert views._usage_p.ahead == {}
+
+    def test_without_a_tokenizer_nothing_is_counted_until_read(self, log_path: Path) -> None:
+        """A session that never reads a count (nor clips) loads no tokenizer, batch or not."""
+        with Session(log_path, tool_output_cap=None) as s:
+            s.append_many(BATCH)
+            assert s._tokenizer is None
+            assert s._usage_p is None
+            counted = per_event(s)
+        with Session(log_path, tokenizer=TiktokenTokenizer()) as again:
+            assert per_event(again) == counted
+
+
+class TestEventLine:
+    @pytest.mark.parametrize("seq", range(len(BATCH)))
+    def test_a_line_is_dump_event_encoded(self, seq: int) -> None:
+        """Serialized straight to bytes, a line is `dump_event` in UTF-8 and a line break."""
+        event = make_event(seq + 1, BATCH[seq])
+        assert event_line(event) == (dump_event(event) + "\n").encode()
+
+    def test_the_log_holds_the_lines(self, log_path: Path) -> None:
+        """What the log writes is the lines of its events, in order, non-ASCII text as UTF-8."""
+        with Session(log_path) as s:
+            events = s.append_many(BATCH)
+        assert log_path.read_bytes() == b"".join(event_line(e) for e in events)
+        assert "漢字".encode() in log_path.read_bytes()
