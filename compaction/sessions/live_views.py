@@ -105,8 +105,9 @@ class LiveViews:
     def _apply_all(self, events: Sequence[Event]) -> None:
         """Apply a batch of events, their token counts taken first, back to back.
 
-        (`UsageProjection.count_ahead`: the encoder stays in the CPU's caches.) A count taken
-        ahead and not applied (a view raised) is dropped, so no later event reads it.
+        (`UsageProjection.count_ahead`: the encoder stays in the CPU's caches.) The waiting events
+        are then summed with those counts, so none is tokenized twice. A count taken ahead and
+        not applied (a view raised) is dropped, so no later event reads it.
         """
         usage = self._usage_p
         if usage is None or len(events) < 2:
@@ -117,6 +118,8 @@ class LiveViews:
             usage.count_ahead(events)
             for event in events:
                 self._apply(event)
+            if self._uncounted:  # the batch waits (`COUNT_BATCH`): sum it with the counts taken
+                self._count_waiting(usage)
         finally:
             usage.ahead.clear()
 

@@ -127,3 +127,27 @@ class TestEventLine:
             events = s.append_many(BATCH)
         assert log_path.read_bytes() == b"".join(event_line(e) for e in events)
         assert "漢字".encode() in log_path.read_bytes()
+
+
+class TestCountedOnce:
+    def test_a_batch_that_waits_is_not_tokenized_again(
+        self, log_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A batch smaller than `COUNT_BATCH` is counted ahead once and summed from those counts.
+
+        (The usage view lets events wait for a batch; the counts taken ahead must not be thrown
+        away while they wait, or append would tokenize every text twice.)
+        """
+        seen: list[int] = []
+        counted = UsageProjection.event_tokens
+
+        def spy(self: UsageProjection, event: object) -> int:
+            seen.append(event.seq)  # type: ignore[attr-defined]
+            return counted(self, event)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(UsageProjection, "event_tokens", spy)
+        with Session(log_path, tokenizer=TiktokenTokenizer(), tool_output_cap=None) as s:
+            s.append_many(BATCH)
+            totals = per_event(s)
+        assert len(totals) == len(BATCH)
+        assert sorted(seen) == list(range(1, len(BATCH) + 1))
