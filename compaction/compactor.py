@@ -34,7 +34,9 @@ span to the cut; the kept tail is everything after it. A cut falls before a user
 before an assistant message once every earlier tool call has its result (so inside a long turn),
 or after the last message, and never between a tool call and its result. Of those cuts, the
 compactor keeps the longest tail within `CompactionPolicy.retain_tokens` that also leaves room in
-the window for the fixed part, the system messages, the Checkpoint and the reserve.
+the window for the fixed part, the system messages, the Checkpoint and the reserve;
+when no non-empty tail is within retain, it keeps the latest step if that fits the room (retain
+0 asks for no tail).
 
 The guarantee. After a compaction the whole request fits the window:
 ``fixed + tokens_after + output_reserve <= window_tokens``. When the Checkpoint turns out larger
