@@ -5,7 +5,7 @@ Two kinds of session run through the same loop: the real transcripts of ../share
 named), and generated sessions made of one request followed by a single turn of 100 tool rounds,
 some of whose outputs are larger than the window. Each runs at windows of 8,192 and 32,000
 tokens with the 2,563-token tool catalog of ``prompts/examples/coding_tools.json`` and the
-default policy otherwise (threshold 0.8, retain 0.16, tool outputs clipped at 0.1 of the window).
+default policy otherwise (threshold 0.9, retain 0.1, tool outputs clipped at 0.1 of the window).
 
 The loop appends the session's events to a live `Session` (its tool-output cap set from the
 policy); before each model call (each assistant message, and one more at the end when the agent

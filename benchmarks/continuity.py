@@ -40,9 +40,9 @@ from harness.simulation import (
 )
 
 RETAINS: tuple[float, ...] = (0.05, 0.10, 0.16, 0.25, 0.33)
-"""B's tail shares measured (0.16 is the default)."""
+"""B's tail shares measured (0.1 is the default)."""
 THRESHOLDS: tuple[float, ...] = (0.7, 0.8, 0.9)
-"""B's trigger shares measured (0.8 is the default)."""
+"""B's trigger shares measured (0.9 is the default; the benchmark's matched budget is 0.8)."""
 GENERATED: tuple[tuple[int, int], ...] = ((12, 0), (12, 1), (24, 2))
 """(turns, seed) of the generated sessions: the benchmark's own, in every shape."""
 

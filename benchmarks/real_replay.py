@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import summary_pricing
+from benchmarks.matched import matched_policy
 from compaction import CompactionPolicy, EventData, Message, get_tokenizer
 from compaction.events import TaskCreateData, TaskUpdateData
 from compaction.importers import load
@@ -301,7 +302,7 @@ def run(
 ) -> dict[str, Any]:
     """Replay the named real sessions (default: all) under every run; return plain data."""
     say = progress or (lambda _line: None)
-    policy = CompactionPolicy(window_tokens=window)
+    policy = matched_policy(window)
     named = sessions_in(folder)
     chosen = list(sessions) if sessions is not None else list(named)
     records: list[dict[str, Any]] = []

@@ -37,6 +37,7 @@ from benchmarks import (
     throughput,
     usage_check,
 )
+from benchmarks.matched import matched_policy
 from benchmarks.report_sections import (
     MODEL_NAMES,
     _pct,
@@ -118,7 +119,7 @@ class BenchConfig:
 
     def policy(self) -> CompactionPolicy:
         """Return the compaction policy of every compacting strategy."""
-        return CompactionPolicy(window_tokens=self.window_tokens)
+        return matched_policy(self.window_tokens)
 
     @property
     def budget(self) -> int:

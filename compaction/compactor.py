@@ -27,14 +27,16 @@ The budget. Everything the model receives counts: the fixed part of the request 
 and tool catalog, which the caller measures and passes as ``fixed_tokens``: this package never
 builds prompts; `prompts.fixed_tokens` does it), the context view (system messages from the log,
 the Checkpoint, the kept messages) and the output reserved for the reply. Compaction is due when
-``fixed + context + output_reserve`` reaches ``threshold`` (default 0.8) of the window.
+``fixed + context + output_reserve`` reaches ``threshold`` (default 0.9) of the window.
 
 The cut (`compaction.cuts`). The span replaced runs from just after the previous checkpoint's
 span to the cut; the kept tail is everything after it. A cut falls before a user message, or
 before an assistant message once every earlier tool call has its result (so inside a long turn),
 or after the last message, and never between a tool call and its result. Of those cuts, the
 compactor keeps the longest tail within `CompactionPolicy.retain_tokens` that also leaves room in
-the window for the fixed part, the system messages, the Checkpoint and the reserve.
+the window for the fixed part, the system messages, the Checkpoint and the reserve;
+when no non-empty tail is within retain, it keeps the latest step if that fits the room (retain
+0 asks for no tail).
 
 The guarantee. After a compaction the whole request fits the window:
 ``fixed + tokens_after + output_reserve <= window_tokens``. When the Checkpoint turns out larger

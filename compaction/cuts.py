@@ -18,11 +18,16 @@ request after the Checkpoint's user message is valid for OpenAI chat completions
 consecutive same-role messages merge, alternates roles as Anthropic requires.
 
 Of the allowed cuts, `select_cut` takes the one that keeps the longest tail within the retain
-budget; when none fits, the one with the shortest tail.
+budget. When none fits, it keeps the latest step (the shortest non-empty allowed tail, as the
+context shows it: a huge tool result is already clipped there, `compaction.clipping`) if it fits
+the room the request has beside the Checkpoint; only when even that does not fit, the shortest
+tail (empty after the last message). Retain is a target for the tail, the room is the limit: a
+latest step a little over retain stays verbatim rather than leaving the model nothing.
 
 Invariants: a cut never splits a call from its result (also checked on replay by
 `compaction.invariants.check_checkpoint_cut`); the kept tail opens with a user or an assistant
-message.
+message; when some non-empty allowed tail fits the room, the tail kept is non-empty and fits it
+(`tests/property/test_cut_room_props.py`).
 """
 
 from __future__ import annotations
@@ -85,11 +90,19 @@ def cut_points(messages: Sequence[Message]) -> list[int]:
     ]
 
 
-def select_cut(messages: Sequence[Message], tokens: Sequence[int], retain_tokens: int) -> int:
+def select_cut(
+    messages: Sequence[Message],
+    tokens: Sequence[int],
+    retain_tokens: int,
+    room_tokens: int | None = None,
+) -> int:
     """Return the cut position k (replace ``messages[:k]``, keep the rest); k >= 1.
 
     Of the allowed cuts (`cut_points`), the smallest whose tail fits `retain_tokens` wins, so
-    the tail is the longest that fits; when none fits, the largest (the shortest tail).
+    the tail is the longest that fits. When none fits: the latest step (the largest allowed cut
+    that keeps a message) if its tail fits `room_tokens`, the tokens the request has beside the
+    Checkpoint (None: no room is known, so retain is the limit); else the largest cut (the
+    shortest tail).
 
     Raises:
         CompactionError: ``nothing_to_compact`` with no message, ``no_safe_cut`` with no allowed
@@ -105,8 +118,13 @@ def select_cut(messages: Sequence[Message], tokens: Sequence[int], retain_tokens
             "request; append the pending tool results, then compact",
         )
     tail = tail_tokens(tokens)
-    fitting = [k for k in candidates if tail[k] <= retain_tokens]
-    return fitting[0] if fitting else candidates[-1]
+    steps = [k for k in candidates if k < len(messages)]  # the cuts that keep a message
+    fitting = [k for k in steps if tail[k] <= retain_tokens]
+    if fitting:
+        return fitting[0]
+    if steps and room_tokens is not None and tail[steps[-1]] <= room_tokens:
+        return steps[-1]  # the latest step, over retain but within the room
+    return candidates[-1]
 
 
 def tail_tokens(tokens: Sequence[int]) -> list[int]:

@@ -3,9 +3,11 @@
 `plan_compaction(session, policy, ...)` computes the compaction of the session as it is now and
 appends nothing; `compaction.compactor.compact` appends what it returns. The plan keeps the
 longest tail within `CompactionPolicy.retain_tokens` that leaves room in the window for the
-fixed part, the system messages, the Checkpoint and the reserve; when the Checkpoint comes out
-larger than planned, the cut moves later and the span is summarized again; when even an empty
-tail does not fit, it raises ``CompactionError("does_not_fit")`` naming the parts.
+fixed part, the system messages, the Checkpoint and the reserve; when no non-empty tail is
+within retain, the latest step if it fits that room (`compaction.cuts.select_cut`); when the
+Checkpoint comes out larger than planned, the cut moves later and the span is summarized again;
+when even an empty tail does not fit, it raises ``CompactionError("does_not_fit")`` naming the
+parts.
 
 Invariants: the plan never splits a tool call from its result (`compaction.cuts`); the same
 session and policy give the same plan, byte for byte.
@@ -195,11 +197,18 @@ class Plan:
         )
 
     def first_cut(self) -> int:
-        """Return the cut keeping the longest tail within retain and beside a planned Checkpoint."""
+        """Return the cut keeping the longest tail within retain and beside a planned Checkpoint.
+
+        When no non-empty tail fits retain, the latest step is kept if it fits beside the
+        planned Checkpoint (`select_cut`; not with retain 0, which asks for no tail); `fit`
+        then checks it against the real one.
+        """
         planned = self.checkpoint_tokens(self.skeleton(), len(self.context.seqs))
         planned += self.policy.summary_tokens
-        budget = min(self.policy.retain_tokens, self.room - planned)
-        return select_cut(self.context.messages, self.tokens, budget)
+        beside = self.room - planned
+        retain = self.policy.retain_tokens
+        room = beside if retain > 0 else None  # retain 0 asks for no tail at all
+        return select_cut(self.context.messages, self.tokens, min(retain, beside), room)
 
     def fit(self, k: int, instructions: str | None) -> Fitted:
         """Return the cut, the Checkpoint, the summarizer used, any fallback reason, the span.

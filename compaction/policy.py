@@ -2,9 +2,12 @@
 
 Everything the model receives counts: the fixed part (system prompt and tool catalog, measured by
 the caller), the context view and the output reserved for the reply. Compaction is due when
-``fixed + context + output_reserve`` reaches ``threshold`` of the window (default 0.8 of 128,000
-tokens); the kept tail takes at most ``retain`` of the window (default 0.16); a tool result
-larger than ``tool_output_share`` of the window enters the context clipped (default 0.1).
+``fixed + context + output_reserve`` reaches ``threshold`` of the window (default 0.9 of 128,000
+tokens); the kept tail takes at most ``retain`` of the window (default 0.1; when the latest step
+alone is larger, it is kept if it fits, `compaction.cuts.select_cut`); a tool result larger than
+``tool_output_share`` of the window enters the context clipped (default 0.1). The defaults come
+from the continuity grid (`benchmarks/continuity.py`, "Choosing B's defaults" in
+`benchmarks/README.md`).
 
 The task-boundary trigger. With ``boundary_threshold`` (say 0.5), compaction is also due when a
 todo item or a shared task turned completed since the last compaction and the whole request is at
@@ -30,6 +33,12 @@ DEFAULT_WINDOW: Final = 128_000
 DEFAULT_TOOL_OUTPUT_SHARE: Final = 0.1
 """Default share of the window a single tool result may take in the context."""
 
+DEFAULT_THRESHOLD: Final = 0.9
+"""Default share of the window at which the whole request is due for compaction."""
+
+DEFAULT_RETAIN: Final = 0.1
+"""Default share of the window the kept tail may take."""
+
 DEFAULT_TOOL_OUTPUT_CAP: Final = int(DEFAULT_TOOL_OUTPUT_SHARE * DEFAULT_WINDOW)
 """A session's default tool-output cap, in tokens: 0.1 of the default window (12,800)."""
 
@@ -41,8 +50,8 @@ class CompactionPolicy:
     Args:
         window_tokens: the model's context window, in tokens.
         threshold: compact when the whole request (fixed part, context and output reserve)
-            reaches this share of the window (default 0.8).
-        retain: keep at most this share of the window verbatim as the tail (default 0.16).
+            reaches this share of the window (default 0.9).
+        retain: keep at most this share of the window verbatim as the tail (default 0.1).
         output_reserve: tokens kept free for the model's reply, counted in the request
             (default 0).
         summary_share: share of the window the narrative sections may use (default 0.03).
@@ -58,8 +67,8 @@ class CompactionPolicy:
     """
 
     window_tokens: int = DEFAULT_WINDOW
-    threshold: float = 0.8
-    retain: float = 0.16
+    threshold: float = DEFAULT_THRESHOLD
+    retain: float = DEFAULT_RETAIN
     output_reserve: int = 0
     summary_share: float = 0.03
     tool_output_share: float = DEFAULT_TOOL_OUTPUT_SHARE

@@ -98,11 +98,14 @@ def _add_budget_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--threshold",
         type=float,
-        default=0.8,
-        help="compact when the whole request reaches this share of the window (0.8)",
+        default=CompactionPolicy().threshold,
+        help="compact when the whole request reaches this share of the window (%(default)s)",
     )
     p.add_argument(
-        "--retain", type=float, default=0.16, help="keep at most this share verbatim (0.16)"
+        "--retain",
+        type=float,
+        default=CompactionPolicy().retain,
+        help="keep at most this share verbatim (%(default)s)",
     )
     p.add_argument(
         "--reserve", type=int, default=0, help="tokens kept free for the model's reply (0)"

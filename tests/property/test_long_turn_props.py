@@ -117,9 +117,13 @@ def check_after(session: Session, result: CompactionResult, policy: CompactionPo
     cuts = reference_cuts(before)
     k = result.replaced_messages
     assert k in cuts
-    assert sum(tokens[k:]) <= policy.retain_tokens or k == cuts[-1]
+    steps = [c for c in cuts if c < len(before)]
+    latest = steps[-1] if steps else None  # over retain, the latest step may stay
+    assert sum(tokens[k:]) <= policy.retain_tokens or k in (cuts[-1], latest)
     if any(c < len(before) and sum(tokens[c:]) <= budget for c in cuts):
         assert span, "a tail fits but none was kept"
+    if latest is not None and policy.retain_tokens and sum(tokens[latest:]) <= room:
+        assert span, "the latest step fits the room but no tail was kept"
 
 
 def _before_compaction(session: Session, result: CompactionResult) -> list[Message]:

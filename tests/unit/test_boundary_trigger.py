@@ -23,13 +23,13 @@ BOUNDARY = CompactionPolicy(window_tokens=WINDOW, boundary_threshold=0.5)
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"boundary_threshold": 0.0}, r"boundary_threshold must be in \(0, threshold=0.8\]"),
-        ({"boundary_threshold": 0.9}, r"boundary_threshold must be in \(0, threshold=0.8\]"),
+        ({"boundary_threshold": 0.0}, r"boundary_threshold must be in \(0, threshold=0.9\]"),
+        ({"boundary_threshold": 0.95}, r"boundary_threshold must be in \(0, threshold=0.9\]"),
         ({"boundary_threshold": -0.1}, "boundary_threshold must be in"),
         ({"boundary_threshold": float("nan")}, "boundary_threshold must be a number or None"),
         ({"boundary_threshold": True}, "boundary_threshold must be a number or None"),
         ({"boundary_threshold": "0.5"}, "boundary_threshold must be a number or None"),
-        ({"boundary_threshold": 0.15}, r"must stay below boundary_threshold \(0.15\)"),
+        ({"boundary_threshold": 0.12}, r"must stay below boundary_threshold \(0.12\)"),
     ],
 )
 def test_bad_boundaries_are_refused_at_construction(
@@ -50,8 +50,8 @@ class TestIsDue:
             (floor, 1, True),
             (floor, 0, False),
             (floor + 100, 3, True),
-            (int(0.8 * WINDOW), 0, True),  # the size trigger still holds
-            (int(0.8 * WINDOW) - 1, 0, False),
+            (int(0.9 * WINDOW), 0, True),  # the size trigger still holds
+            (int(0.9 * WINDOW) - 1, 0, False),
         ],
     )
     def test_due_at_the_floor_only_after_a_completion(

@@ -86,11 +86,11 @@ SMALL = CompactionPolicy(window_tokens=4000)
 
 class TestPolicy:
     def test_defaults(self) -> None:
-        """Defaults: 0.8 threshold, 0.16 tail, no reserve."""
+        """Defaults: 0.9 threshold, 0.1 tail, no reserve (chosen on the continuity grid)."""
         p = CompactionPolicy()
-        assert (p.threshold, p.retain, p.output_reserve) == (0.8, 0.16, 0)
-        assert p.trigger_tokens == int(0.8 * p.window_tokens)
-        assert p.retain_tokens == int(0.16 * p.window_tokens)
+        assert (p.threshold, p.retain, p.output_reserve) == (0.9, 0.1, 0)
+        assert p.trigger_tokens == int(0.9 * p.window_tokens)
+        assert p.retain_tokens == int(0.1 * p.window_tokens)
 
     def test_reserve_counts_in_the_request(self) -> None:
         """The output reserve counts in the request: due at threshold * window - reserve."""
@@ -102,7 +102,7 @@ class TestPolicy:
 
     def test_fixed_part_counts_in_the_request(self) -> None:
         """System prompt and tools count: due when fixed + context reaches the trigger."""
-        p = CompactionPolicy(window_tokens=10_000)
+        p = CompactionPolicy(window_tokens=10_000, threshold=0.8)
         assert p.trigger_tokens == 8_000
         assert p.should_compact(5_000, fixed_tokens=3_000)
         assert not p.should_compact(4_999, fixed_tokens=3_000)
@@ -127,7 +127,7 @@ class TestPolicy:
             ({"summary_share": 0}, r"summary_share must be in \(0, 1\), not 0"),
             ({"output_reserve": -1}, r"output_reserve must be an integer in \[0, window_tokens\)"),
             ({"output_reserve": 128_000}, r"output_reserve .* not 128000"),
-            ({"output_reserve": 102_400}, r"output_reserve \(102400\) must stay below the trigger"),
+            ({"output_reserve": 115_200}, r"output_reserve \(115200\) must stay below the trigger"),
             ({"tool_output_share": 0}, r"tool_output_share must be in \(0, 1\), not 0"),
             ({"tool_output_share": 1.0}, r"tool_output_share must be in \(0, 1\), not 1.0"),
             ({"threshold": 2, "retain": 2}, r"threshold .* not 2; retain .* not 2"),
@@ -562,7 +562,7 @@ class TestFailurePaths:
         reserved = f", {reserve} reserved for the reply" if reserve else ""
         assert str(caught.value) == (
             f"below_threshold: the request holds {fixed + context} tokens{parts}{reserved}, "
-            f"below the trigger of {policy.trigger_tokens} (0.8 of a 100000-token window); "
+            f"below the trigger of {policy.trigger_tokens} (0.9 of a 100000-token window); "
             "nothing was done (force it with force=True, CLI --force)"
         )
 
@@ -666,10 +666,10 @@ class TestMaybeCompactDefault:
             turn(session, 1)
             turn(session, 2)
             context = session.context_tokens
-            under = CompactionPolicy(window_tokens=100_000, output_reserve=80_000 - context - 1)
+            under = CompactionPolicy(window_tokens=100_000, output_reserve=90_000 - context - 1)
             assert under.trigger_tokens == context + 1
             assert maybe_compact(session, under) is None
-            at = CompactionPolicy(window_tokens=100_000, output_reserve=80_000 - context)
+            at = CompactionPolicy(window_tokens=100_000, output_reserve=90_000 - context)
             assert maybe_compact(session, at) is not None
 
 

@@ -24,6 +24,7 @@ from langchain.agents.middleware import (
 )
 from langgraph.checkpoint.memory import InMemorySaver
 
+from benchmarks.matched import TAIL_SHARE
 from benchmarks.peers.drivers._common import (
     Recorder,
     StepQueue,
@@ -38,9 +39,8 @@ from benchmarks.peers.drivers._lc import (
 )
 
 VARIANTS: tuple[str, ...] = ("defaults", "untrimmed", "tail-tokens")
-TAIL_SHARE = 0.2
-"""Tail kept by ``tail-tokens``, as a share of the budget: ours keeps at most 0.16 of the window
-and triggers at 0.8 of it, so 0.2 of the trigger."""
+# ``tail-tokens`` keeps TAIL_SHARE of the budget: B's default retain of the window over the
+# matched threshold (`benchmarks.matched`), so it follows B's default.
 
 
 class MessageTail(AgentMiddleware[Any, Any, Any]):
