@@ -8,6 +8,9 @@ Invariants:
   taken for a file name;
 - anything else is one JSONL file (`FileStore`), which holds one session: naming another
   session there is refused, as is a store URL without a session;
+- a target with a password in libpq's keyword form (``host=... password=...``) is refused,
+  never taken for a file name (the file, and the session named after it, would hold the
+  password);
 - a store this module opened is closed again when naming its session fails.
 """
 
@@ -18,7 +21,7 @@ from typing import Final
 from urllib.parse import parse_qs
 
 from compaction.errors import ConfigError
-from compaction.secrets import redact_url
+from compaction.secrets import passwords_in, redact_url
 from compaction.stores.file import FileStore
 from compaction.stores.jsonl import JsonlStore
 from compaction.stores.log_reader import ReadReport
@@ -91,9 +94,15 @@ def open_store(
         report: a JSONL file only: where its reads are counted.
 
     Raises:
-        ConfigError: an unknown scheme or a URL without a path.
+        ConfigError: an unknown scheme, a URL without a path, or a libpq keyword string
+            holding a password (refused rather than taken for a file name).
         LogError: the store cannot be opened.
     """
+    if isinstance(target, str) and "://" not in target and passwords_in(target):
+        raise ConfigError(
+            f"{redact_url(target)!r} looks like a libpq keyword string, not a store: write it "
+            "as a URL, postgresql://user:password@host/db"
+        )
     if isinstance(target, Path) or "://" not in target:
         return FileStore(target, sync=sync, skip_bad_lines=skip_bad_lines, report=report)
     if not is_store_url(target):

@@ -165,3 +165,32 @@ def test_a_file_path_error_is_unchanged(tmp_path: Path) -> None:
     done = run_cli("log", tmp_path / "missing.jsonl")
     assert done.returncode != 0
     assert str(tmp_path / "missing.jsonl") in done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("sessions", "{kw}"),
+        ("log", "{kw}"),
+        ("todos", "{kw}"),
+        ("copy", FIXTURES / "codex_small.jsonl", "{kw}"),
+        ("copy", FIXTURES / "codex_small.jsonl", "{kw}", "--as", "x"),
+        ("import", "auto", FIXTURES / "codex_small.jsonl", "-o", "{kw}"),
+    ],
+)
+def test_a_libpq_keyword_string_is_refused_not_taken_for_a_file(
+    argv: tuple[str | Path, ...], tmp_path: Path
+) -> None:
+    """``host=... password=...`` is refused in one line; no file or session holds the password.
+
+    (Found by `python -m benchmarks.attacks`: it was opened as a JSONL path, so `copy` wrote a
+    file named after it and `sessions` listed the password as the session name.)
+    """
+    keyword = f"host=127.0.0.1 port=1 dbname=db user=u password={PASSWORD}"
+    args = [a.format(kw=keyword) if isinstance(a, str) else a for a in argv]
+    done = run_cli(*args, cwd=tmp_path)
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert "libpq keyword string" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    _clean(done.stdout, done.stderr)
+    assert list(tmp_path.iterdir()) == []
