@@ -33,6 +33,7 @@ from compaction import (
     compact,
     get_tokenizer,
 )
+from compaction.errors import LogFormatError
 from compaction.stores import FileStore
 from compaction.tokens import TOKENIZER_NAMES
 from harness.commands import backend_options, llm_options
@@ -219,7 +220,19 @@ def _policy(args: argparse.Namespace) -> CompactionPolicy:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Compact the log, or say why not."""
+    """Compact the log, or say why not; a file whose first line is no event is not a log."""
+    try:
+        return _run(args)
+    except LogFormatError as exc:
+        if exc.line != 1:
+            raise
+        raise LogError(
+            f"{args.log} is not a session log: line 1: {exc.reason} (a session log holds one "
+            "JSON event a line; see harness log --schema)"
+        ) from None
+
+
+def _run(args: argparse.Namespace) -> int:
     policy = _policy(args)
     busy = progress(f"compacting {args.log}", show=is_large(args.log))
     with busy, open_session(args, tokenizer=get_tokenizer(args.tokenizer)) as session:

@@ -13,7 +13,13 @@ from compaction import Session
 
 @pytest.mark.parametrize(
     "content",
-    [bytes(range(256)).replace(b"\n", b"") * 8, b"\x00" * 4096, b"\x89PNG\r\x1a" + b"\xff" * 900],
+    [
+        bytes(range(256)).replace(b"\n", b"") * 8,
+        b"\x00" * 4096,
+        b"\x89PNG\r\x1a" + b"\xff" * 900,
+        b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4,  # newlines: line 1 is a whole bad line
+        b"GIF89a\x01\x00\n{not json}\n",
+    ],
 )
 def test_compact_on_a_binary_file_says_not_a_log(content: bytes, tmp_path: Path) -> None:
     """A binary file is refused as "not a session log" (exit 2), left byte-identical."""
