@@ -15,22 +15,28 @@ RESULTS_FORMAT = "context-harness/peers"
 RESULTS_VERSION = 1
 
 
-def kept_records(path: Path, budget: int, rerun: set[tuple[Any, Any, Any]]) -> list[dict[str, Any]]:
+def record_key(record: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
+    """What identifies a peer record: (peer, variant, summarizer, session)."""
+    return (
+        record.get("peer"),
+        record.get("variant"),
+        record.get("summarizer"),
+        record.get("session"),
+    )
+
+
+def kept_records(path: Path, budget: int, rerun: set[tuple[Any, ...]]) -> list[dict[str, Any]]:
     """Return the records of an earlier ``peers.json`` at `budget` that this run did not redo.
 
-    `rerun` holds the (peer, variant, session) triples just measured; every other record stays,
-    the other variants and sessions of a rerun peer included.
+    `rerun` holds the `record_key`s just measured; every other record stays, the other
+    variants, summarizers and sessions of a rerun peer included.
     """
     if not path.is_file():
         return []
     doc = json.loads(path.read_text(encoding="utf-8"))
     if doc.get("budget") != budget:
         raise ValueError(f"{path} was measured at budget {doc.get('budget')}, not {budget}")
-    return [
-        r
-        for r in doc.get("records") or ()
-        if (r.get("peer"), r.get("variant"), r.get("session")) not in rerun
-    ]
+    return [r for r in doc.get("records") or () if record_key(r) not in rerun]
 
 
 def write_results(records: Sequence[dict[str, Any]], path: Path, *, budget: int) -> Path:

@@ -33,7 +33,12 @@ from benchmarks.peers.driver_batches import (
     run_batch,
 )
 from benchmarks.peers.peer_sessions import SESSION_SETS, default_sessions, session_name
-from benchmarks.peers.results_file import RESULTS_FORMAT, kept_records, write_results
+from benchmarks.peers.results_file import (
+    RESULTS_FORMAT,
+    kept_records,
+    record_key,
+    write_results,
+)
 from benchmarks.peers.tables import markdown_table, progress_line, summary_table
 from benchmarks.peers.venvs import PeerEnv, VenvStatus, default_root, ensure_venv, find_python
 from compaction import Tokenizer, get_tokenizer
@@ -174,7 +179,7 @@ def run_peers(
     records = run.all(jobs, workers)
     if only:
         order = {p.name: i for i, p in enumerate(PEERS)}
-        rerun = {(r.get("peer"), r.get("variant"), r.get("session")) for r in records}
+        rerun = {record_key(r) for r in records}
         kept = kept_records(out_dir / "peers.json", budget, rerun)
         records = sorted(kept + records, key=lambda r: order.get(r.get("peer", ""), len(order)))
     write_results(records, out_dir / "peers.json", budget=budget)

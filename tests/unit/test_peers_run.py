@@ -288,3 +288,17 @@ class TestVenvs:
     def test_this_python_is_found(self):
         """The running interpreter satisfies its own version."""
         assert find_python(sys.version_info[:2]) is not None
+
+
+class TestKeptRecords:
+    def test_a_rerun_of_one_summarizer_keeps_the_others(self, tmp_path: Path) -> None:
+        """Rerunning `--summarizer copy-todos` replaces only those records, not `structural`'s."""
+        from benchmarks.peers.results_file import kept_records, record_key, write_results
+
+        def rec(summarizer: str, session: str) -> dict[str, object]:
+            return {"peer": "p", "variant": "v", "summarizer": summarizer, "session": session}
+
+        old = [rec("structural", "s1"), rec("copy-todos", "s1"), rec("structural", "s2")]
+        write_results(old, tmp_path / "peers.json", budget=24_000)
+        kept = kept_records(tmp_path / "peers.json", 24_000, {record_key(rec("copy-todos", "s1"))})
+        assert [record_key(r) for r in kept] == [record_key(old[0]), record_key(old[2])]
