@@ -30,7 +30,7 @@ def read_file(args: dict[str, Any]) -> ToolResult:
 def run(log: str, request: str) -> None:
     """Run one request to the end: call the model until it stops calling tools."""
     client, model = anthropic.Anthropic(), os.environ.get("MODEL", "claude-sonnet-4-5")
-    policy = CompactionPolicy(int(os.environ.get("WINDOW_TOKENS", "160000")))  # Claude's, <200k
+    policy = CompactionPolicy(int(os.environ.get("WINDOW_TOKENS", "140000")))  # Claude's, <200k
     builder, mode = PromptBuilder(ToolCatalog([READ_FILE])), get_mode("agent")
     with Session(log, tool_output_cap=policy.tool_output_tokens) as session:
         session.start_turn(request)

@@ -27,13 +27,13 @@ from compaction import (
     ConfigError,
     ExtractiveSummarizer,
     LogError,
+    LogFormatError,
     Session,
     Summarizer,
     TaskRef,
     compact,
     get_tokenizer,
 )
-from compaction.errors import LogFormatError
 from compaction.stores import FileStore
 from compaction.tokens import TOKENIZER_NAMES
 from harness.commands import backend_options, llm_options

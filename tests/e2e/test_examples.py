@@ -418,7 +418,7 @@ class TestContextOverflow:
             "error: RequestOverflowError: the provider refused the request as too long after "
             "one compaction and a retry: about "
         )
-        window = "128000" if example.api == "openai" else "160000"
+        window = "128000" if example.api == "openai" else "140000"
         assert f" tokens against a {window}-token window (BadRequestError: " in line
         assert KEY not in line
         assert stub.refused == [4, 5]

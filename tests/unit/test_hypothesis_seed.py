@@ -63,7 +63,8 @@ def run_probe(
 
 @pytest.fixture
 def probe(tmp_path: Path) -> Path:
-    shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
+    for name in ("conftest.py", "cost_order.py", "cpu_costs.json"):  # conftest imports cost_order
+        shutil.copy(TESTS / name, tmp_path / name)
     (tmp_path / "test_probe.py").write_text(PROBE, encoding="utf-8")
     return tmp_path
 

@@ -23,7 +23,8 @@ from benchmarks.peers.drivers._open_actions import (
     open_action_type,
     recorded_arguments,
 )
-from benchmarks.peers.run import DRIVER_ENV, ENVS
+from benchmarks.peers.driver_batches import DRIVER_ENV
+from benchmarks.peers.run import ENVS
 from benchmarks.peers.venvs import default_root, is_ready, venv_python
 
 REPO = Path(__file__).resolve().parents[2]

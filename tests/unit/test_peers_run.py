@@ -163,9 +163,10 @@ class TestRunPeers:
         [session] = default_sessions(tmp_path, quick=True, which="synthetic")
         out = tmp_path / "out"
         name = session.stem
-        other = {"peer": "openhands-condenser", "variant": "defaults", "session": name, "ok": 1}
-        stale = {"peer": "openhands-condenser", "variant": "tokens", "session": name, "ok": 0}
-        elsewhere = {"peer": "openhands-condenser", "variant": "tokens", "session": "s", "ok": 2}
+        oh = {"peer": "openhands-condenser", "summarizer": "copy-todos"}  # --quick's summarizer
+        other = {**oh, "variant": "defaults", "session": name, "ok": 1}
+        stale = {**oh, "variant": "tokens", "session": name, "ok": 0}
+        elsewhere = {**oh, "variant": "tokens", "session": "s", "ok": 2}
         write_results([other, stale, elsewhere], out / "peers.json", budget=24_000)
         records = run_peers(
             [session],
