@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from benchmarks.peers.driver_batches import DRIVER_ENV
 from benchmarks.peers.drivers._open_actions import (
     action_fields,
     open_action_type,
     recorded_arguments,
 )
-from benchmarks.peers.driver_batches import DRIVER_ENV
 from benchmarks.peers.run import ENVS
 from benchmarks.peers.venvs import default_root, is_ready, venv_python
 
