@@ -222,7 +222,8 @@ class Session(LiveViews):
             self._known[events[i].seq] = shown
         if taken:
             # Nobody else appended since our last read: apply our own events directly.
-            self._apply_all(events)
+            for e in events:
+                self._apply(e)
             return events
         self.refresh()
         return events

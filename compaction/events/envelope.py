@@ -171,6 +171,16 @@ def dump_event(event: Event) -> str:
     return event.model_dump_json(exclude_none=True)
 
 
+def dump_event_bytes(event: Event) -> bytes:
+    """`dump_event` in UTF-8, serialized straight to bytes (what a log line holds).
+
+    pydantic's ``to_json``, which ``model_dump_json`` decodes to a str: a long text is not
+    copied into a str and encoded back. The same options as `dump_event`.
+    """
+    line: bytes = event.__pydantic_serializer__.to_json(event, exclude_none=True)
+    return line
+
+
 def parse_event(line: str | bytes) -> Event:
     """Parse one log line into an event; raises pydantic's ValidationError when invalid."""
     return EVENT_ADAPTER.validate_json(line)

@@ -17,7 +17,6 @@ Invariant: every view equals a fold of the events applied so far, up to `applied
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from contextlib import closing
 
 from compaction.clipping import ShownCount
@@ -101,27 +100,6 @@ class LiveViews:
         if self._usage_p is not None and len(self._uncounted) >= COUNT_BATCH:
             self._count_waiting(self._usage_p)
         self.applied_seq = event.seq
-
-    def _apply_all(self, events: Sequence[Event]) -> None:
-        """Apply a batch of events, their token counts taken first, back to back.
-
-        (`UsageProjection.count_ahead`: the encoder stays in the CPU's caches.) The waiting events
-        are then summed with those counts, so none is tokenized twice. A count taken ahead and
-        not applied (a view raised) is dropped, so no later event reads it.
-        """
-        usage = self._usage_p
-        if usage is None or len(events) < 2:
-            for event in events:
-                self._apply(event)
-            return
-        try:
-            usage.count_ahead(events)
-            for event in events:
-                self._apply(event)
-            if self._uncounted:  # the batch waits (`COUNT_BATCH`): sum it with the counts taken
-                self._count_waiting(usage)
-        finally:
-            usage.ahead.clear()
 
     def _counted(self) -> tuple[UsageProjection, UsageState]:
         """Return the usage projection and state, counting the waiting events first."""

@@ -39,6 +39,7 @@ from compaction.errors import ConfigError, LogError, LogFormatError, SeqConflict
 from compaction.events import (
     Event,
     EventData,
+    dump_event_bytes,
     make_event,
 )
 from compaction.stores.locking import lock_exclusive, unlock
@@ -64,13 +65,8 @@ LOGGER = "compaction.log"
 
 
 def event_line(event: Event) -> bytes:
-    """Return the event's log line: `dump_event` in UTF-8, and a line break.
-
-    Serialized straight to UTF-8 (pydantic's ``to_json``, which ``model_dump_json`` decodes to
-    a str), so a long text is not copied into a str and encoded back.
-    """
-    line: bytes = event.__pydantic_serializer__.to_json(event, exclude_none=True)
-    return line + b"\n"
+    """Return the event's log line: `dump_event_bytes` and a line break."""
+    return dump_event_bytes(event) + b"\n"
 
 
 class SessionLog:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -111,23 +110,10 @@ class UsageProjection:
         self.known: dict[int, ShownCount] = {} if known is None else known
         """Seq -> what the clip check counted of the tool result appended there (counted with
         `tokenizer`); taken out as the event is applied, so its text is not tokenized again."""
-        self.ahead: dict[int, int] = {}
-        """Seq -> an event's tokens counted by `count_ahead`, taken out as the event is applied."""
 
     def init(self) -> UsageState:
         """Return empty counts."""
         return UsageState()
-
-    def count_ahead(self, events: Sequence[Event]) -> None:
-        """Count a batch of events before they are applied, one after another.
-
-        Tokenizing the batch's texts back to back keeps the encoder's tables in the CPU's
-        caches, which the views' work between two counts would evict; `apply` then takes each
-        count from `ahead`. Counts the same as `event_tokens`, so the views do not change.
-        """
-        ahead = self.ahead
-        for event in events:
-            ahead[event.seq] = self.event_tokens(event)
 
     def event_tokens(self, event: Event) -> int:
         """Count what an event costs in the model's context (a todo/write costs its payload).
@@ -153,9 +139,8 @@ class UsageProjection:
         return 0
 
     def apply(self, state: UsageState, event: Event) -> UsageState:
-        """Count the event once (or take its count from `count_ahead`); update the running sums."""
-        ahead = self.ahead.pop(event.seq, None) if self.ahead else None
-        n = self.event_tokens(event) if ahead is None else ahead
+        """Count the event once and update the running sums."""
+        n = self.event_tokens(event)
         state.counts.append(n)
         state.by_type[event.type] += 1
         state.tokens_by_type[event.type] += n

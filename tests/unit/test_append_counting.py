@@ -1,7 +1,7 @@
-"""Append's token counting: a batch counted ahead, back to back, and lines serialized to bytes.
+"""Append's token counting: a batch counted back to back after its fold, lines written as bytes.
 
 The oracle is a replay: a new `Session` reading the same log counts every event one by one, so
-a batch counted ahead must give the same count per event, and a log line written straight to
+a batch counted at once must give the same count per event, and a log line written straight to
 bytes must be `dump_event` encoded.
 """
 
@@ -59,49 +59,29 @@ class TestCountAhead:
                 single.append(data)
         assert per_event(batched) == per_event(single)
 
-    def test_the_counts_are_taken_ahead_and_none_is_left(
+    def test_the_views_fold_the_batch_before_it_is_counted(
         self, log_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """The batch is counted before any view applies it; no count is kept afterwards."""
+        """The views fold the batch; its counts then run back to back, at the first read."""
         order: list[str] = []
-        ahead, apply = UsageProjection.count_ahead, UsageProjection.apply
+        fold, count = LiveViews._apply, UsageProjection.apply
 
-        def spy_ahead(self: UsageProjection, events: list[object]) -> None:
-            order.append(f"ahead {len(events)}")
-            ahead(self, events)  # type: ignore[arg-type]
+        def spy_fold(self: LiveViews, event: object) -> None:
+            order.append("fold")
+            fold(self, event)  # type: ignore[arg-type]
 
-        def spy_apply(self: UsageProjection, state: object, event: object) -> object:
-            order.append(f"apply {len(self.ahead)}")
-            return apply(self, state, event)  # type: ignore[arg-type]
+        def spy_count(self: UsageProjection, state: object, event: object) -> object:
+            order.append("count")
+            return count(self, state, event)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(UsageProjection, "count_ahead", spy_ahead)
-        monkeypatch.setattr(UsageProjection, "apply", spy_apply)
+        monkeypatch.setattr(LiveViews, "_apply", spy_fold)
+        monkeypatch.setattr(UsageProjection, "apply", spy_count)
         with Session(log_path, tokenizer=TiktokenTokenizer()) as s:
             s.append_many(BATCH[:3])
-            assert s._usage_p is not None
-            assert s._usage_p.ahead == {}
-        assert order == ["ahead 3", "apply 3", "apply 2", "apply 1"]
-
-    def test_a_view_that_raises_leaves_no_count_behind(
-        self, log_path: Path, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        """Counts taken ahead of a batch whose fold failed are dropped, not read later."""
-        views = LiveViews(TiktokenTokenizer())
-        events = [make_event(i + 1, d) for i, d in enumerate(BATCH)]
-        calls = {"n": 0}
-        apply = LiveViews._apply
-
-        def failing(self: LiveViews, event: object) -> None:
-            calls["n"] += 1
-            if calls["n"] == 3:
-                raise RuntimeError("view failed")
-            apply(self, event)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(LiveViews, "_apply", failing)
-        with pytest.raises(RuntimeError, match="view failed"):
-            views._apply_all(events)
-        assert views._usage_p is not None
-        assert views._usage_p.ahead == {}
+            assert order == ["fold"] * 3
+            _ = s.usage
+            assert s._uncounted == []
+        assert order == ["fold"] * 3 + ["count"] * 3
 
     def test_without_a_tokenizer_nothing_is_counted_until_read(self, log_path: Path) -> None:
         """A session that never reads a count (nor clips) loads no tokenizer, batch or not."""
@@ -133,10 +113,9 @@ class TestCountedOnce:
     def test_a_batch_that_waits_is_not_tokenized_again(
         self, log_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """A batch smaller than `COUNT_BATCH` is counted ahead once and summed from those counts.
+        """Each event of an appended batch is tokenized once.
 
-        (The usage view lets events wait for a batch; the counts taken ahead must not be thrown
-        away while they wait, or append would tokenize every text twice.)
+        (The views let events wait, up to `COUNT_BATCH`, and count them at the next read.)
         """
         seen: list[int] = []
         counted = UsageProjection.event_tokens
