@@ -3,13 +3,14 @@
 `docs/performance.md` holds `performance_table` of the committed
 ``benchmarks/results/throughput.json`` (a test keeps the two equal); `draw_chart` draws
 ``throughput.png`` beside it. Run ``python -m benchmarks.throughput_report [RESULTS]`` to print
-the table and redraw the chart.
+the table and redraw the chart (``--no-chart``: the table only).
 
 Invariants: the table and the chart are pure functions of the results.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -107,13 +108,42 @@ def draw_chart(results: Mapping[str, Any], path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Print the table of a results file (default: the committed one) and redraw its chart."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    path = Path(args[0]) if args else DEFAULT_RESULTS
-    results = json.loads(path.read_text(encoding="utf-8"))
-    print(performance_table(results), end="")
+    """Print the table of a results file (default: the committed one) and redraw its chart.
+
+    A file that cannot be read, is not JSON or lacks a field the table needs is refused in one
+    line (exit 2), as argparse refuses a bad option.
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.throughput_report",
+        description="Print the throughput results as a Markdown table and redraw their chart.",
+    )
+    parser.add_argument(
+        "results",
+        nargs="?",
+        type=Path,
+        default=DEFAULT_RESULTS,
+        help="a results file written by python -m benchmarks.throughput (default: the committed "
+        "benchmarks/results/throughput.json)",
+    )
+    parser.add_argument("--no-chart", action="store_true", help="print the table only")
+    args = parser.parse_args(argv)
     try:
-        draw_chart(results, path.with_suffix(".png"))
+        results = json.loads(args.results.read_text(encoding="utf-8"))
+    except OSError as exc:
+        parser.error(f"cannot read {args.results}: {exc.strerror or exc}")
+    except ValueError as exc:
+        parser.error(f"{args.results} is not JSON: {exc}")
+    try:
+        table = performance_table(results)
+    except KeyError as exc:
+        parser.error(f"{args.results} is not a throughput results file (no field {exc})")
+    except (TypeError, ValueError):
+        parser.error(f"{args.results} is not a throughput results file")
+    print(table, end="")
+    if args.no_chart:
+        return 0
+    try:
+        draw_chart(results, args.results.with_suffix(".png"))
     except ImportError:
         print("matplotlib is not installed: no chart drawn", file=sys.stderr)
     return 0

@@ -210,6 +210,10 @@ class SqliteStore:
         try:
             found = [r[0] for r in db.execute("PRAGMA quick_check(5)").fetchall()]
         except sqlite3.OperationalError as exc:
+            if str(getattr(exc, "sqlite_errorname", "")).startswith("SQLITE_READONLY"):
+                # A WAL file in a folder this user cannot write (no ``-shm`` can be made): the
+                # caller opens it read-only instead.
+                raise
             if steps[0] < QUICK_CHECK_STEPS:
                 # Locked by another connection, or unreadable: an I/O failure, not damage.
                 what = (

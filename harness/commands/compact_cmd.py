@@ -26,7 +26,6 @@ from compaction import (
     CompactionResult,
     ConfigError,
     ExtractiveSummarizer,
-    LogError,
     LogFormatError,
     Session,
     Summarizer,
@@ -38,7 +37,7 @@ from compaction.stores import FileStore
 from compaction.tokens import TOKENIZER_NAMES
 from harness.commands import backend_options, llm_options
 from harness.commands.prompt_cmd import builder_from_args
-from harness.commands.stores import LOG_HELP, add_session_option, open_session
+from harness.commands.stores import LOG_HELP, add_session_option, not_a_log, open_session
 from harness.output import (
     HelpFormatter,
     cli_text,
@@ -226,10 +225,7 @@ def run(args: argparse.Namespace) -> int:
     except LogFormatError as exc:
         if exc.line != 1:
             raise
-        raise LogError(
-            f"{args.log} is not a session log: line 1: {exc.reason} (a session log holds one "
-            "JSON event a line; see harness log --schema)"
-        ) from None
+        raise not_a_log(args.log, f"line 1: {exc.reason}") from None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -282,10 +278,7 @@ def _check_is_a_log(log: str, session: Session) -> None:
         return
     size = store.path.stat().st_size if store.path.exists() else 0
     if size:
-        raise LogError(
-            f"{log} is not a session log: {size} bytes and no event (a session log holds one "
-            "JSON event a line; see harness log --schema)"
-        )
+        raise not_a_log(log, f"{size} bytes and no event")
 
 
 def _below(args: argparse.Namespace, size: RequestSize, policy: CompactionPolicy, why: str) -> int:

@@ -39,7 +39,7 @@ from compaction.tokens import TOKENIZER_NAMES
 from compaction.tools import PolicyChecker
 from compaction.views import TokenScaleProjection, UsageProjection
 from harness.commands.log_receipts import MAX_OPEN_TURNS, open_work_text, receipt_lines
-from harness.commands.stores import LOG_HELP, add_session_option, read_log
+from harness.commands.stores import LOG_HELP, add_session_option, not_a_log, read_log
 from harness.output import (
     HelpFormatter,
     console,
@@ -172,10 +172,7 @@ def _check(
     except LogFormatError as exc:
         if report.events:
             raise
-        raise LogError(
-            f"{report.path} is not a session log: line {exc.line}: {exc.reason} (a session log "
-            "holds one JSON event a line; see harness log --schema)"
-        ) from None
+        raise not_a_log(report.path, f"line {exc.line}: {exc.reason}") from None
     checker.finish()
     if report.lines and not report.events:
         raise LogError(

@@ -16,13 +16,26 @@ from typing import TYPE_CHECKING
 from harness.files import check_file
 
 if TYPE_CHECKING:  # imported where used: a command's parser is built without them
-    from compaction import Event, EventStore, PolicyTable, Session, Tokenizer
+    from compaction import Event, EventStore, LogError, PolicyTable, Session, Tokenizer
     from compaction.stores import ReadReport, SyncPolicy
 
 LOG_HELP = (
     "session log (JSONL file), or a store URL (jsonl:///folder, sqlite:///file.db, "
     "postgresql://user@host/db) with --session"
 )
+
+
+def not_a_log(log: str | Path, why: str) -> LogError:
+    """Return the error for a LOG that holds no event: what it is instead, and what a log is.
+
+    `harness compact` and `harness log` raise it for a binary, text or foreign file.
+    """
+    from compaction import LogError
+
+    return LogError(
+        f"{log} is not a session log: {why} (a session log holds one JSON event a line; "
+        "see harness log --schema)"
+    )
 
 
 def add_session_option(p: argparse.ArgumentParser) -> None:

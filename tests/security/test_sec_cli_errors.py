@@ -107,6 +107,9 @@ def _harness(
     preexec: Callable[[], object] | None = None,
     stdin: int | None = subprocess.DEVNULL,
 ) -> subprocess.CompletedProcess[str]:
+    # A size-limited process writes no bytecode: a cache file it wrote would be cut at the limit
+    # (a 53-byte ``__main__`` pyc), and every later ``python -m harness`` would fail reading it.
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"} if preexec is not None else None
     return subprocess.run(
         [sys.executable, "-m", "harness", *args],
         capture_output=stdin is not None,
@@ -115,6 +118,7 @@ def _harness(
         timeout=120,
         preexec_fn=preexec,
         check=False,
+        env=env,
     )
 
 
