@@ -15,7 +15,7 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -97,11 +97,18 @@ class Kit:
         *,
         stdin: str | object = "",
         env: Mapping[str, str] | None = None,
+        user: Sequence[str] = (),
     ) -> Outcome:
-        """Run `harness ARGS`; count a crash or a hang on `tally`."""
+        """Run `harness ARGS`; count a crash or a hang on `tally`.
+
+        `user` is a command that runs the process as another user (``setpriv ...``): such a
+        run is always a subprocess, even with `in_process`.
+        """
         argv = [str(a) for a in args]
         done = (
-            self._in_process(argv, stdin, env) if self.in_process else self._sub(argv, stdin, env)
+            self._in_process(argv, stdin, env)
+            if self.in_process and not user
+            else self._sub(argv, stdin, env, user)
         )
         shown = " ".join(repr(a) if (" " in a or not a.isprintable()) else a for a in argv)
         if done.timed_out:
@@ -110,12 +117,18 @@ class Kit:
             tally.fail("crashes", f"harness {shown} -> {done.code}: {done.stderr[-200:]!r}")
         return done
 
-    def _sub(self, argv: list[str], stdin: str | object, env: Mapping[str, str] | None) -> Outcome:
+    def _sub(
+        self,
+        argv: list[str],
+        stdin: str | object,
+        env: Mapping[str, str] | None,
+        user: Sequence[str] = (),
+    ) -> Outcome:
         full = {**os.environ, **(env or {})}
         closed = stdin is CLOSED
         try:
             done = subprocess.run(
-                [sys.executable, "-m", "harness", *argv],
+                [*user, sys.executable, "-m", "harness", *argv],
                 input=None if closed else str(stdin),
                 stdin=subprocess.PIPE if closed else None,
                 preexec_fn=(lambda: os.close(0)) if closed else None,

@@ -2,9 +2,10 @@
 
 For each class (store URL passwords, per-item caps, two `todo_write` calls in one response, the
 task tools' stale versions, names and invisible subjects and closed stdin, damaged SQLite
-files, `harness copy` interrupted or misled, compaction under concurrent writers per backend,
-API keys echoed in base64 or another case, `compact` on a binary file) it runs generated cases,
-mostly through the real command line in subprocesses with a timeout each, and counts:
+files, a read-only SQLite store, `harness copy` interrupted or misled, compaction under
+concurrent writers per backend, API keys echoed in base64 or another case, `compact` on a
+binary file) it runs generated cases, mostly through the real command line in subprocesses
+with a timeout each, and counts:
 
 - **crashes**: a traceback, an exception out of the API, or an exit status outside the
   documented ones (0, 1, 2, 3, 130; 4 is "unexpected error");
@@ -34,7 +35,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks import attack_inputs, attack_storage, pgserver
+from benchmarks import attack_inputs, attack_readonly, attack_storage, pgserver
 from benchmarks.attack_kit import Kit, Tally
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
@@ -50,6 +51,7 @@ ATTACKS: dict[str, tuple[Attack, str]] = {
     "task-invisible-subjects": (attack_inputs.invisible_subjects, "U+200B, BOM, U+202E, NUL"),
     "task-closed-stdin": (attack_inputs.closed_stdin, "`harness tool` with fd 0 closed"),
     "sqlite-damage": (attack_storage.sqlite_damage, "truncated, corrupt page, foreign, locked"),
+    "sqlite-read-only": (attack_readonly.read_only_sqlite, "0444 file, 0555 or 0777 folder"),
     "copy": (attack_storage.copy_attacks, "SIGKILL, missing, symlink, damaged, stray file"),
     "concurrent-compaction": (attack_storage.concurrent_compaction, "3 writers per backend"),
     "key-echoes": (attack_inputs.key_echoes, "base64 and case-folded echoes of the key"),

@@ -199,7 +199,11 @@ class SqliteStore:
         fail(self.path, "cannot open the SQLite store, even read-only", last)
 
     def _check(self, db: sqlite3.Connection) -> None:
-        """Refuse a damaged file (bounded quick_check) and another application's table."""
+        """Refuse a damaged file (bounded quick_check) and another application's table.
+
+        A read-only refusal (``SQLITE_READONLY...``) is raised as the `sqlite3.Error` it is, so
+        that `_connect` opens the file read-only instead.
+        """
         steps = [0]
 
         def progress() -> int:
