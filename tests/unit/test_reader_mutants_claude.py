@@ -37,6 +37,7 @@ from compaction.importers.base import no_result_text
 from compaction.importers.claude_code import command_typed, usage_of
 
 Record = dict[str, object] | str
+PNG = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
 
 
 def _write(tmp_path: Path, *records: Record) -> Path:
@@ -199,6 +200,23 @@ class TestCompactBoundary:
         assert report.handled["compact_boundary"] == 1
         assert dict(report.skipped) == {}
 
+    def test_each_boundary_is_counted(self, tmp_path: Path) -> None:
+        """Two compactions: two boundaries handled; the second span starts after the first."""
+        boundary = {"type": "system", "subtype": "compact_boundary"}
+        events, report = _import(
+            tmp_path,
+            _user("do a"),
+            boundary,
+            _user("Summary 1", isCompactSummary=True),
+            _user("do b"),
+            boundary,
+            _user("Summary 2", isCompactSummary=True),
+        )
+        spans = [(e.first_seq, e.last_seq) for e in events if isinstance(e, CheckpointData)]
+        assert spans == [(1, 2), (3, 6)]
+        assert report.handled["compact_boundary"] == 2
+        assert report.checkpoints == 2
+
     @pytest.mark.parametrize(
         "after",
         [
@@ -217,6 +235,20 @@ class TestCompactBoundary:
         )
         assert not any(isinstance(e, CheckpointData) for e in events)
         assert dict(report.skipped) == {"compact_boundary with no summary after it": 1}
+
+    @pytest.mark.parametrize(
+        ("between", "lost"),
+        [(_user("next"), 1), (_assistant("hello"), 1), ({"type": "progress"}, 0)],
+    )
+    def test_a_message_between_a_boundary_and_a_summary_loses_the_boundary(
+        self, tmp_path: Path, between: Record, lost: int
+    ) -> None:
+        """A message after a boundary means its summary is missing, even if one comes later."""
+        boundary = {"type": "system", "subtype": "compact_boundary"}
+        summary = _user("Summary", isCompactSummary=True)
+        _, report = _import(tmp_path, _user("do a"), boundary, between, summary)
+        assert report.skipped["compact_boundary with no summary after it"] == lost
+        assert report.checkpoints == 1
 
     def test_a_summary_string_is_its_text(self, tmp_path: Path) -> None:
         """A summary whose content is one string keeps it as the checkpoint's text."""
@@ -430,6 +462,16 @@ class TestToolResults:
             ("  \n Exit code 3\n", 3),
             ([{"type": "text", "text": "Exit code 4"}, {"type": "text", "text": "out"}], 4),
             ("error: Exit code 5", None),
+            ("failed\nExit code 5", None),
+            ([{"type": "text", "text": "Exit code 6"}, {"type": "image", "source": PNG}], 6),
+            (
+                [
+                    {"type": "text", "text": " "},
+                    {"type": "text", "text": "Exit code 8"},
+                    {"type": "image", "source": PNG},
+                ],
+                8,
+            ),
             ("Exit code" + " " * 70 + "7", 7),
             ("Exit code" + " " * 71 + "7", None),
             ("Permission denied", None),
@@ -623,6 +665,16 @@ class TestUserRecords:
         if kind is not None:
             assert dict(report.handled) == {kind: 1}
 
+    def test_a_notice_split_over_blocks_is_told_from_their_joined_text(
+        self, tmp_path: Path
+    ) -> None:
+        """Text blocks are read as one text, lines joined: a notice after a blank block."""
+        blocks = [{"type": "text", "text": " "}, {"type": "text", "text": "<system-reminder>r"}]
+        events, report = _import(tmp_path, _user(blocks))
+        parts = (TextPart(text=" "), TextPart(text="<system-reminder>r"))
+        assert events == [Message(role="user", content=parts, origin="injected")]
+        assert report.turns == 0
+
     def test_each_kind_is_counted_by_its_name(self, tmp_path: Path) -> None:
         """The report names each kind of tool-written text."""
         _, report = _import(
@@ -696,6 +748,7 @@ class TestUserRecords:
                 "user",
             ),
             ("see <command-name>/x</command-name>", "see <command-name>/x</command-name>", "user"),
+            ("see <command-args>x</command-args>", "see <command-args>x</command-args>", "user"),
         ],
     )
     def test_slash_commands_are_requests(
@@ -708,6 +761,23 @@ class TestUserRecords:
             Message(role="user", content=content, origin=origin),
         ]
         assert dict(report.handled) == {"user request": 1}
+
+    @pytest.mark.parametrize(
+        ("text", "content", "origin"),
+        [
+            ("<command-name>/plan</command-name>", "<command-name>/plan</command-name>", "command"),
+            ("<command-name>/r</command-name><command-args>go</command-args>", "/r go", "user"),
+        ],
+    )
+    def test_a_slash_command_in_plan_mode_starts_a_plan_turn(
+        self, tmp_path: Path, text: str, content: str, origin: str
+    ) -> None:
+        """A command, with or without arguments, takes the request's permission mode."""
+        events, _ = _import(tmp_path, _user(text, permissionMode="plan"))
+        assert events == [
+            TurnStartData(mode="plan"),
+            Message(role="user", content=content, origin=origin),
+        ]
 
 
 class TestCommandTyped:
