@@ -10,6 +10,7 @@ a result's status, a usage figure or a skip reason is caught without a real tran
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ from compaction.importers import ImportReport, load
 from compaction.importers.base import no_result_text
 from compaction.importers.claude_code import command_typed, usage_of
 
-Record = dict[str, object] | str
+Record = Mapping[str, object] | str
 PNG = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
 
 
