@@ -162,6 +162,18 @@ class TestJsonLines:
         assert report.broken_lines == [BadLine(2, "line longer than 10 bytes (skipped unread)")]
         assert report.lines == 3
 
+    def test_strict_refuses_an_over_long_line(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """With strict, a line over the limit raises, naming the file and the line."""
+        monkeypatch.setattr("compaction.importers.records.MAX_LINE_BYTES", 10)
+        path = _file(tmp_path, '{"a": 1}\n{"bb": 12345}\n')
+        with pytest.raises(TranscriptError) as caught:
+            list(iter_jsonl(path, ImportReport(path=str(path)), strict=True))
+        assert str(caught.value) == (
+            f"{path}:2: line longer than 10 bytes (skipped unread). {STRICT_FIX}"
+        )
+
 
 class TestLines:
     @pytest.mark.parametrize(
@@ -186,6 +198,12 @@ class TestLines:
         over = b"b" * (3 * mib + 1) + b"\n"
         data = whole + over + b"c\n" + b"d" * (3 * mib)
         assert list(_lines(io.BytesIO(data), 3 * mib)) == [whole, None, b"c\n", b"d" * (3 * mib)]
+
+    def test_the_rest_of_an_over_long_line_is_skipped(self) -> None:
+        """The chunks left of a line past the limit are read and dropped, not yielded."""
+        mib = 1024 * 1024
+        data = b"e" * (5 * mib + 3) + b"\nf\n"
+        assert list(_lines(io.BytesIO(data), 3 * mib)) == [None, b"f\n"]
 
 
 class TestJsonArray:
@@ -230,6 +248,28 @@ class TestJsonArray:
         with pytest.raises(TranscriptError) as caught:
             list(iter_json_array(path, ImportReport(path=str(path)), strict=True))
         assert str(caught.value) == f"{path}:{torn}: truncated JSON array ({why}). {STRICT_FIX}"
+
+    @pytest.mark.parametrize(
+        ("text", "values", "torn"),
+        [
+            ('[{"a": 1}, X]', [(1, {"a": 1})], 1),
+            ("[1,\n2\n\n", [(1, 1), (2, 2)], 3),
+            ("\n[1,\n2", [(2, 1), (3, 2)], 3),
+        ],
+    )
+    def test_the_torn_line_of_an_array(
+        self, tmp_path: Path, text: str, values: list[tuple[int, Any]], torn: int
+    ) -> None:
+        """Junk after an item, blank lines at the end, a newline first: each line counted."""
+        assert _array(tmp_path, text)[0] == values
+        assert _array(tmp_path, text)[1].torn_line == torn
+
+    def test_a_deep_item_names_its_own_line(self, tmp_path: Path) -> None:
+        """The refusal names the line the deep item starts on, not the file's last."""
+        path = _file(tmp_path, "\n[1,\n" + _nested(MAX_DEPTH + 1) + "\n]\n", "t.json")
+        with pytest.raises(TranscriptError) as caught:
+            list(iter_json_array(path, ImportReport(path=str(path)), strict=False))
+        assert caught.value.line == 3
 
     @pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 100_000])
     def test_an_item_nested_too_deep_is_refused(self, tmp_path: Path, depth: int) -> None:
@@ -366,6 +406,21 @@ class TestDetect:
         """One JSON document is told by its keys (and Gemini by its session or message types)."""
         assert _detect(tmp_path, text, "t.json") == expected
 
+    @pytest.mark.parametrize(
+        ("doc", "expected"),
+        [
+            ({"messages": [{"type": "gemini", "content": "hi"}]}, "gemini"),
+            ({"messages": [{"role": "user", "content": "x", "sessionId": "s"}]}, "openai"),
+            ({"messages": [{"role": "user", "content": "x"}], "meta": {"history": 1}}, "openai"),
+        ],
+    )
+    def test_a_document_is_told_by_its_top_level_keys(
+        self, tmp_path: Path, doc: dict[str, object], expected: str
+    ) -> None:
+        """Nested keys (a message's `sessionId`, a `history`) tell nothing, on one line or many."""
+        assert _detect(tmp_path, json.dumps(doc), "one.json") == expected
+        assert _detect(tmp_path, json.dumps(doc, indent=2), "many.json") == expected
+
     def test_a_traj_file_is_swe_agent_whatever_it_holds(self, tmp_path: Path) -> None:
         """The `.traj` suffix alone decides."""
         assert _detect(tmp_path, '{"messages": []}', "run.traj") == "swe-agent"
@@ -462,6 +517,27 @@ class TestDetect:
         """Records that tell nothing are passed over; the first that tells wins."""
         text = _lines_of({"hello": 1}, {"type": "other"}, {"role": "user", "content": "x"})
         assert _detect(tmp_path, text + _lines_of({"sessionId": "s"})) == "openai"
+
+    @pytest.mark.parametrize(
+        ("records", "expected"),
+        [
+            (
+                [{"sessionId": "s", "type": "user"}, {"type": "x", "messages": [], "history": 1}],
+                "claude-code",
+            ),
+            ([{"type": "session_meta", "payload": {}}, {"role": "user", "content": "x"}], "codex"),
+        ],
+    )
+    def test_a_jsonl_file_is_told_by_its_first_record(
+        self, tmp_path: Path, records: list[object], expected: str
+    ) -> None:
+        """A first line that is a record decides, whatever keys later records hold."""
+        assert _detect(tmp_path, _lines_of(*records)) == expected
+
+    def test_lines_that_are_not_json_are_passed_over(self, tmp_path: Path) -> None:
+        """A line that does not parse is skipped; the next record still tells the format."""
+        text = "garbage\n" + _lines_of({"role": "user", "content": "x"})
+        assert _detect(tmp_path, text) == "openai"
 
     def test_a_first_line_holding_a_record_and_junk_is_read(self, tmp_path: Path) -> None:
         """A line's first value is read even when junk follows it on the line."""
