@@ -348,6 +348,7 @@ class TestDepth:
             ({"a": {"b": 1}}, 2, False),
             ({"a": {"b": {}}}, 2, True),
             ([1, [2, [3]]], 2, True),
+            ([[[1]], 2], 2, True),
             ("text", 0, False),
             ([], 1, False),
             ([], 0, True),
