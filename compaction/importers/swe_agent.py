@@ -93,7 +93,9 @@ class _Reader(RecordReader):
                 self.report, self.path, 1, f"trajectory[{index}] is not a step", strict=self.strict
             )
             return
-        self.assistant(index, {"thought": step.get("thought"), "action": step.get("action")}, "")
+        thought = step.get("thought")
+        text = thought if isinstance(thought, str) else ""  # kept when the step ran no action
+        self.assistant(index, {"thought": thought, "action": step.get("action")}, text)
         for call in self.builder.open_calls():
             self.builder.result(call.id, str(step.get("observation") or ""))
 
