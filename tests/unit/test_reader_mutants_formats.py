@@ -512,6 +512,64 @@ class TestCodexRollout:
         with pytest.raises(TranscriptError, match=r":2: a JSON list where a record"):
             _import(path, "codex", strict=True)
 
+    @pytest.mark.parametrize(
+        "between",
+        [
+            ["result", "skipped message"],
+            ["skipped message", "result"],
+            ["skipped message"],
+        ],
+    )
+    def test_answers_split_by_other_items_stay_apart(
+        self, tmp_path: Path, between: list[str]
+    ) -> None:
+        """Assistant text after a result or another item (even one skipped) is a new message."""
+        filler = {
+            "result": _item({"type": "function_call_output", "call_id": "gone", "output": "x"}),
+            "skipped message": _said("critic", "?"),
+        }
+        records = [_said("critic", "?"), _said("assistant", "A")]
+        records += [filler[b] for b in between] + [_said("assistant", "B")]
+        events, _ = _import(_rollout(tmp_path, *records), "codex")
+        assert _datas(events) == [
+            Message(role="assistant", content="A"),
+            Message(role="assistant", content="B"),
+        ]
+
+    def test_an_output_with_an_image(self, tmp_path: Path) -> None:
+        """A call's output of text and an image keeps both parts and states no exit code."""
+        output = [
+            {"type": "input_text", "text": "Exit code: 3"},
+            {"type": "input_image", "image_url": "data:image/png;base64,AA"},
+        ]
+        path = _rollout(
+            tmp_path,
+            _item({"type": "function_call", "name": "view", "arguments": "{}", "call_id": "c1"}),
+            _item({"type": "function_call_output", "call_id": "c1", "output": output}),
+        )
+        events, _ = _import(path, "codex")
+        parts = (
+            TextPart(text="Exit code: 3"),
+            ImagePart(image_url=ImageURL(url="data:image/png;base64,AA")),
+        )
+        assert _datas(events)[1:] == [_tool("c1", parts)]
+
+    @pytest.mark.parametrize("content", [None, 7])
+    def test_a_message_without_parts(self, tmp_path: Path, content: object) -> None:
+        """A message with no content, or a number for content, is an empty request."""
+        path = _rollout(tmp_path, _item({"type": "message", "role": "user", "content": content}))
+        events, _ = _import(path, "codex")
+        assert _datas(events) == [TurnStartData(), _user("")]
+
+    def test_strict_refuses_a_broken_line(self, tmp_path: Path) -> None:
+        """With strict, a line that is not JSON raises naming it; without, it is listed."""
+        path = tmp_path / "rollout.jsonl"
+        path.write_text(json.dumps(_said("user", "Go")) + "\n{not json\n", encoding="utf-8")
+        with pytest.raises(TranscriptError, match=r"rollout\.jsonl:2: "):
+            _import(path, "codex", strict=True)
+        _, report = _import(path, "codex")
+        assert [b.line for b in report.broken_lines] == [2]
+
     def test_events_stream_before_the_file_is_read_whole(self, tmp_path: Path) -> None:
         """The first request is yielded once its line is read, not after the whole file."""
         path = _rollout(tmp_path, *(_said("user", f"request {i}") for i in range(50)))
