@@ -781,6 +781,23 @@ class TestGeminiSession:
         reason = "write_todos call with an unreadable list (the list is not an array)"
         assert report.skipped[reason] == 2
 
+    def test_a_list_with_nothing_cancelled_skips_nothing(self, tmp_path: Path) -> None:
+        """A write_todos list without cancelled items is written whole and the report skips none."""
+        call = {
+            "id": "c1",
+            "name": "write_todos",
+            "args": {"todos": [{"description": "A", "status": "pending"}]},
+            "status": "success",
+            "result": "ok",
+        }
+        path = tmp_path / "s.json"
+        doc = {"messages": [{"id": "g", "type": "gemini", "content": "", "toolCalls": [call]}]}
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        events, report = _import(path, "gemini")
+        lists = [e.data.todos for e in events if isinstance(e.data, TodoWriteData)]
+        assert lists == [(TodoItem(content="A", status="pending"),)]
+        assert report.as_dict()["skipped"] == {}
+
     @pytest.mark.parametrize("doc", [[], {"messages": {}}, {"sessionId": "s"}, "x"])
     def test_a_document_without_messages_is_refused(self, tmp_path: Path, doc: object) -> None:
         """A document that is not an object holding a messages array is not a Gemini session."""
