@@ -948,6 +948,52 @@ class TestSweAgentTrajectory:
             _user(""),
         ]
 
+    def test_an_answer_with_an_image_keeps_its_text(self, tmp_path: Path) -> None:
+        """An assistant message of text and image parts is written with its text."""
+        content = [
+            {"type": "text", "text": "Look"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
+            {"type": "text", "text": "here"},
+        ]
+        history = [{"role": "assistant", "content": content}]
+        events, _ = _import(_trajectory(tmp_path, {"history": history}), "swe-agent")
+        assert _datas(events) == [Message(role="assistant", content="Look\nhere")]
+
+    def test_observations_answer_waiting_calls_one_at_a_time(self, tmp_path: Path) -> None:
+        """Without ids, each observation answers the first waiting call, then a request follows."""
+        history = [
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": "a", "function": {"name": "f", "arguments": "{}"}},
+                    {"id": "b", "function": {"name": "f", "arguments": "{}"}},
+                ],
+            },
+            {"role": "user", "content": "first"},
+            {"role": "tool", "content": "second", "tool_call_ids": "a"},
+            {"role": "user", "content": "next request"},
+        ]
+        events, report = _import(_trajectory(tmp_path, {"history": history}), "swe-agent")
+        assert _datas(events)[1:] == [
+            _tool("a", "first"),
+            _tool("b", "second"),
+            TurnStartData(),
+            _user("next request"),
+        ]
+        assert report.orphan_results == 0
+
+    def test_a_step_whose_thought_is_not_text(self, tmp_path: Path) -> None:
+        """A non-string thought is no text: a step without an action writes nothing."""
+        steps = [{"thought": 5}, {"thought": ["x"], "action": "ls", "observation": "a"}]
+        events, _ = _import(_trajectory(tmp_path, {"trajectory": steps}), "swe-agent")
+        assert _datas(events) == [
+            Message(
+                role="assistant", tool_calls=(_call("swe-agent-1", "bash", '{"command": "ls"}'),)
+            ),
+            _tool("swe-agent-1", "a"),
+        ]
+
     def test_trajectory_steps_without_a_history(self, tmp_path: Path) -> None:
         """Each step is a thought, one bash call and its observation; no request is made up."""
         steps: list[Any] = [
