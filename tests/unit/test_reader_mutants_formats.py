@@ -35,6 +35,7 @@ from compaction.events import (
 )
 from compaction.importers import ImportReport, load
 from compaction.importers.base import no_result_text
+from compaction.importers.records import MAX_DOCUMENT_BYTES
 
 
 def _import(path: Path, fmt: Any, *, strict: bool = False) -> tuple[list[Event], ImportReport]:
@@ -1299,3 +1300,110 @@ class TestOpenaiMessages:
         _, report = _import(_chat(tmp_path, text), "openai")
         assert report.turns == 0
         assert report.records == 0
+
+    def test_a_number_for_content_is_no_text(self, tmp_path: Path) -> None:
+        """Content that is neither text nor a list of parts is an empty request."""
+        events, _ = _import(_chat(tmp_path, json.dumps([{"role": "user", "content": 7}])), "openai")
+        assert _datas(events) == [TurnStartData(), _user("")]
+
+    def test_results_without_content_are_empty(self, tmp_path: Path) -> None:
+        """A tool or function message without content answers its call with empty text."""
+        chat = [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [_fn("a", "grep", "{}"), _fn("b", "ls", "{}")],
+            },
+            {"role": "tool", "tool_call_id": "a"},
+            {"role": "function", "name": "ls", "content": None},
+        ]
+        events, _ = _import(_chat(tmp_path, json.dumps(chat)), "openai")
+        assert _datas(events)[1:] == [_tool("a", ""), _tool("b", "")]
+
+    @pytest.mark.parametrize(
+        ("name", "text", "where", "reason"),
+        [
+            (
+                "chat.jsonl",
+                '{"role": "user", "content": "Go"}\n{"role": "critic"}\n',
+                2,
+                "message with role 'critic'",
+            ),
+            (
+                "chat.jsonl",
+                '{"role": "user", "content": "Go"}\n\n"text"\n',
+                3,
+                "a JSON str where a message (object) was expected",
+            ),
+            (
+                "chat.json",
+                '{"messages": [{"role": "user", "content": "Go"}, 5]}',
+                1,
+                "a JSON int where a message (object) was expected",
+            ),
+            (
+                "chat.json",
+                '[\n  {"role": "user", "content": "Go"},\n  {"role": "critic"}\n]',
+                3,
+                "message with role 'critic'",
+            ),
+        ],
+    )
+    def test_strict_refuses_an_unknown_message_by_line(
+        self, tmp_path: Path, name: str, text: str, where: int, reason: str
+    ) -> None:
+        """With strict, the first unknown message raises naming the file and its line."""
+        path = _chat(tmp_path, text, name)
+        with pytest.raises(TranscriptError) as caught:
+            _import(path, "openai", strict=True)
+        assert str(caught.value) == (
+            f"{path}:{where}: {reason}. Import without --strict to count and skip it"
+        )
+
+    @pytest.mark.parametrize(
+        ("name", "text", "reason"),
+        [
+            ("chat.jsonl", '{"role": "user", "content": "Go"}\n{"role": \n', ":2: "),
+            (
+                "chat.json",
+                '[{"role": "user", "content": "Go"}, {"role": ',
+                ": truncated JSON array",
+            ),
+        ],
+    )
+    def test_strict_refuses_a_broken_file(
+        self, tmp_path: Path, name: str, text: str, reason: str
+    ) -> None:
+        """With strict, a broken JSONL line or a truncated array raises; without, it is read on."""
+        path = _chat(tmp_path, text, name)
+        with pytest.raises(TranscriptError, match=reason):
+            _import(path, "openai", strict=True)
+        events, _ = _import(path, "openai")
+        assert _datas(events) == [TurnStartData(), _user("Go")]
+
+    def test_an_array_after_a_long_run_of_blanks(self, tmp_path: Path) -> None:
+        """Leading whitespace of any length does not hide that the file is one array."""
+        text = " \n" * 5000 + json.dumps([{"role": "user", "content": "Go"}])
+        events, report = _import(_chat(tmp_path, text), "openai")
+        assert _datas(events) == [TurnStartData(), _user("Go")]
+        assert dict(report.skipped) == {}
+        text = "\n" * 5000 + json.dumps({"messages": [{"role": "user", "content": "Go"}]})
+        events, _ = _import(_chat(tmp_path, text), "openai")
+        assert _datas(events) == [TurnStartData(), _user("Go")]
+
+    def test_an_array_holding_bytes_that_are_not_utf8(self, tmp_path: Path) -> None:
+        """One array with an invalid UTF-8 byte is still read as one, the byte replaced."""
+        path = tmp_path / "chat.json"
+        path.write_bytes(b'[{"role": "user",\n "content": "h\xffi"}]')
+        events, report = _import(path, "openai")
+        assert _datas(events) == [TurnStartData(), _user("h\ufffdi")]
+        assert report.lines == 2
+
+    def test_a_document_of_exactly_the_largest_size_is_read_whole(self, tmp_path: Path) -> None:
+        """A ``messages`` object of exactly `MAX_DOCUMENT_BYTES` is one document, not JSONL."""
+        head = '{"messages": [{"role": "user", "content": "Go"}], "pad": "'
+        text = head + "a" * (MAX_DOCUMENT_BYTES - len(head) - 2) + '"}'
+        path = _chat(tmp_path, text)
+        assert path.stat().st_size == MAX_DOCUMENT_BYTES
+        events, _ = _import(path, "openai")
+        assert _datas(events) == [TurnStartData(), _user("Go")]
