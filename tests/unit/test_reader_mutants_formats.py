@@ -369,6 +369,29 @@ class TestCodexRollout:
             _tool("c6", "Exit code: 1\nno", exit_code=1, failed=True),
         ]
 
+    @pytest.mark.parametrize(
+        ("output", "exit_code"),
+        [
+            ("Exit code: 1\nsome output\nExit code: 0", 1),
+            ('  {"output": "x", "metadata": {"exit_code": 3}}', 3),
+            ('{"output": "x", "metadata": {"exit_code": "2"}}', None),
+            ('{"output": "x", "metadata": {"exit_code": true}}', None),
+            ("{not json\nExit code: 4", 4),
+        ],
+    )
+    def test_the_exit_status_of_an_output(
+        self, tmp_path: Path, output: str, exit_code: int | None
+    ) -> None:
+        """The first status line of the header, or the integer of the older JSON metadata."""
+        path = _rollout(
+            tmp_path,
+            _item({"type": "function_call", "name": "f", "arguments": "{}", "call_id": "c1"}),
+            _item({"type": "function_call_output", "call_id": "c1", "output": output}),
+        )
+        events, _ = _import(path, "codex")
+        failed = None if exit_code is None else exit_code != 0
+        assert _datas(events)[1:] == [_tool("c1", output, exit_code=exit_code, failed=failed)]
+
     def test_a_local_shell_call_takes_its_call_id_first(self, tmp_path: Path) -> None:
         """``call_id`` names a local shell call; ``id`` only when there is no call_id."""
         path = _rollout(
