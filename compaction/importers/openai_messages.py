@@ -130,18 +130,27 @@ class _Reader(RecordReader):
 
 
 def _records(path: Path, report: ImportReport, strict: bool) -> Iterator[tuple[int, Any]]:
-    with open(path, "rb") as fh:
-        head = fh.read(4096).lstrip()
-    if head.startswith(b"[") and _is_one_array(path):
+    first = _first_byte(path)
+    if first == b"[" and _is_one_array(path):
         yield from iter_json_array(path, report, strict=strict)
         return
-    document = _one_document(path) if head.startswith(b"{") else None
+    document = _one_document(path) if first == b"{" else None
     if isinstance(document, Mapping) and isinstance(document.get("messages"), list):
         report.records += len(document["messages"])
         for msg in document["messages"]:
             yield 1, msg
         return
     yield from iter_jsonl(path, report, strict=strict)
+
+
+def _first_byte(path: Path) -> bytes:
+    """Return the file's first byte after leading whitespace (empty for a blank file)."""
+    with open(path, "rb") as fh:
+        while chunk := fh.read(4096):
+            head = chunk.lstrip()
+            if head:
+                return head[:1]
+    return b""
 
 
 def _is_one_array(path: Path) -> bool:
