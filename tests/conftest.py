@@ -27,13 +27,17 @@ from typing import Any
 
 import cost_order
 import pytest
-from hypothesis import HealthCheck, settings
 
+# Before Hypothesis is imported: pytest rewrites the asserts of an installed plugin's package
+# (Hypothesis's), and caches the result only where bytecode may be written; imported before
+# this, Hypothesis's 80 modules were rewritten anew by every pytest process (1 CPU s each).
 if sys.dont_write_bytecode and not sys.pycache_prefix:
     sys.dont_write_bytecode = False
     sys.pycache_prefix = str(Path(sys.prefix) / "pycache")
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix
+
+from hypothesis import HealthCheck, settings
 
 settings.register_profile(
     "dev", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
