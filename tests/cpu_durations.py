@@ -11,7 +11,8 @@ setup and teardown included), ``child`` (CPU seconds of the subprocesses it wait
 ``wall``. Each process also writes ``$CPU_DURATIONS.<worker>.process.json``: its CPU seconds
 (own and waited-for children's) at the end of collection (start-up and imports included) and at
 the end of the session, so collection and whatever runs outside a test's protocol are counted
-too. Without xdist the slowest 30 by CPU are also printed at the end.
+too, and the CPU seconds its cyclic garbage collector spent by then, per generation. Without
+xdist the slowest 30 by CPU are also printed at the end.
 
 Not counted anywhere: processes a test does not wait for (a daemon such as the throwaway
 PostgreSQL server, a forked writer that is another process's child).
@@ -19,6 +20,7 @@ PostgreSQL server, a forked writer that is another process's child).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import resource
@@ -45,10 +47,32 @@ def worker_name() -> str:
     return os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
+GC_CPU: dict[int, float] = {0: 0.0, 1: 0.0, 2: 0.0}
+"""CPU seconds the cyclic garbage collector spent, per generation collected."""
+_gc_started: list[float] = []
+
+
+def gc_timer(phase: str, info: dict[str, int]) -> None:
+    """A `gc.callbacks` entry: add each collection's CPU time to its generation's."""
+    if phase == "start":
+        _gc_started[:] = [time.process_time()]
+    elif _gc_started:
+        GC_CPU[info["generation"]] += time.process_time() - _gc_started.pop()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Time the garbage collector's passes from here on."""
+    gc.callbacks.append(gc_timer)
+
+
 def process_cpu(stage: str) -> None:
     """Record this process's CPU so far under `stage`; write the file when asked to."""
     own, kids = cpu_seconds()
-    PROCESS[stage] = {"self": round(own, 3), "child": round(kids, 3)}
+    PROCESS[stage] = {
+        "self": round(own, 3),
+        "child": round(kids, 3),
+        "gc": {str(gen): round(cpu, 3) for gen, cpu in GC_CPU.items()},
+    }
     if os.environ.get("CPU_DURATIONS"):
         out = Path(f"{os.environ['CPU_DURATIONS']}.{worker_name()}.process.json")
         out.write_text(json.dumps(PROCESS, sort_keys=True) + "\n", encoding="utf-8")
