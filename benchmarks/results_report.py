@@ -9,8 +9,8 @@ and reads the peers' results (``peers.json``, written by `benchmarks.peers.run`)
 Full run: the three sessions the peers also run (12 turns seeds 0 and 1, 24 turns seed 2), a
 30,000-token window (compaction at 0.8 of it: 24,000 tokens, the peers' budget), throughput at
 10^3 to 10^6 events. Quick run (``--quick``): one 4-turn session, a 12,000-token window, the
-Checkpoint probes on one real transcript, and throughput at 10^3 and 2x10^3 events; a smoke run of
-every part, in well under a minute.
+Checkpoint probes on one real transcript, and throughput at 500 and 1,000 events, each timed once;
+a smoke run of every part, in well under a minute.
 
 Invariants: the results are a pure function of the configuration (wall times aside); every
 number in the report is read from ``results.json`` (or from ``peers.json`` for peers); nothing is
@@ -52,6 +52,7 @@ from benchmarks.report_sections import (
     throughput_section,
 )
 from benchmarks.run_records import run_summary, summarize
+from benchmarks.throughput_phases import MIN_TIMED_EVENTS
 from compaction import CompactionPolicy, get_tokenizer
 from harness.simulation import (
     PROVIDER_MODELS,
@@ -92,6 +93,11 @@ class BenchConfig:
     """How many real transcripts the Checkpoint probes read (None: all; a quick run reads 1)."""
     real_sessions: tuple[str, ...] | None = None
     """The real transcripts replayed under every run (`benchmarks.real_replay`; None: all)."""
+    scale_min_timed: int = MIN_TIMED_EVENTS
+    """Below this many events a throughput size's append is timed over several rounds, so
+    noise averages out (`benchmarks.throughput_phases.rounds_for`); a quick run times each
+    size once (0): its figures are a smoke test's, never published, and ten rounds of both
+    sizes cost it 7 CPU seconds."""
 
     @classmethod
     def full(cls) -> BenchConfig:
@@ -115,6 +121,7 @@ class BenchConfig:
             quick=True,
             quality_transcripts=1,
             real_sessions=real_replay.QUICK_SESSIONS,
+            scale_min_timed=0,
         )
 
     def policy(self) -> CompactionPolicy:
@@ -207,7 +214,7 @@ def run_bench(
     )
     say("checkpoint probes: " + _quality_line(quality))
     real = real_replay.run(window=config.window_tokens, sessions=config.real_sessions, progress=say)
-    scale = throughput.run(config.scale_sizes, progress=say)
+    scale = throughput.run(config.scale_sizes, progress=say, min_timed=config.scale_min_timed)
     peers = read_peers(peers_path) if peers_path else {"available": False, "reason": "not read"}
     return {
         "format": RESULTS_FORMAT,

@@ -8,11 +8,19 @@ with ``-p cpu_durations`` (``tests/`` on the path) and name where to write::
 Each process (each xdist worker, or the one process under ``-p no:xdist``) appends one JSON line
 per test to ``$CPU_DURATIONS.<worker>.jsonl``: ``id``, ``self`` (CPU seconds of the process,
 setup and teardown included), ``child`` (CPU seconds of the subprocesses it waited for) and
-``wall``. Without xdist the slowest 30 by CPU are also printed at the end.
+``wall``. Each process also writes ``$CPU_DURATIONS.<worker>.process.json``: its CPU seconds
+(own and waited-for children's) at the end of collection (start-up and imports included) and at
+the end of the session, so collection and whatever runs outside a test's protocol are counted
+too, and the CPU seconds its cyclic garbage collector spent by then, per generation. Without
+xdist the slowest 30 by CPU are also printed at the end.
+
+Not counted anywhere: processes a test does not wait for (a daemon such as the throwaway
+PostgreSQL server, a forked writer that is another process's child).
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import resource
@@ -23,6 +31,8 @@ from pathlib import Path
 import pytest
 
 ROWS: list[dict[str, object]] = []
+PROCESS: dict[str, object] = {}
+"""This process's CPU seconds at the end of collection and of the session."""
 
 
 def cpu_seconds() -> tuple[float, float]:
@@ -30,6 +40,53 @@ def cpu_seconds() -> tuple[float, float]:
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
+
+
+def worker_name() -> str:
+    """Return this process's xdist worker id (``main`` without xdist)."""
+    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+GC_CPU: dict[int, float] = {0: 0.0, 1: 0.0, 2: 0.0}
+"""CPU seconds the cyclic garbage collector spent, per generation collected."""
+_gc_started: list[float] = []
+
+
+def gc_timer(phase: str, info: dict[str, int]) -> None:
+    """A `gc.callbacks` entry: add each collection's CPU time to its generation's."""
+    if phase == "start":
+        _gc_started[:] = [time.process_time()]
+    elif _gc_started:
+        GC_CPU[info["generation"]] += time.process_time() - _gc_started.pop()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Time the garbage collector's passes from here on."""
+    gc.callbacks.append(gc_timer)
+
+
+def process_cpu(stage: str) -> None:
+    """Record this process's CPU so far under `stage`; write the file when asked to."""
+    own, kids = cpu_seconds()
+    PROCESS[stage] = {
+        "self": round(own, 3),
+        "child": round(kids, 3),
+        "gc": {str(gen): round(cpu, 3) for gen, cpu in GC_CPU.items()},
+    }
+    if os.environ.get("CPU_DURATIONS"):
+        out = Path(f"{os.environ['CPU_DURATIONS']}.{worker_name()}.process.json")
+        out.write_text(json.dumps(PROCESS, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Record the CPU spent starting up and collecting (importing every test module)."""
+    process_cpu("collected")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Record the CPU of the whole process, session-scoped teardown included."""
+    process_cpu("finished")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -48,8 +105,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
         }
         ROWS.append(row)
         if os.environ.get("CPU_DURATIONS"):
-            worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-            with Path(f"{os.environ['CPU_DURATIONS']}.{worker}.jsonl").open("a") as out:
+            with Path(f"{os.environ['CPU_DURATIONS']}.{worker_name()}.jsonl").open("a") as out:
                 out.write(json.dumps(row) + "\n")
 
 

@@ -34,8 +34,10 @@ so it lives here and not in the log's invariants: recorded history may hold seve
 
 from __future__ import annotations
 
+import copy
 import unicodedata
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
@@ -256,8 +258,15 @@ def parameters_schema() -> dict[str, Any]:
     """Return the JSON Schema of the arguments, inlined and closed (`additionalProperties: false`).
 
     Generated from `TodoWriteArgs`, with `$defs` inlined and length keywords dropped, so it fits
-    the subset of JSON Schema that strict function calling accepts.
+    the subset of JSON Schema that strict function calling accepts. Each call returns its own
+    copy (a caller may change it); pydantic generates it once per process, since a request
+    builder asks for it on every request (14 ms a time, a quarter of a replayed request's cost).
     """
+    return copy.deepcopy(_generated_schema())
+
+
+@cache
+def _generated_schema() -> dict[str, Any]:
     schema = TodoWriteArgs.model_json_schema()
     item = schema["$defs"]["TodoArg"]
     item.pop("title", None)

@@ -201,6 +201,13 @@ class TestBenchQuick:
         assert "## Token savings" in (bench / "report.md").read_text(encoding="utf-8")
 
 
+def test_quick_run_times_each_throughput_size_once(results: dict[str, Any]) -> None:
+    """A smoke run measures every quick size in one round (the full run's rounds cost 7 s)."""
+    sizes = results["config"]["scale_sizes"]
+    assert [(p["events"], p["rounds"]) for p in results["throughput"]] == [(n, 1) for n in sizes]
+    assert results["config"]["scale_min_timed"] == 0
+
+
 def test_checkpoint_probes_in_results_and_report(bench: Path, results: dict[str, Any]) -> None:
     """The quick run probes every compaction; the report's table quotes the JSON's scores."""
     quality = results["checkpoint_quality"]

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from cli_runner import run_cli as run_in_process
 
 import compaction
 import prompts
@@ -142,6 +143,12 @@ def probe(*argv: str, stdin: str = "") -> tuple[object, set[str]]:
     return out["status"], set(out["modules"])
 
 
+def write_list(log: Path) -> None:
+    """Append WRITE's list to `log` with ``harness todo-write``, in this process (set-up only)."""
+    done = run_in_process("todo-write", log, stdin=WRITE)
+    assert done.returncode == 0, done.stderr
+
+
 def heavy_in(modules: set[str]) -> set[str]:
     """Return the HEAVY packages among `modules`."""
     return {m.split(".")[0] for m in modules} & set(HEAVY)
@@ -179,7 +186,7 @@ class TestCommandImports:
         self, chat_log: Path, extra: tuple[str, ...]
     ) -> None:
         """`todos LOG` loads no jinja2, no tokenizer, no summarizer and no other command."""
-        probe("todo-write", str(chat_log), stdin=WRITE)
+        write_list(chat_log)
         status, modules = probe("todos", str(chat_log), *extra)
         assert status == 0
         assert heavy_in(modules) <= {"pydantic", "rich", "sqlite3"}
@@ -189,7 +196,7 @@ class TestCommandImports:
 
     def test_todos_into_a_pipe_imports_no_pydantic_and_no_rich(self, chat_log: Path) -> None:
         """`todos LOG` into a pipe folds the JSON lines itself: no model, no console, no views."""
-        probe("todo-write", str(chat_log), stdin=WRITE)
+        write_list(chat_log)
         status, modules = probe("todos", str(chat_log))
         assert status == 0
         assert heavy_in(modules) == set()

@@ -28,6 +28,7 @@ CONFIG = BenchConfig(
     quick=True,
     quality_transcripts=1,
     real_sessions=real_replay.QUICK_SESSIONS,
+    scale_min_timed=0,
 )
 
 

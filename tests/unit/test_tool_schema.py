@@ -109,3 +109,30 @@ class TestExports:
         """Same call, same bytes: the tool list never disturbs a cached prompt prefix."""
         assert json.dumps(openai_tool("d")) == json.dumps(openai_tool("d"))
         assert parameters_schema() is not parameters_schema()
+
+
+class TestSchemaGeneratedOnce:
+    def test_pydantic_generates_it_once_per_process(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A request builder asks for the schema on every request: pydantic is not asked again."""
+        from compaction.tools.todos import TodoWriteArgs
+
+        parameters_schema()  # generated here at the latest
+        calls: list[object] = []
+        generate = TodoWriteArgs.model_json_schema
+
+        def counted(*args: Any, **kwargs: Any) -> dict[str, Any]:
+            calls.append(args)
+            return generate(*args, **kwargs)
+
+        monkeypatch.setattr(TodoWriteArgs, "model_json_schema", counted)
+        schemas = [parameters_schema() for _ in range(3)]
+        assert calls == []
+        assert all(schema == schemas[0] for schema in schemas)
+
+    def test_a_changed_copy_leaves_the_next_one_whole(self) -> None:
+        """Each call returns its own copy, nested parts included: a caller may change it."""
+        first = parameters_schema()
+        expected = json.dumps(first, sort_keys=True)
+        first["properties"]["todos"]["items"]["properties"].clear()
+        first["required"].append("extra")
+        assert json.dumps(parameters_schema(), sort_keys=True) == expected
