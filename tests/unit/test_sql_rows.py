@@ -197,13 +197,18 @@ def test_a_damaged_sqlite_row_is_refused_naming_store_session_and_seq(
 
 @pytest.fixture
 def pg(postgres_url: str) -> Iterator[PostgresStore]:
-    """A PostgreSQL store on an empty events table."""
+    """A PostgreSQL store on an empty events table, dropped again after the test.
+
+    The server is shared by the session's tests: a damaged row left behind would be refused by
+    the next test that lists every session.
+    """
     _sql(postgres_url, f"DROP TABLE IF EXISTS {TABLE}")
     store = PostgresStore(postgres_url)
     try:
         yield store
     finally:
         store.close()
+        _sql(postgres_url, f"DROP TABLE IF EXISTS {TABLE}")
 
 
 def _sql(url: str, sql: str, params: tuple[str, ...] = ()) -> list[tuple[object, ...]]:
