@@ -20,8 +20,8 @@ from compaction.stores.log_reader import error_reason, parse_line
 PAGE: Final = 1000
 """Rows fetched per query."""
 
-Rows = Sequence[tuple[int, str]]
-"""(seq, body) rows of one page, in seq order."""
+Rows = Sequence[tuple[int, bytes | str]]
+"""(seq, body) rows of one page, in seq order; a body is the line's UTF-8 bytes (or its text)."""
 
 
 def paged_events(fetch: Callable[[int], Rows], where: str, *, after: int = 0) -> Iterator[Event]:

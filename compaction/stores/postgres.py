@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
 from compaction.errors import ConfigError, LogError, SeqConflictError
-from compaction.events import Event, EventData, dump_event, make_event
+from compaction.events import Event, EventData, dump_event_bytes, make_event
 from compaction.secrets import passwords_in, redact, redact_url
 from compaction.stores.paging import PAGE, paged_events
 from compaction.stores.protocol import SessionInfo, check_session_id
@@ -44,6 +44,29 @@ SCHEMA_LOCK: Final = 0x48415245
 
 SESSION_LOCK: Final = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
 """Serializes the writers of one session until their transaction ends."""
+
+
+READ_PAGE: Final = (
+    f"SELECT seq, convert_to(body, 'UTF8') FROM {TABLE} WHERE session = %s AND seq > %s "
+    "ORDER BY seq LIMIT %s"
+)
+"""One page of a read, each line as its UTF-8 bytes (in binary results: no text decoded)."""
+
+_COPY_ESCAPES: Final = ((b"\\", b"\\\\"), (b"\n", b"\\n"), (b"\r", b"\\r"), (b"\t", b"\\t"))
+"""What COPY's text format escapes in a field (a backslash first): a JSON line holds no raw
+line break or tab, but the rule is kept whole."""
+
+
+def copy_row(session: str, event: Event) -> bytes:
+    """Return the event's row in COPY's text format: its line serialized once, as UTF-8 bytes.
+
+    `session` is a checked id and the type a slash name: neither holds a byte COPY escapes.
+    """
+    body = dump_event_bytes(event)
+    for raw, escaped in _COPY_ESCAPES:
+        if raw in body:
+            body = body.replace(raw, escaped)
+    return b"%s\t%d\t%s\t%s\n" % (session.encode(), event.seq, event.type.encode(), body)
 
 
 def _psycopg() -> ModuleType:
@@ -74,7 +97,7 @@ class PostgresStore:
         self._error: type[Exception] = pg.Error
         try:
             self._db: psycopg.Connection[Any] = pg.connect(
-                url, autocommit=True, connect_timeout=connect_timeout
+                url, autocommit=True, connect_timeout=connect_timeout, client_encoding="UTF8"
             )
             with self._db.transaction():
                 self._db.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
@@ -133,20 +156,17 @@ class PostgresStore:
                 self._db.cursor() as cur,
                 cur.copy(f"COPY {TABLE} (session, seq, type, body) FROM STDIN") as copy,
             ):
-                for e in events:
-                    copy.write_row((session, e.seq, e.type, dump_event(e)))
+                copy.write(b"".join(copy_row(session, e) for e in events))
         return events
 
     def read(self, session: str, *, after: int = 0) -> Iterator[Event]:
         """Stream the session's events above seq `after`, a page of rows at a time."""
         check_session_id(session)
 
-        def fetch(last: int) -> list[tuple[int, str]]:
+        def fetch(last: int) -> list[tuple[int, bytes]]:
             try:
-                rows: list[tuple[int, str]] = self._db.execute(
-                    f"SELECT seq, body FROM {TABLE} WHERE session = %s AND seq > %s "
-                    "ORDER BY seq LIMIT %s",
-                    (session, last, PAGE),
+                rows: list[tuple[int, bytes]] = self._db.execute(
+                    READ_PAGE, (session, last, PAGE), binary=True
                 ).fetchall()
             except self._error as exc:
                 raise LogError(f"{self._where(session)}: read failed: {self._say(exc)}") from None

@@ -1,7 +1,11 @@
 """SQLite store: many sessions in one database file, standard library `sqlite3`, WAL mode.
 
 One table, ``events``, keyed by (session, seq); each row keeps the event's canonical JSON line
-(`dump_event`), so what a session holds is byte-for-byte what its JSONL file would.
+(`dump_event_bytes`, bound as bytes and stored as TEXT), so what a session holds is byte-for-byte
+what its JSONL file would. Rows are read back as those bytes (``CAST(body AS BLOB)``) and parsed
+once, straight from them. A new file gets `PAGE_SIZE` pages and a rowid table (an event's line is
+often longer than a 4 KiB page, and a ``WITHOUT ROWID`` table moves whole rows as its B-tree
+splits); a file made by an earlier version keeps its own layout and reads the same.
 
 Invariants: an append runs in one ``BEGIN IMMEDIATE`` transaction that reads the session's last
 seq, checks `expected_seq` and inserts every event, so appends from several processes are
@@ -29,7 +33,7 @@ from pathlib import Path
 from typing import Final, NoReturn
 
 from compaction.errors import LogError, SeqConflictError
-from compaction.events import Event, EventData, dump_event, make_event
+from compaction.events import Event, EventData, dump_event_bytes, make_event
 from compaction.stores.log_writer import SyncPolicy
 from compaction.stores.paging import PAGE, paged_events
 from compaction.stores.protocol import SessionInfo, check_session_id
@@ -42,9 +46,16 @@ CREATE TABLE IF NOT EXISTS events (
     body TEXT NOT NULL,
     at REAL NOT NULL,
     PRIMARY KEY (session, seq)
-) WITHOUT ROWID
+)
 """
 
+PAGE_SIZE: Final = 16384
+"""Page size of a new database file, in bytes: long lines overflow fewer pages than at 4 KiB,
+and a one-event commit still writes little (64 KiB pages cost it more than they save)."""
+
+
+INSERT: Final = "INSERT INTO events (session, seq, type, body, at) VALUES (?, ?, ?, {body}, ?)"
+"""An append's statement; `body` is where the line's parameter goes."""
 
 COLUMNS: Final = ("session", "seq", "type", "body", "at")
 """The ``events`` table's columns, in order: any other table of that name is not this store's."""
@@ -149,6 +160,16 @@ class SqliteStore:
         except OSError as exc:
             raise LogError(f"{self.path}: cannot create its folder: {exc.strerror}") from exc
         self._db = self._connect(timeout, sync)
+        self._utf8 = self._text_encoding() == "UTF-8"
+        """Lines go in and out as their UTF-8 bytes (a file made in UTF-16 takes them as str)."""
+
+    def _text_encoding(self) -> str:
+        try:
+            row = self._db.execute("PRAGMA encoding").fetchone()
+        except sqlite3.Error as exc:
+            self._db.close()
+            fail(self.path, "cannot read the SQLite store's encoding", exc)
+        return str(row[0])
 
     def _connect(self, timeout: float, sync: SyncPolicy) -> sqlite3.Connection:
         """Open read-write (WAL, table created); where that is refused, open read-only."""
@@ -158,6 +179,7 @@ class SqliteStore:
                 self.path, timeout=timeout, isolation_level=None, check_same_thread=False
             )
             self._check(db)  # before anything is written to the file
+            db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new, empty file only; else ignored
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={'FULL' if sync == 'always' else 'NORMAL'}")
             db.execute(SCHEMA)
@@ -307,24 +329,33 @@ class SqliteStore:
             if expected_seq is not None and expected_seq != last:
                 raise SeqConflictError(self._where(session), expected_seq, last)
             events = [make_event(last + 1 + i, d) for i, d in enumerate(items)]
-            now = time.time()
-            try:
-                self._db.executemany(
-                    "INSERT INTO events (session, seq, type, body, at) VALUES (?, ?, ?, ?, ?)",
-                    [(session, e.seq, e.type, dump_event(e), now) for e in events],
-                )
-            except sqlite3.Error as exc:
-                fail(self._where(session), "append failed", exc)
+            self._insert(session, events)
         return events
+
+    def _insert(self, session: str, events: list[Event]) -> None:
+        """Insert the events' lines in one statement, each line serialized once, as bytes."""
+        now = time.time()
+        lines = [dump_event_bytes(e) for e in events]
+        bodies: Sequence[bytes | str] = lines
+        sql = INSERT.format(body="CAST(? AS TEXT)")  # the bytes taken as the TEXT they are
+        if not self._utf8:
+            sql, bodies = INSERT.format(body="?"), [line.decode() for line in lines]
+        rows = [(session, e.seq, e.type, b, now) for e, b in zip(events, bodies, strict=True)]
+        try:
+            self._db.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            fail(self._where(session), "append failed", exc)
 
     def read(self, session: str, *, after: int = 0) -> Iterator[Event]:
         """Stream the session's events above seq `after`, a page of rows at a time."""
         check_session_id(session)
 
-        def fetch(last: int) -> list[tuple[int, str]]:
+        body = "CAST(body AS BLOB)" if self._utf8 else "body"  # the line's bytes, as stored
+
+        def fetch(last: int) -> list[tuple[int, bytes | str]]:
             try:
                 return self._db.execute(
-                    "SELECT seq, body FROM events WHERE session = ? AND seq > ? "
+                    f"SELECT seq, {body} FROM events WHERE session = ? AND seq > ? "
                     "ORDER BY seq LIMIT ?",
                     (session, last, PAGE),
                 ).fetchall()

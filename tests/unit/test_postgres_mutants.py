@@ -32,7 +32,11 @@ def _msgs(*texts: str) -> list[Message]:
 
 @pytest.fixture
 def store(postgres_url: str) -> Iterator[PostgresStore]:
-    """A store on an empty events table."""
+    """A store on an empty events table, dropped again after the test.
+
+    A damaged row left on the shared server would be refused by the next test that lists every
+    session.
+    """
     with psycopg.connect(postgres_url, autocommit=True) as db:
         db.execute(f"DROP TABLE IF EXISTS {TABLE}")
     s = PostgresStore(postgres_url)
@@ -40,6 +44,8 @@ def store(postgres_url: str) -> Iterator[PostgresStore]:
         yield s
     finally:
         s.close()
+        with psycopg.connect(postgres_url, autocommit=True) as db:
+            db.execute(f"DROP TABLE IF EXISTS {TABLE}")
 
 
 def _rows(url: str, session: str) -> list[tuple[int, str, str]]:
