@@ -10,7 +10,10 @@ Invariants: a source yields each event once, in seq order; an event it yields is
 Reads pause the cyclic garbage collector while they yield (`collector_paused`): a fold of
 10^5 events would otherwise have the collector walk every live message again and again, and
 its cost per event would grow with the log. The collector is enabled again when a read ends,
-however it ends (unless it was off before).
+however it ends (unless it was off before), and what the read left alive is first moved to the
+collector's oldest generation when the read was long (`promote_survivors`): else the first
+young collection after it walks every object the fold kept (0.3 to 0.4 CPU seconds at 10^5
+events, 3 to 4 µs an event), and a later one walks them again on their way there.
 """
 
 from __future__ import annotations
@@ -33,19 +36,47 @@ from compaction.stores.protocol import EventStore
 T = TypeVar("T")
 
 
-def collector_paused(events: Iterator[T]) -> Generator[T, None, None]:
+PROMOTE_AT = 1_000
+"""Events a read must yield before what it left alive is moved to the oldest generation."""
+
+
+def promote_survivors() -> None:
+    """Move every object the collector tracks to its oldest generation, walking none of them.
+
+    ``gc.freeze()`` then ``gc.unfreeze()``: two list splices. What a long read keeps is the
+    session's state, alive as long as the session; a young collection would walk each of its
+    objects once or twice only to promote it. A full collection still walks them when the
+    collector's own rule calls one, and garbage cycles that were young at the promotion wait
+    for it (at most the young generations of one moment, once per long read). Skipped when the
+    process froze objects itself (``gc.get_freeze_count()``): unfreezing would release them.
+    """
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
+
+
+def collector_paused(
+    events: Iterator[T], *, promote_at: int | None = None
+) -> Generator[T, None, None]:
     """Yield `events` with the cyclic garbage collector paused until they end or are dropped.
 
     Reference counting still frees what a fold drops (events hold no reference cycles); the
-    collector is left as it was when it was already disabled.
+    collector is left as it was when it was already disabled. After at least `promote_at`
+    events, what the fold left alive is moved to the oldest generation before the collector
+    resumes (`promote_survivors`); None never moves it (a count batch, run during appends).
     """
     if not gc.isenabled():
         yield from events
         return
     gc.disable()
+    yielded = 0
     try:
-        yield from events
+        for item in events:
+            yielded += 1
+            yield item
     finally:
+        if promote_at is not None and yielded >= promote_at:
+            promote_survivors()
         gc.enable()
 
 
@@ -117,7 +148,7 @@ class SessionSource:
 
     def read_new(self) -> Generator[Event, None, None]:
         """Stream the session's events above the last one read, the collector paused."""
-        return collector_paused(self._read_new())
+        return collector_paused(self._read_new(), promote_at=PROMOTE_AT)
 
     def _read_new(self) -> Iterator[Event]:
         for event in self.store.read(self.session, after=self.last_seq):

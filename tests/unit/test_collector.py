@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from compaction import Session
-from compaction.stores.sources import collector_paused
+from compaction.stores.sources import PROMOTE_AT, collector_paused, promote_survivors
 from compaction.views import TodosProjection, UsageProjection
 
 
@@ -87,3 +87,61 @@ class TestCollectorPaused:
         assert len(states["usage"]) == events
         assert len(states["todos"]) >= events
         assert not any(states["todos"] + states["usage"])
+
+
+def tracked_in(generations: tuple[int, ...], objects: Sequence[object]) -> int:
+    """Return how many of `objects` the collector holds in the given generations."""
+    wanted = {id(o) for o in objects}
+    return sum(1 for g in generations for o in gc.get_objects(generation=g) if id(o) in wanted)
+
+
+def long_log(path: Path, turns: int) -> None:
+    """Write a log of a turn (its request a message) and `turns` user and assistant messages."""
+    with Session(path, sync="batch") as s, s.batch():
+        s.start_turn("Fix the bug")
+        for k in range(turns):
+            s.add_message({"role": "user", "content": f"step {k}"})
+            s.add_message({"role": "assistant", "content": f"done {k}"})
+
+
+@pytest.mark.usefixtures("collector_on")
+class TestPromotion:
+    def test_a_long_read_leaves_what_it_kept_in_the_oldest_generation(self, tmp_path: Path) -> None:
+        """After a read of at least PROMOTE_AT events, the kept messages are in generation 2."""
+        path = tmp_path / "s.jsonl"
+        long_log(path, PROMOTE_AT)
+        with Session(path) as again:
+            kept: list[object] = list(again.context.messages)
+            assert len(kept) == 2 * PROMOTE_AT + 1
+            assert tracked_in((0, 1), kept) == 0
+            assert tracked_in((2,), kept) == len(kept)
+
+    def test_a_short_read_leaves_the_generations_alone(self, tmp_path: Path) -> None:
+        """A read of fewer events (a refresh, a count batch) promotes nothing."""
+        path = tmp_path / "s.jsonl"
+        long_log(path, 3)
+        gc.collect()
+        with Session(path) as again:
+            kept: list[object] = list(again.context.messages)
+            assert tracked_in((0, 1), kept) == len(kept)
+
+    def test_objects_the_process_froze_stay_frozen(self, tmp_path: Path) -> None:
+        """A process that froze objects itself keeps them frozen through a long read."""
+        path = tmp_path / "s.jsonl"
+        long_log(path, PROMOTE_AT)
+        gc.freeze()
+        try:
+            frozen = gc.get_freeze_count()
+            with Session(path) as again:
+                assert len(again.context.messages) == 2 * PROMOTE_AT + 1
+            assert gc.get_freeze_count() == frozen
+        finally:
+            gc.unfreeze()
+
+    def test_promote_survivors_moves_young_objects(self) -> None:
+        """promote_survivors leaves no tracked object of this test in the young generations."""
+        young = [[k] for k in range(100)]
+        assert tracked_in((0, 1, 2), young) == len(young)
+        promote_survivors()
+        assert tracked_in((0, 1), young) == 0
+        assert gc.get_freeze_count() == 0
