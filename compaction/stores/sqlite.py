@@ -24,19 +24,19 @@ write fails with one clear line.
 
 from __future__ import annotations
 
-import errno
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Final, NoReturn
+from typing import Final
 
 from compaction.errors import LogError, SeqConflictError
 from compaction.events import Event, EventData, dump_event_bytes, make_event
 from compaction.stores.log_writer import SyncPolicy
 from compaction.stores.paging import PAGE, paged_events
 from compaction.stores.protocol import SessionInfo, check_session_id
+from compaction.stores.sqlite_checks import check_header, fail, io_cause
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS events (
@@ -63,73 +63,6 @@ COLUMNS: Final = ("session", "seq", "type", "body", "at")
 QUICK_CHECK_STEPS: Final = 20_000_000
 """Virtual-machine steps ``PRAGMA quick_check`` may take on open (about a second, a few hundred
 megabytes of file); past them the check stops and the store opens (the header was checked)."""
-
-_IO_ERRORS: Final = frozenset(
-    {
-        "SQLITE_BUSY",
-        "SQLITE_LOCKED",
-        "SQLITE_READONLY",
-        "SQLITE_IOERR",
-        "SQLITE_CANTOPEN",
-        "SQLITE_FULL",
-        "SQLITE_PERM",
-        "SQLITE_PROTOCOL",
-    }
-)
-"""SQLite result codes (primary, by name) that are I/O failures rather than a damaged file."""
-
-_HEADER: Final = b"SQLite format 3\x00"
-
-
-def store_error(path: Path | str, what: str, exc: sqlite3.Error) -> LogError:
-    """Return the `LogError` for a failed SQLite call: the file, what failed, SQLite's reason.
-
-    Raise it ``from io_cause(exc)``: an I/O failure is chained to an `OSError` (the CLI's exit
-    3); anything else is chained to nothing (exit 2).
-    """
-    return LogError(f"{path}: {what}: {exc}")
-
-
-def fail(where: Path | str, what: str, exc: sqlite3.Error) -> NoReturn:
-    """Raise `store_error` chained to `io_cause` (called inside the ``except`` that caught it)."""
-    raise store_error(where, what, exc) from io_cause(exc)
-
-
-def io_cause(exc: sqlite3.Error) -> OSError | None:
-    """Return an `OSError` standing for `exc` when it is an I/O failure, else None."""
-    name = str(getattr(exc, "sqlite_errorname", "") or "")
-    if "_".join(name.split("_")[:2]) in _IO_ERRORS:
-        return OSError(errno.EIO, str(exc))
-    return None
-
-
-def check_header(path: Path) -> None:
-    """Refuse a file that is not an SQLite database, or is shorter than the pages it declares.
-
-    Raises:
-        LogError: the file is not an SQLite database, or was truncated (names both sizes).
-    """
-    try:
-        size = path.stat().st_size
-        if size == 0:
-            return
-        with path.open("rb") as f:
-            head = f.read(100)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise LogError(f"{path}: cannot read the SQLite store: {exc.strerror}") from exc
-    if not head.startswith(_HEADER) or len(head) < 100:
-        raise LogError(f"{path}: not an SQLite database (its first bytes are not an SQLite header)")
-    page_size = int.from_bytes(head[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    pages = int.from_bytes(head[28:32], "big")
-    valid = head[24:28] == head[92:96]  # the page count is trusted only when current
-    if valid and pages and size < pages * page_size:
-        raise LogError(
-            f"{path}: the SQLite store is truncated: {size} bytes, but its header declares "
-            f"{pages} pages of {page_size} bytes ({pages * page_size}); restore it from a backup"
-        )
 
 
 class SqliteStore:
