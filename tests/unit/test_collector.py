@@ -26,10 +26,19 @@ def fail_on_first(items: Iterator[int]) -> None:
 
 @pytest.fixture
 def collector_on() -> Iterator[None]:
-    """Start with the collector on, and leave it as the test found it."""
+    """Start with the collector on and nothing frozen; leave it as the test found it.
+
+    The suite's conftest freezes what collection made (`pytest_collection_finish`); a frozen
+    process is one `promote_survivors` must leave alone, so these tests start from an unfrozen
+    one, as a user's process is, and freeze again afterwards.
+    """
     was = gc.isenabled()
+    frozen = gc.get_freeze_count()
+    gc.unfreeze()
     gc.enable()
     yield
+    if frozen:
+        gc.freeze()
     if not was:
         gc.disable()
 
