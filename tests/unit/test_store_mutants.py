@@ -18,7 +18,7 @@ import pytest
 from compaction import ConfigError, LogError, LogFormatError, Message, SeqConflictError, open_store
 from compaction.stores import SqliteStore
 from compaction.stores import sqlite as sqlite_module
-from compaction.stores.sqlite import io_cause
+from compaction.stores.sqlite_checks import io_cause
 
 
 def _error(name: str | None) -> sqlite3.OperationalError:
