@@ -60,9 +60,18 @@ INSERT: Final = "INSERT INTO events (session, seq, type, body, at) VALUES (?, ?,
 COLUMNS: Final = ("session", "seq", "type", "body", "at")
 """The ``events`` table's columns, in order: any other table of that name is not this store's."""
 
+OPEN_RETRY: Final = 0.05
+"""Seconds between two tries of a store's set-up that SQLite found busy (`SqliteStore._connect`)."""
+
 QUICK_CHECK_STEPS: Final = 20_000_000
 """Virtual-machine steps ``PRAGMA quick_check`` may take on open (about a second, a few hundred
 megabytes of file); past them the check stops and the store opens (the header was checked)."""
+
+
+def _busy(exc: LogError) -> bool:
+    """Whether `exc` was raised for SQLite's ``SQLITE_BUSY`` or ``SQLITE_LOCKED`` (its context)."""
+    name = str(getattr(exc.__context__, "sqlite_errorname", "") or "")
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
 
 
 class SqliteStore:
@@ -105,6 +114,22 @@ class SqliteStore:
         return str(row[0])
 
     def _connect(self, timeout: float, sync: SyncPolicy) -> sqlite3.Connection:
+        """Open read-write, retrying a busy set-up until `timeout` has passed (`OPEN_RETRY`).
+
+        SQLite answers some lock waits of a store being created by several processes at once
+        (the switch to WAL) with ``SQLITE_BUSY`` at once, without its busy handler; the set-up
+        is tried again, every `OPEN_RETRY` seconds, until the lock timeout is spent.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self._connect_once(timeout, sync)
+            except LogError as exc:
+                if not _busy(exc) or time.monotonic() + OPEN_RETRY > deadline:
+                    raise
+            time.sleep(OPEN_RETRY)
+
+    def _connect_once(self, timeout: float, sync: SyncPolicy) -> sqlite3.Connection:
         """Open read-write (WAL, table created); where that is refused, open read-only."""
         db: sqlite3.Connection | None = None
         try:
