@@ -21,22 +21,11 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.attack_readonly import NOBODY, unprivileged
 from compaction import Session
 from compaction.stores import SqliteStore
 
 ROOT = Path(__file__).resolve().parents[2]
-NOBODY = 65534
-
-
-def _unprivileged() -> list[str] | None:
-    """Return the command prefix that runs a program without root's powers (None: no way)."""
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv"):
-        return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-    if shutil.which("runuser"):
-        return ["runuser", "-u", "nobody", "--"]
-    return None
 
 
 def _harness(prefix: Sequence[str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -56,7 +45,7 @@ def _harness(prefix: Sequence[str], *args: str) -> subprocess.CompletedProcess[s
 @pytest.fixture(scope="module")
 def prefix() -> list[str]:
     """The prefix, checked once: the unprivileged user can start this checkout's Python."""
-    found = _unprivileged()
+    found = unprivileged()
     if found is None:
         pytest.skip("running as root without setpriv or runuser: cannot drop root's powers")
     probe = subprocess.run(
