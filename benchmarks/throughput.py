@@ -160,9 +160,26 @@ class _LiveCosts(NamedTuple):
     """CPU seconds of 20 request assemblies."""
 
 
-def _live_costs(session: Session, tok: Tokenizer, open_: Opener) -> _LiveCosts:
-    """Measure the live session's costs, in this order: reopen, reads, compaction, assembly."""
-    _, reopen_s, reopen_wall = _cpu(lambda: _reopen(open_, "timed"))
+def timed_reopen(open_: Opener, rounds: int) -> tuple[float, float]:
+    """Return the mean CPU and wall seconds of `rounds` reopens of the ``timed`` log.
+
+    Each reopen counts with a fresh tokenizer (`_reopen`), so no round's counts are memo hits
+    of an earlier one; a small size's single reopen is as noisy as its single append was.
+    """
+    rounds = max(1, rounds)
+    cpu = wall = 0.0
+    for _ in range(rounds):
+        _, c, w = _cpu(lambda: _reopen(open_, "timed"))
+        cpu, wall = cpu + c, wall + w
+    return cpu / rounds, wall / rounds
+
+
+def _live_costs(session: Session, tok: Tokenizer, open_: Opener, rounds: int = 1) -> _LiveCosts:
+    """Measure the live session's costs, in this order: reopen, reads, compaction, assembly.
+
+    Reopen is timed over `rounds` rounds (the append's), its figure their mean.
+    """
+    reopen_s, reopen_wall = timed_reopen(open_, rounds)
     read_s = _cpu(lambda: [session.context_tokens for _ in range(_READS)])[2]
     before = [m for m in session.context.messages if m.role != "system"]
     result, compaction_s, _ = _cpu(lambda: compact(session, CompactionPolicy(), force=True))
@@ -194,8 +211,8 @@ def measure(
     """Measure every cost at one size in one store (see the module docstring).
 
     The append counts with a fresh tokenizer (remembering no count of an earlier size, store or
-    round) and is timed over `rounds_for(n, min_timed)` rounds; the compaction then counts with
-    the session's own, as a live session does.
+    round) and is timed over `rounds_for(n, min_timed)` rounds, and so is the reopen; the
+    compaction then counts with the session's own, as a live session does.
     """
     events = events_of(n, transcripts=transcripts)
     texts = [message_text(e) for e in events if isinstance(e, Message)]
@@ -209,7 +226,7 @@ def measure(
         appended = _Appended(timed.tokens, timed.append_s, timed.append_wall, timed.raw_s)
         texts.clear()  # a second copy of every text: not kept through reopen and compaction
         with timed.session as session:
-            live = _live_costs(session, fresh_tokenizer(), open_)
+            live = _live_costs(session, fresh_tokenizer(), open_, timed.rounds)
         log = Path(tmp) / "timed.jsonl"
         log_bytes = log.stat().st_size if log.exists() else text_chars
         peaks = _peaks(Path(tmp), events, open_) if trace else (None, None)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import throughput_phases
+from benchmarks import throughput, throughput_phases
 from benchmarks.throughput import (
     GOALS,
     append_all,
@@ -250,6 +250,20 @@ class TestRounds:
         assert timed.tokens == sum(len(session.tokenizer.encode(t)) for t in texts)
         assert timed.append_s > 0
         assert timed.raw_s > 0
+
+    def test_reopen_is_timed_over_the_same_rounds(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A small size's reopen is timed over the append's rounds, each a fresh reopen."""
+        names: list[str] = []
+
+        def spy(open_: throughput_phases.Opener, name: str) -> int:
+            names.append(name)
+            return throughput_phases._reopen(open_, name)
+
+        monkeypatch.setattr(throughput, "_reopen", spy)
+        point = measure(200, trace=False, transcripts=None, min_timed=600)
+        assert point.rounds == 3
+        assert names == ["timed"] * 3
+        assert point.reopen_us > 0
 
     def test_a_point_says_its_rounds(self) -> None:
         """The rounds a size was timed over are kept with its figures."""
