@@ -1,8 +1,9 @@
 """Importing agent transcripts (Claude Code, Codex, Gemini CLI, OpenAI messages, SWE-agent).
 
 `load(path, format="auto")` streams the session events a transcript holds, seqs from 1, ready
-to be written to a new log; the `ImportReport` passed in (or kept on the returned stream) says
-what was read, written and skipped. `import_transcript` writes them to a new log file.
+to be written to a new log; the `ImportReport` passed in says what was read, written and
+skipped (a stream without one keeps its counts to itself). `import_transcript` writes them to a
+new log file.
 
 One module per format (`claude_code`, `codex`, `gemini`, `openai_messages`, `swe_agent`) drives
 the shared `EventBuilder` of `base`; `formats` is the table of them (a new format is one entry

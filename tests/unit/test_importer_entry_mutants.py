@@ -9,14 +9,19 @@ what the store holds is caught in seconds, without the real transcripts.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from compaction.errors import ConfigError, TranscriptError
-from compaction.events import Event
-from compaction.importers import ImportReport, import_to_store, import_transcript, load
-from compaction.stores import open_store, read_events
+from compaction.compactor import CompactionPolicy, maybe_compact
+from compaction.errors import CompactionError, ConfigError, TranscriptError
+from compaction.events import CheckpointData, Event
+from compaction.importers import ImportReport, import_to_store, import_transcript, load, replay
+from compaction.session import Session
+from compaction.stores import open_session_store, open_store, read_events
+from compaction.summarizers import ExtractiveSummarizer
 from compaction.tokens import get_tokenizer
 
 
@@ -73,7 +78,7 @@ class TestLoad:
                 load(path)
             assert err.value.path == str(path)
             assert err.value.line is None
-            assert "no such file" in str(err.value)
+            assert str(err.value) == f"{path}: no such file"
 
     def test_strict_is_passed_on(self, tmp_path: Path) -> None:
         path = transcript(tmp_path)
@@ -116,8 +121,10 @@ class TestImportTranscript:
         bigger = transcript(tmp_path, turns=2, name="big.jsonl")
         with pytest.raises(TranscriptError) as err:
             import_transcript(bigger, url, session="one")
-        assert "the output session already exists" in str(err.value)
-        assert "--session" in str(err.value)
+        assert err.value.path == f"{url}#one"
+        assert str(err.value) == (
+            f"{url}#one: the output session already exists. Choose a new --session, or pass --force"
+        )
         import_transcript(bigger, url, session="two")  # another session is free
         report = import_transcript(bigger, url, session="one", overwrite=True)
         assert report.events == 7
@@ -133,7 +140,8 @@ class TestImportTranscript:
         for overwrite in (False, True):
             with pytest.raises(TranscriptError) as err:
                 import_transcript(src, tmp_path / "." / "t.jsonl", overwrite=overwrite)
-            assert "would replace the transcript itself" in str(err.value)
+            assert err.value.path == str(src)  # the output, named as its store names it
+            assert str(err.value) == f"{src}: the output log would replace the transcript itself"
         assert src.read_bytes() == before
 
     def test_an_existing_log_is_refused_unless_forced(self, tmp_path: Path) -> None:
@@ -142,8 +150,10 @@ class TestImportTranscript:
         out.write_bytes(b"x")  # one byte, not a log: still refused
         with pytest.raises(TranscriptError) as err:
             import_transcript(src, out)
-        assert "the output log already exists" in str(err.value)
-        assert "--force" in str(err.value)
+        assert err.value.path == str(out)
+        assert str(err.value) == (
+            f"{out}: the output log already exists. Choose a new path, or pass --force"
+        )
         assert out.read_bytes() == b"x"
         assert import_transcript(src, out, overwrite=True).events == 7
         assert len(list(read_events(out))) == 7
@@ -163,7 +173,11 @@ class TestImportTranscript:
         out = tmp_path / "out.jsonl"
         with pytest.raises(TranscriptError) as err:
             import_transcript(src, out, "openai")
-        assert "holds no session events when read as openai" in str(err.value)
+        assert err.value.path == str(src)
+        assert str(err.value) == (
+            f"{src}: the transcript holds no session events when read as openai. "
+            "Check the file, or name its format (harness import FORMAT FILE)"
+        )
         assert not out.exists()
 
     def test_strict_and_tokenizer_are_passed_on(self, tmp_path: Path) -> None:
@@ -214,3 +228,171 @@ class TestProgress:
             store.close()
         assert report.events == 515
         assert seen == [514]
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
+
+
+def small_claude() -> list[Event]:
+    """The Claude Code fixture: 38 events, a todo list, the agent's own checkpoint at seq 14."""
+    return list(load(FIXTURES / "claude_code_small.jsonl"))
+
+
+class TestReplay:
+    def test_every_event_is_appended_in_order(self, tmp_path: Path) -> None:
+        events = small_claude()
+        with Session(tmp_path / "r.jsonl", sync="batch") as session:
+            report = replay(events, session, CompactionPolicy(window_tokens=100_000))
+            written = list(session.events())
+        assert report.compactions == []
+        assert report.refused == Counter()
+        assert report.recorded_checkpoints == 1
+        assert [e.seq for e in written] == list(range(1, 39))
+        for old, new in zip(events, written, strict=True):
+            if isinstance(old.data, CheckpointData):
+                assert isinstance(new.data, CheckpointData)
+                assert (new.data.first_seq, new.data.last_seq) == (1, 13)
+                assert new.data.text == old.data.text
+            else:
+                assert new.data == old.data
+
+    def test_the_peak_is_the_largest_context_after_any_event(self, tmp_path: Path) -> None:
+        events = small_claude()
+        peak = 0
+        with Session(tmp_path / "by-hand.jsonl", sync="batch") as session:
+            for event in events[:13]:  # before the recorded checkpoint shrinks the context
+                session.append(event.data)
+                peak = max(peak, session.context_tokens)
+        with Session(tmp_path / "r.jsonl", sync="batch") as session:
+            report = replay(events[:13], session, CompactionPolicy(window_tokens=100_000))
+            assert report.peak_context_tokens == peak == session.context_tokens > 0
+
+    def test_a_recorded_checkpoint_with_nothing_before_it_is_dropped(self, tmp_path: Path) -> None:
+        events = small_claude()
+        checkpoint = events[13]
+        assert isinstance(checkpoint.data, CheckpointData)
+        with Session(tmp_path / "r.jsonl", sync="batch") as session:
+            report = replay(
+                [checkpoint, *events[:2]], session, CompactionPolicy(window_tokens=10**5)
+            )
+            written = list(session.events())
+        assert report.recorded_checkpoints == 0
+        assert [e.data for e in written] == [events[0].data, events[1].data]
+
+    def test_a_second_recorded_checkpoint_spans_from_the_first(self, tmp_path: Path) -> None:
+        events = small_claude()
+        again = [*events[:14], *events[1:13], events[13]]  # the agent compacts twice
+        with Session(tmp_path / "r.jsonl", sync="batch") as session:
+            report = replay(again, session, CompactionPolicy(window_tokens=100_000))
+            spans = [
+                (e.data.first_seq, e.data.last_seq)
+                for e in session.events()
+                if isinstance(e.data, CheckpointData)
+            ]
+        assert report.recorded_checkpoints == 2
+        # The second span starts right after the first span (seq 14, the first checkpoint itself).
+        assert spans == [(1, 13), (14, 26)]
+
+    def test_each_compaction_keeps_the_unfinished_items_at_its_cut(self, tmp_path: Path) -> None:
+        with Session(tmp_path / "r.jsonl", sync="batch") as session:
+            report = replay(small_claude(), session, CompactionPolicy(window_tokens=300))
+            cuts = [e for e in session.events() if isinstance(e.data, CheckpointData)]
+        assert len(report.compactions) >= 2
+        assert len(cuts) == len(report.compactions) + report.recorded_checkpoints
+        for c in report.compactions:
+            assert c.unfinished == (c.result.data.pending, c.result.data.current)
+        assert any(c.unfinished != ((), ()) for c in report.compactions)
+        assert sum(report.refused.values()) > 0
+
+
+class TestArgumentsPassedOn:
+    def test_the_named_format_reaches_the_reader(self, tmp_path: Path) -> None:
+        """An OpenAI file named as Gemini is read as Gemini (and refused), not detected."""
+        with pytest.raises(TranscriptError):
+            import_transcript(transcript(tmp_path), tmp_path / "o.jsonl", "gemini")
+        assert not (tmp_path / "o.jsonl").exists()
+
+    def test_the_store_form_defaults_to_lenient_and_no_overwrite(self, tmp_path: Path) -> None:
+        src = transcript(tmp_path)
+        src.write_text(src.read_text(encoding="utf-8") + "{broken\n", encoding="utf-8")
+        store = open_store(f"sqlite:///{tmp_path / 's.db'}")
+        try:
+            report = import_to_store(src, store, "one")  # not strict: the line is skipped
+            assert [b.line for b in report.broken_lines] == [3]
+            with pytest.raises(TranscriptError):  # not overwrite: the session is kept
+                import_to_store(transcript(tmp_path, 2, "b.jsonl"), store, "one")
+            assert store.last_seq("one") == 3
+        finally:
+            store.close()
+
+    def test_the_output_store_is_opened_for_batched_sync(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """An import syncs once when it commits, not after every event (`sync="batch"`)."""
+        seen: list[object] = []
+        real = open_session_store
+
+        def spy(target: str | Path, session: str | None = None, **kwargs: Any) -> Any:
+            seen.append(kwargs.get("sync"))
+            return real(target, session, **kwargs)
+
+        monkeypatch.setattr("compaction.importers.open_session_store", spy)
+        import_transcript(transcript(tmp_path), tmp_path / "o.jsonl")
+        assert seen == ["batch"]
+
+
+class TestReplayCalls:
+    def test_a_checkpoint_after_one_event_spans_that_event(self, tmp_path: Path) -> None:
+        events = small_claude()
+        with Session(tmp_path / "r.jsonl", sync="batch") as session:
+            report = replay([events[0], events[13]], session, CompactionPolicy(window_tokens=10**5))
+            spans = [
+                (e.data.first_seq, e.data.last_seq)
+                for e in session.events()
+                if isinstance(e.data, CheckpointData)
+            ]
+        assert report.recorded_checkpoints == 1
+        assert spans == [(1, 1)]
+
+    def test_each_compaction_check_gets_the_summarizer_and_fixed_tokens(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`maybe_compact` is asked after every event, with the replay's summarizer and budget."""
+        asked: list[tuple[object, int]] = []
+        refusals: Counter[str] = Counter()
+        real = maybe_compact
+
+        def spy(session: Session, policy: CompactionPolicy, **kwargs: Any) -> Any:
+            asked.append((kwargs.get("summarizer"), kwargs.get("fixed_tokens", 0)))
+            try:
+                return real(session, policy, **kwargs)
+            except CompactionError as exc:
+                refusals[exc.code] += 1
+                raise
+
+        monkeypatch.setattr("compaction.importers.session_replay.maybe_compact", spy)
+        summarizer = ExtractiveSummarizer()
+        events = small_claude()
+        with Session(tmp_path / "a.jsonl", sync="batch") as session:
+            report = replay(events, session, CompactionPolicy(window_tokens=300))
+        assert asked == [(None, 0)] * len(events)
+        assert report.refused == refusals
+        assert max(refusals.values()) > 1  # counted, not just flagged
+        asked.clear()
+        with Session(tmp_path / "b.jsonl", sync="batch") as session:
+            replay(
+                events,
+                session,
+                CompactionPolicy(window_tokens=300),
+                summarizer=summarizer,
+                fixed_tokens=77,
+            )
+        assert asked == [(summarizer, 77)] * len(events)
+
+    def test_fixed_tokens_count_in_the_budget(self, tmp_path: Path) -> None:
+        events = small_claude()[:13]
+        policy = CompactionPolicy(window_tokens=100_000)
+        with Session(tmp_path / "a.jsonl", sync="batch") as session:
+            assert replay(events, session, policy).compactions == []
+        with Session(tmp_path / "b.jsonl", sync="batch") as session:
+            assert replay(events, session, policy, fixed_tokens=99_000).compactions != []
