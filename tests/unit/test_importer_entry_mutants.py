@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,19 @@ import pytest
 from compaction.compactor import CompactionPolicy, maybe_compact
 from compaction.errors import CompactionError, ConfigError, TranscriptError
 from compaction.events import CheckpointData, Event
-from compaction.importers import ImportReport, import_to_store, import_transcript, load, replay
+from compaction.importers import (
+    FORMATS,
+    ImportReport,
+    RuleBreak,
+    import_to_store,
+    import_transcript,
+    importer,
+    load,
+    replay,
+)
 from compaction.session import Session
 from compaction.stores import open_session_store, open_store, read_events
+from compaction.stores.log_reader import BadLine
 from compaction.summarizers import ExtractiveSummarizer
 from compaction.tokens import get_tokenizer
 
@@ -396,3 +407,75 @@ class TestReplayCalls:
             assert replay(events, session, policy).compactions == []
         with Session(tmp_path / "b.jsonl", sync="batch") as session:
             assert replay(events, session, policy, fixed_tokens=99_000).compactions != []
+
+
+class TestReport:
+    def test_skip_counts_one_by_default_and_adds_up(self) -> None:
+        report = ImportReport(path="x")
+        report.skip("unknown record")
+        report.skip("unknown record", 3)
+        report.skip("image block", 2)
+        assert report.skipped == Counter({"unknown record": 4, "image block": 2})
+
+    def test_as_dict_holds_every_field_and_sorts_the_counters(self) -> None:
+        report = ImportReport(
+            path="t.jsonl",
+            format="codex",
+            lines=11,
+            records=12,
+            events=13,
+            events_by_type=Counter({"turn/start": 2, "message": 9}),
+            turns=2,
+            tool_calls=3,
+            unanswered_calls=1,
+            orphan_results=4,
+            todo_writes=5,
+            rule_breaking_lists=[RuleBreak(seq=7, violations=["two in progress"])],
+            checkpoints=6,
+            handled=Counter({"user request": 2, "assistant message": 3}),
+            skipped=Counter({"z": 1, "a": 2}),
+            broken_lines=[BadLine(line=8, reason="not JSON")],
+            torn_line=10,
+            glued_lines=[9],
+            largest_tool_output=14,
+            tokenizer="tiktoken:o200k_base",
+            total_tokens=15,
+            context_tokens=16,
+        )
+        data = report.as_dict()
+        assert data == {
+            "path": "t.jsonl",
+            "format": "codex",
+            "lines": 11,
+            "records": 12,
+            "events": 13,
+            "events_by_type": {"message": 9, "turn/start": 2},
+            "turns": 2,
+            "tool_calls": 3,
+            "unanswered_calls": 1,
+            "orphan_results": 4,
+            "todo_writes": 5,
+            "rule_breaking_lists": [{"seq": 7, "violations": ["two in progress"]}],
+            "checkpoints": 6,
+            "handled": {"assistant message": 3, "user request": 2},
+            "skipped": {"a": 2, "z": 1},
+            "broken_lines": [{"line": 8, "reason": "not JSON"}],
+            "torn_line": 10,
+            "glued_lines": [9],
+            "largest_tool_output": 14,
+            "tokenizer": "tiktoken:o200k_base",
+            "total_tokens": 15,
+            "context_tokens": 16,
+        }
+        assert list(data) == [f.name for f in fields(ImportReport)]  # the fields' order
+        for key in ("events_by_type", "handled", "skipped"):
+            assert list(data[key]) == sorted(data[key])
+        assert json.loads(json.dumps(data)) == data
+
+
+class TestFormatTable:
+    def test_an_unknown_name_raises_key_error_naming_it(self) -> None:
+        with pytest.raises(KeyError) as err:
+            importer("auto")
+        assert err.value.args == ("auto",)
+        assert [importer(name).name for name in FORMATS] == list(FORMATS)
