@@ -11,9 +11,10 @@ import re
 
 import pytest
 
-from benchmarks import attacks
+from benchmarks import attack_writers, attacks
 from benchmarks.attack_kit import Tally, leaks, lost_doubled, missing_bytes, secret_forms
 from compaction import secrets
+from compaction.errors import CompactionError
 from compaction.sessions import tool_runs
 
 FAILURES = ("crashes", "lost", "doubled", "leaks", "hangs", "wrong")
@@ -89,3 +90,19 @@ def test_lost_and_doubled_bytes() -> None:
     assert lost_doubled(b"abcdef", b"abXdef", appended_ok=False) == (4, 0)
     assert missing_bytes(["aa", "bbb"], ["aa"]) == (3, 0)
     assert missing_bytes(["aa"], ["aa", "aa", "c"]) == (0, 3)
+
+
+@pytest.mark.slow
+def test_a_conflict_is_wrong_in_a_sql_store_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every compaction refused as `conflict`: wrong in SQLite, the documented retry in JSONL."""
+
+    def refuse(*_: object, **__: object) -> None:
+        raise CompactionError("conflict", "writers kept winning")
+
+    monkeypatch.setattr(attack_writers, "compact", refuse)
+    tally = _run("concurrent-compaction")["concurrent-compaction"]
+    notes = " ".join(tally.notes)
+    attempts = {b: int(n) for b, n in re.findall(r"(jsonl|sqlite): landed 0/(\d+)", notes)}
+    assert set(attempts) == {"jsonl", "sqlite"}, notes
+    assert tally.wrong == attempts["sqlite"] > 0
+    assert "conflict" in notes
