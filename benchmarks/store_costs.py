@@ -23,26 +23,18 @@ import json
 import os
 import statistics
 import tempfile
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from benchmarks.throughput_corpus import TRANSCRIPTS, events_of
-from benchmarks.throughput_phases import BATCH, fresh_tokenizer
+from benchmarks.throughput_phases import BATCH, _raw, _timed, fresh_tokenizer, store_url
 from compaction import EventData, EventStore, Message, open_store
 from compaction.tokens import message_text
 
-T = TypeVar("T")
-
 STORES = ("jsonl", "sqlite", "postgres")
-
-
-def _cpu(fn: Callable[[], T]) -> tuple[T, float]:
-    start = time.process_time()
-    out = fn()
-    return out, time.process_time() - start
 
 
 @contextmanager
@@ -51,15 +43,7 @@ def _stores(names: Sequence[str], folder: Path) -> Iterator[dict[str, EventStore
     with ExitStack() as stack:
         opened: dict[str, EventStore] = {}
         for name in names:
-            if name == "jsonl":
-                url = f"jsonl:///{folder / 'jsonl'}"
-            elif name == "sqlite":
-                url = f"sqlite:///{folder / 'sessions.db'}"
-            else:
-                from benchmarks import pgserver
-
-                url = stack.enter_context(pgserver.running(durable=True)).url
-            opened[name] = store = open_store(url, sync="batch")
+            opened[name] = store = open_store(store_url(name, folder, stack), sync="batch")
             stack.callback(store.close)
         yield opened
 
@@ -69,10 +53,13 @@ def _append(store: EventStore, session: str, events: Sequence[EventData]) -> Non
         store.append(session, events[i : i + BATCH])
 
 
-def _raw(texts: Sequence[str]) -> float:
+def _count(store: EventStore, session: str) -> int:
+    return sum(1 for _ in store.read(session))
+
+
+def _raw_s(texts: Sequence[str]) -> float:
     """CPU seconds of tiktoken over every text once, with a fresh tokenizer (no memo)."""
-    tok = fresh_tokenizer()
-    return _cpu(lambda: [tok.encode(t) for t in texts])[1]
+    return _timed(partial(_raw, fresh_tokenizer(), texts))[1]
 
 
 def measure(
@@ -89,9 +76,9 @@ def measure(
     ):
         for k in range(rounds):
             for name, store in opened.items():
-                raw = _raw(texts)
-                append_s = _cpu(lambda: _append(store, f"round-{k}", events))[1]  # noqa: B023
-                read, read_s = _cpu(lambda: sum(1 for _ in store.read(f"round-{k}")))  # noqa: B023
+                raw = _raw_s(texts)
+                append_s = _timed(partial(_append, store, f"round-{k}", events))[1]
+                read, read_s = _timed(partial(_count, store, f"round-{k}"))[:2]
                 if read != n:
                     raise AssertionError(f"{name}: read {read} events of {n}")
                 ratios[name]["append"].append(append_s / raw)

@@ -37,7 +37,6 @@ import argparse
 import json
 import os
 import tempfile
-import time
 import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -52,6 +51,7 @@ from benchmarks.throughput_phases import (
     Opener,
     _raw,
     _reopen,
+    _timed,
     opener,
     rounds_for,
     timed_append,
@@ -125,13 +125,6 @@ class ScalePoint:
     """Rounds the append was timed over (each a fresh log and tokenizer; figures are means)."""
 
 
-def _cpu(fn: Callable[[], T]) -> tuple[T, float, float]:
-    """Run `fn`; return its result, its CPU seconds and its wall seconds."""
-    wall, start = time.perf_counter(), time.process_time()
-    out = fn()
-    return out, time.process_time() - start, time.perf_counter() - wall
-
-
 def _peak(fn: Callable[[], object]) -> float:
     tracemalloc.start()
     try:
@@ -169,7 +162,7 @@ def timed_reopen(open_: Opener, rounds: int) -> tuple[float, float]:
     rounds = max(1, rounds)
     cpu = wall = 0.0
     for _ in range(rounds):
-        _, c, w = _cpu(lambda: _reopen(open_, "timed"))
+        _, c, w = _timed(lambda: _reopen(open_, "timed"))
         cpu, wall = cpu + c, wall + w
     return cpu / rounds, wall / rounds
 
@@ -180,14 +173,14 @@ def _live_costs(session: Session, tok: Tokenizer, open_: Opener, rounds: int = 1
     Reopen is timed over `rounds` rounds (the append's), its figure their mean.
     """
     reopen_s, reopen_wall = timed_reopen(open_, rounds)
-    read_s = _cpu(lambda: [session.context_tokens for _ in range(_READS)])[2]
+    read_s = _timed(lambda: [session.context_tokens for _ in range(_READS)])[2]
     before = [m for m in session.context.messages if m.role != "system"]
-    result, compaction_s, _ = _cpu(lambda: compact(session, CompactionPolicy(), force=True))
+    result, compaction_s, _ = _timed(lambda: compact(session, CompactionPolicy(), force=True))
     span = [message_text(m) for m in before[: result.replaced_messages]]
-    span_s = _cpu(lambda: _raw(tok, span))[1]
+    span_s = _timed(lambda: _raw(tok, span))[1]
     builder = PromptBuilder(ToolCatalog(user_tools()), environment=ENVIRONMENT)
     mode = get_mode("agent")
-    assembly_s = _cpu(lambda: [openai_request(builder, mode, session) for _ in range(20)])[1]
+    assembly_s = _timed(lambda: [openai_request(builder, mode, session) for _ in range(20)])[1]
     return _LiveCosts(
         reopen_s, reopen_wall, read_s, compaction_s, span_s, result.reduction, assembly_s
     )

@@ -33,6 +33,21 @@ Opener = Callable[[str, Tokenizer], Session]
 """Open (or create) the named session in the store under test, counting with the tokenizer."""
 
 
+def store_url(store: str, folder: Path, stack: ExitStack) -> str:
+    """Return the URL of a new `store` ("jsonl", "sqlite", "postgres") kept in `folder`.
+
+    PostgreSQL's is a throwaway server (fsync on), started in `stack` and stopped with it.
+    """
+    if store == "jsonl":
+        return f"jsonl:///{folder / 'jsonl'}"
+    if store == "sqlite":
+        return f"sqlite:///{folder / 'sessions.db'}"
+    from benchmarks import pgserver
+
+    url: str = stack.enter_context(pgserver.running(durable=True)).url
+    return url
+
+
 @contextmanager
 def opener(store: str, folder: Path) -> Iterator[Opener]:
     """Yield a function that opens a named session in `store`, kept in `folder`."""
@@ -40,13 +55,7 @@ def opener(store: str, folder: Path) -> Iterator[Opener]:
         if store == "jsonl":
             yield lambda name, tok: Session(folder / f"{name}.jsonl", tokenizer=tok, sync="batch")
             return
-        if store == "sqlite":
-            url = f"sqlite:///{folder / 'sessions.db'}"
-        else:
-            from benchmarks import pgserver
-
-            url = stack.enter_context(pgserver.running(durable=True)).url
-        db = open_store(url, sync="batch")
+        db = open_store(store_url(store, folder, stack), sync="batch")
         stack.callback(db.close)
         yield lambda name, tok: Session(store=db, session=name, tokenizer=tok)
 

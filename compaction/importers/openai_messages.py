@@ -78,6 +78,15 @@ def content_of(content: object) -> Content | None:
     return tuple(parts)
 
 
+def texts_of(content: Content | None) -> list[str]:
+    """The texts of read content (`content_of`): the string, or its text parts (images left out)."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [content]
+    return [p.text for p in content if isinstance(p, TextPart)]
+
+
 @dataclass
 class _Reader(RecordReader):
     legacy_calls: int = 0
@@ -117,10 +126,7 @@ class _Reader(RecordReader):
             self.legacy_calls += 1
             call_id = f"function_call_{self.legacy_calls}"
             calls.append(call_from(call_id, str(legacy.get("name")), legacy.get("arguments")))
-        texts = [content] if isinstance(content, str) else []
-        if content is not None and not isinstance(content, str):
-            texts = [p.text for p in content if isinstance(p, TextPart)]
-        self.builder.assistant(None, texts, calls)
+        self.builder.assistant(None, texts_of(content), calls)
 
     def function_result(self, msg: Mapping[str, Any], content: Content | None) -> None:
         name = msg.get("name")

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from compaction.errors import TranscriptError
-from compaction.events import Event, Message, TextPart, TodoItem
+from compaction.events import Event, Message, TodoItem
 from compaction.importers.base import EventBuilder, RecordReader
 from compaction.importers.import_report import ImportReport
-from compaction.importers.openai_messages import content_of
-from compaction.importers.recorded_calls import Content, RecordedCall, call_from, unknown
+from compaction.importers.openai_messages import content_of, texts_of
+from compaction.importers.recorded_calls import RecordedCall, call_from, unknown
 from compaction.importers.records import load_document
 from compaction.tokens import Tokenizer
 
@@ -51,7 +51,7 @@ class _Reader(RecordReader):
             return
         role = msg.get("role")
         content = content_of(msg.get("content"))
-        text = _text_of(content)
+        text = "\n".join(texts_of(content))
         waiting = self.builder.open_calls()
         if role == "system":
             self.builder.message(Message(role="system", content=content), "system message")
@@ -98,13 +98,6 @@ class _Reader(RecordReader):
         self.assistant(index, {"action": step.get("action")}, text)
         for call in self.builder.open_calls():
             self.builder.result(call.id, str(step.get("observation") or ""))
-
-
-def _text_of(content: Content | None) -> str:
-    """The text of a message's content: the string, or its text parts (images left out)."""
-    if content is None or isinstance(content, str):
-        return content or ""
-    return "\n".join(p.text for p in content if isinstance(p, TextPart))
 
 
 def _is_demo(msg: Mapping[str, Any]) -> bool:
