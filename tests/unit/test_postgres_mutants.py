@@ -3,7 +3,8 @@
 Each test states behaviour of `compaction.stores.postgres` the store contract left untested:
 the seqs an append gives and the rows it writes, a conflict's two seqs, a failed transaction
 or read (its message, the URL without its password, nothing kept), a rename onto a session
-holding events, what `delete` and `sessions` return. They need a server (the `postgres_url`
+holding events, what `delete` and `sessions` return, the lines' bytes under a client asking
+for another encoding, reads in binary results. They need a server (the `postgres_url`
 fixture); with HARNESS_REQUIRE_POSTGRES=1 they fail rather than skip without one.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -271,3 +273,63 @@ def test_an_unreachable_server_is_refused_with_libpqs_reason() -> None:
         'connection to server at "127.0.0.1", port 9 failed: Connection refused'
     )
     assert PASSWORD not in text
+
+
+TEXT = "café, €5, 日本語, 🙂"
+"""Characters whose UTF-8 bytes a LATIN1 client would take for other characters."""
+
+
+def test_lines_are_utf8_whatever_the_clients_encoding(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client environment asking for LATIN1 changes no stored byte and no event read back.
+
+    The store writes COPY rows and reads lines as UTF-8 bytes, so it sets the connection's
+    encoding itself; libpq would otherwise take PGCLIENTENCODING (or the server's default).
+    """
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        db.execute(f"DROP TABLE IF EXISTS {TABLE}")
+    monkeypatch.setenv("PGCLIENTENCODING", "LATIN1")
+    s = PostgresStore(postgres_url)
+    try:
+        events = s.append("u", _msgs(TEXT))
+        assert [e.data for e in s.read("u")] == [e.data for e in events]
+        monkeypatch.delenv("PGCLIENTENCODING")
+        assert _rows(postgres_url, "u") == [(1, "message", dump_event(events[0]))]
+    finally:
+        s.close()
+        monkeypatch.delenv("PGCLIENTENCODING", raising=False)
+        with psycopg.connect(postgres_url, autocommit=True) as db:
+            db.execute(f"DROP TABLE IF EXISTS {TABLE}")
+
+
+class _ResultFormats:
+    """Stands in for the store's connection, noting each result's column formats (1: binary)."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self.formats: list[list[int]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.db, name)
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
+        cur = self.db.execute(*args, **kwargs)
+        result = cur.pgresult
+        self.formats.append([result.fformat(i) for i in range(result.nfields)])
+        return cur
+
+
+def test_reads_come_back_in_binary_results(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each page's lines arrive as their bytes (binary format), not as bytea's hex text.
+
+    Text results would give the same events, at twice the bytes on the wire and a hex decoding
+    of every line in the client: the cost the binary read was written to save.
+    """
+    events = store.append("a", _msgs(TEXT, "two"))
+    spy = _ResultFormats(store._db)
+    monkeypatch.setattr(store, "_db", spy)
+    assert [e.data for e in store.read("a")] == [e.data for e in events]
+    assert spy.formats == [[1, 1]]
