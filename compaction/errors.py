@@ -54,17 +54,25 @@ class LogError(HarnessError):
     """A session log could not be read or written."""
 
 
-class LogFormatError(LogError):
-    """A line of a log file is not a valid event."""
+SKIP_FIX = (
+    "Fix or remove that line, or read with skip_bad_lines=True (CLI: --skip-bad) to count and "
+    "skip it."
+)
+"""What a `LogFormatError` of a JSONL log tells the user to do."""
 
-    def __init__(self, path: Path | str, line: int, reason: str) -> None:
+
+class LogFormatError(LogError):
+    """A line of a log file (or a row of a database store) is not a valid event.
+
+    `fix` is the advice that ends the message: by default how to skip the line, which a JSONL
+    log allows; a database store, which never skips a row, says what to do instead.
+    """
+
+    def __init__(self, path: Path | str, line: int, reason: str, *, fix: str = SKIP_FIX) -> None:
         self.path = str(path)
         self.line = line
         self.reason = reason
-        super().__init__(
-            f"{self.path}:{line}: {reason}. Fix or remove that line, or read with "
-            "skip_bad_lines=True (CLI: --skip-bad) to count and skip it."
-        )
+        super().__init__(f"{self.path}:{line}: {reason}. {fix}")
 
 
 class LogIntegrityError(LogError):

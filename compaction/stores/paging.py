@@ -20,6 +20,11 @@ from compaction.stores.log_reader import error_reason, parse_line
 PAGE: Final = 1000
 """Rows fetched per query."""
 
+ROW_FIX: Final = (
+    "A database row is never skipped: correct that row, or restore the store from a backup."
+)
+"""The end of a damaged row's message (the log's "skip it" advice would not help here)."""
+
 Rows = Sequence[tuple[int, bytes | str]]
 """(seq, body) rows of one page, in seq order; a body is the line's UTF-8 bytes (or its text)."""
 
@@ -33,7 +38,8 @@ def paged_events(fetch: Callable[[int], Rows], where: str, *, after: int = 0) ->
         after: the seq to start after.
 
     Raises:
-        LogFormatError: a row's body is not an event (naming its seq as the line).
+        LogFormatError: a row's body is not an event (naming its seq as the line, and
+            advising no skip: `skip_bad_lines` applies to JSONL logs only).
     """
     while True:
         rows = fetch(after)
@@ -41,7 +47,7 @@ def paged_events(fetch: Callable[[int], Rows], where: str, *, after: int = 0) ->
             try:
                 yield parse_line(body)
             except ValueError as exc:
-                raise LogFormatError(where, seq, error_reason(exc)) from None
+                raise LogFormatError(where, seq, error_reason(exc), fix=ROW_FIX) from None
             after = seq
         if len(rows) < PAGE:
             return

@@ -143,7 +143,9 @@ class TestPromotion:
             frozen = gc.get_freeze_count()
             with Session(path) as again:
                 assert len(again.context.messages) == 2 * PROMOTE_AT + 1
-            assert gc.get_freeze_count() == frozen
+            # Unfrozen, the count would be 0. It may drop by a few: a frozen object can still be
+            # freed by reference counting (under mutmut's trampoline two are, during the read).
+            assert frozen - 100 < gc.get_freeze_count() <= frozen
         finally:
             gc.unfreeze()
 
@@ -154,3 +156,22 @@ class TestPromotion:
         promote_survivors()
         assert tracked_in((0, 1), young) == 0
         assert gc.get_freeze_count() == 0
+
+
+@pytest.mark.usefixtures("collector_on")
+class TestPromotionThreshold:
+    @pytest.mark.parametrize(("n", "promoted"), [(2, False), (3, True), (4, True), (0, False)])
+    def test_promotion_waits_for_promote_at_events(self, n: int, promoted: bool) -> None:
+        """Exactly `promote_at` events yielded promote what is alive; one fewer leaves it young."""
+        gc.collect()
+        young = [[k] for k in range(50)]
+        assert list(collector_paused(numbers(n), promote_at=3)) == list(range(n))
+        assert gc.isenabled()
+        assert tracked_in((0, 1), young) == (0 if promoted else len(young))
+
+    def test_no_threshold_never_promotes(self) -> None:
+        """`promote_at=None` (a count batch during appends) leaves the generations alone."""
+        gc.collect()
+        young = [[k] for k in range(50)]
+        assert list(collector_paused(numbers(PROMOTE_AT + 1))) == list(range(PROMOTE_AT + 1))
+        assert tracked_in((0, 1), young) == len(young)
