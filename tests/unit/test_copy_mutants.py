@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from fsync_calls import count_fsyncs
 
 from compaction import LogError, Message
 from compaction.events import Event, EventData, make_event
@@ -217,14 +218,7 @@ def test_a_file_copy_is_fsynced_once_not_per_chunk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The temporary file is written as one batch: its fsyncs do not grow with the chunks."""
-    calls: list[int] = []
-    real = os.fsync
-
-    def counting(fd: int) -> None:
-        calls.append(fd)
-        real(fd)
-
-    monkeypatch.setattr(os, "fsync", counting)
+    calls = count_fsyncs(monkeypatch)
     write_new_session(FileStore(tmp_path / "s.jsonl"), "s", _contents(3 * CHUNK, "m"))
     assert len(calls) <= 2
 

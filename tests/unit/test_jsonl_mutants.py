@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from fsync_calls import count_fsyncs
 from open_files import needs_proc, open_fds
 
 from compaction import ConfigError, Message, SeqConflictError
@@ -174,14 +175,7 @@ class TestOneSession:
         """``always`` fsyncs each append; ``batch`` only when a transaction ends."""
         store = JsonlStore(tmp_path, sync=sync)
         store.append("a", msgs("x"))  # the file exists: creating it costs no fsync below
-        calls: list[int] = []
-        real = os.fsync
-
-        def counting(fd: int) -> None:
-            calls.append(fd)
-            real(fd)
-
-        monkeypatch.setattr(os, "fsync", counting)
+        calls = count_fsyncs(monkeypatch)
         for _ in range(3):
             store.append("a", msgs("y"))
         assert len(calls) == 3 * per_append

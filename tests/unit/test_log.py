@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fsync_calls import count_fsyncs
 
 from compaction import (
     ConfigError,
@@ -266,15 +266,7 @@ class TestFsync:
     @pytest.fixture
     def fsyncs(self, monkeypatch: pytest.MonkeyPatch) -> list[int]:
         """Count os.fsync calls (they still happen)."""
-        calls: list[int] = []
-        real = os.fsync
-
-        def counting(fd: int) -> None:
-            calls.append(fd)
-            real(fd)
-
-        monkeypatch.setattr(os, "fsync", counting)
-        return calls
+        return count_fsyncs(monkeypatch)
 
     def test_always_fsyncs_every_append(self, log_path: Path, fsyncs: list[int]) -> None:
         """sync='always' fsyncs once per append, before it returns."""
