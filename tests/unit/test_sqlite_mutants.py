@@ -19,7 +19,7 @@ from compaction import LogError, Message
 from compaction.stores import SqliteStore
 from compaction.stores import sqlite as sqlite_module
 from compaction.stores.log_writer import SyncPolicy
-from compaction.stores.sqlite_checks import fail
+from compaction.stores.sqlite_checks import check_header, fail
 
 
 def _error(name: str, message: str) -> sqlite3.OperationalError:
@@ -227,6 +227,32 @@ def test_a_page_count_past_three_bytes_is_read_whole(tmp_path: Path) -> None:
         f"{path}: the SQLite store is truncated: {len(data)} bytes, but its header declares "
         f"{2**24 + 1} pages of {size} bytes ({(2**24 + 1) * size}); restore it from a backup"
     )
+
+
+def test_the_header_check_reads_the_header_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check before the open reads 100 bytes, not the file: a store can be gigabytes."""
+    path = tmp_path / "s.db"
+    _two_events(path)
+    asked: list[int | None] = []
+    real_open = Path.open
+
+    def spying_open(self: Path, *args: Any, **kwargs: Any) -> Any:
+        f = real_open(self, *args, **kwargs)
+        if self == path:
+            real_read = f.read
+
+            def read(n: int | None = -1) -> Any:
+                asked.append(n)
+                return real_read(n)
+
+            f.read = read
+        return f
+
+    monkeypatch.setattr(Path, "open", spying_open)
+    check_header(path)
+    assert asked == [100]
 
 
 def test_a_folder_that_cannot_be_made_is_named_with_the_reason(tmp_path: Path) -> None:
