@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -33,7 +34,10 @@ def test_a_group_replaces_the_modules_and_tests_and_keeps_the_rest() -> None:
 
 
 def test_every_group_names_files_that_exist() -> None:
-    """A group's modules and tests are files of the checkout (a glob names at least one)."""
+    """A group's modules and tests are files of the checkout (a glob names at least one).
+
+    A test given as a node id (`FILE::Class` or `FILE::test`) names a class or function of FILE.
+    """
     groups = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["mutate-groups"]
     for group in groups.values():
         tests = group["tests"]
@@ -44,7 +48,11 @@ def test_every_group_names_files_that_exist() -> None:
             if "*" in path:  # a glob, as mutmut takes it: it must name at least one file
                 assert any(p.is_file() for p in ROOT.glob(path)), path
             else:
-                assert (ROOT / path).is_file(), path
+                file, *node = path.split("::")
+                assert (ROOT / file).is_file(), path
+                if node:  # the top-level name: `class X` or `def x` at the start of a line
+                    text = (ROOT / file).read_text("utf-8")
+                    assert re.search(rf"^(class|def) {re.escape(node[0])}\b", text, re.M), path
 
 
 def test_an_unknown_group_is_refused_with_the_known_ones() -> None:
