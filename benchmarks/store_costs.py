@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.throughput_corpus import TRANSCRIPTS, events_of
-from benchmarks.throughput_phases import BATCH, _raw, _timed, fresh_tokenizer, store_url
+from benchmarks.throughput_phases import BATCH, fresh_tokenizer, raw_pass, store_url, timed_call
 from compaction import EventData, EventStore, Message, open_store
 from compaction.tokens import message_text
 
@@ -59,7 +59,7 @@ def _count(store: EventStore, session: str) -> int:
 
 def _raw_s(texts: Sequence[str]) -> float:
     """CPU seconds of tiktoken over every text once, with a fresh tokenizer (no memo)."""
-    return _timed(partial(_raw, fresh_tokenizer(), texts))[1]
+    return timed_call(partial(raw_pass, fresh_tokenizer(), texts))[1]
 
 
 def measure(
@@ -77,8 +77,8 @@ def measure(
         for k in range(rounds):
             for name, store in opened.items():
                 raw = _raw_s(texts)
-                append_s = _timed(partial(_append, store, f"round-{k}", events))[1]
-                read, read_s = _timed(partial(_count, store, f"round-{k}"))[:2]
+                append_s = timed_call(partial(_append, store, f"round-{k}", events))[1]
+                read, read_s = timed_call(partial(_count, store, f"round-{k}"))[:2]
                 if read != n:
                     raise AssertionError(f"{name}: read {read} events of {n}")
                 ratios[name]["append"].append(append_s / raw)

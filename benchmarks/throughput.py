@@ -49,12 +49,12 @@ from benchmarks.throughput_phases import BATCH as BATCH
 from benchmarks.throughput_phases import (
     MIN_TIMED_EVENTS,
     Opener,
-    _raw,
-    _reopen,
-    _timed,
     opener,
+    raw_pass,
+    reopen_count,
     rounds_for,
     timed_append,
+    timed_call,
 )
 from benchmarks.throughput_phases import append_all as append_all
 from benchmarks.throughput_phases import fresh_tokenizer as fresh_tokenizer
@@ -156,13 +156,13 @@ class _LiveCosts(NamedTuple):
 def timed_reopen(open_: Opener, rounds: int) -> tuple[float, float]:
     """Return the mean CPU and wall seconds of `rounds` reopens of the ``timed`` log.
 
-    Each reopen counts with a fresh tokenizer (`_reopen`), so no round's counts are memo hits
+    Each reopen counts with a fresh tokenizer (`reopen_count`), so no round's counts are memo hits
     of an earlier one; a small size's single reopen is as noisy as its single append was.
     """
     rounds = max(1, rounds)
     cpu = wall = 0.0
     for _ in range(rounds):
-        _, c, w = _timed(lambda: _reopen(open_, "timed"))
+        _, c, w = timed_call(lambda: reopen_count(open_, "timed"))
         cpu, wall = cpu + c, wall + w
     return cpu / rounds, wall / rounds
 
@@ -173,14 +173,14 @@ def _live_costs(session: Session, tok: Tokenizer, open_: Opener, rounds: int = 1
     Reopen is timed over `rounds` rounds (the append's), its figure their mean.
     """
     reopen_s, reopen_wall = timed_reopen(open_, rounds)
-    read_s = _timed(lambda: [session.context_tokens for _ in range(_READS)])[2]
+    read_s = timed_call(lambda: [session.context_tokens for _ in range(_READS)])[2]
     before = [m for m in session.context.messages if m.role != "system"]
-    result, compaction_s, _ = _timed(lambda: compact(session, CompactionPolicy(), force=True))
+    result, compaction_s, _ = timed_call(lambda: compact(session, CompactionPolicy(), force=True))
     span = [message_text(m) for m in before[: result.replaced_messages]]
-    span_s = _timed(lambda: _raw(tok, span))[1]
+    span_s = timed_call(lambda: raw_pass(tok, span))[1]
     builder = PromptBuilder(ToolCatalog(user_tools()), environment=ENVIRONMENT)
     mode = get_mode("agent")
-    assembly_s = _timed(lambda: [openai_request(builder, mode, session) for _ in range(20)])[1]
+    assembly_s = timed_call(lambda: [openai_request(builder, mode, session) for _ in range(20)])[1]
     return _LiveCosts(
         reopen_s, reopen_wall, read_s, compaction_s, span_s, result.reduction, assembly_s
     )
@@ -190,7 +190,7 @@ def _peaks(tmp: Path, events: Sequence[EventData], open_: Opener) -> tuple[float
     """Return the traced peak MiB of appending the events to a fresh log, then of reopening it."""
     traced = tmp / "traced.jsonl"
     append_peak = _peak(lambda: append_all(traced, events, fresh_tokenizer(), open_).close())
-    return append_peak, _peak(lambda: _reopen(open_, "traced"))
+    return append_peak, _peak(lambda: reopen_count(open_, "traced"))
 
 
 def measure(

@@ -1,8 +1,8 @@
 """The phases the throughput benchmark times: append into a store, reopen, a raw tiktoken pass.
 
 Each phase is what a live session does, in the store under test (`opener`): `append_all`
-appends in batches of `BATCH` and folds the usage view; `_reopen` reads a log back into a new
-`Session` counting with a fresh tokenizer (as a new process would); `_raw` is the floor every
+appends in batches of `BATCH` and folds the usage view; `reopen_count` reads a log back into a new
+`Session` counting with a fresh tokenizer (as a new process would); `raw_pass` is the floor every
 cost is a ratio to, tiktoken over each text once with no memo.
 
 Invariants: each phase runs on the session or log it is given and keeps nothing between calls.
@@ -113,14 +113,14 @@ def timed_append(
     """
     rounds = max(1, rounds)
     tok = fresh_tokenizer()
-    tokens, raw_s = _timed(partial(_raw, tok, texts))[:2]
+    tokens, raw_s = timed_call(partial(raw_pass, tok, texts))[:2]
     append_s = append_wall = 0.0
     for k in range(rounds):
         last = k == rounds - 1
         log = folder / ("timed.jsonl" if last else f"round-{k}.jsonl")
-        session, cpu, wall = _timed(partial(append_all, log, events, tok, open_))
+        session, cpu, wall = timed_call(partial(append_all, log, events, tok, open_))
         append_s, append_wall = append_s + cpu, append_wall + wall
-        raw_s += _timed(partial(_raw, tok, texts))[1]
+        raw_s += timed_call(partial(raw_pass, tok, texts))[1]
         if not last:
             session.close()
             log.unlink(missing_ok=True)
@@ -129,7 +129,7 @@ def timed_append(
     return Timed(session, tokens, *per, rounds)
 
 
-def _timed(fn: Callable[[], T]) -> tuple[T, float, float]:
+def timed_call(fn: Callable[[], T]) -> tuple[T, float, float]:
     """Run `fn`; return its result, its CPU seconds and its wall seconds."""
     wall, start = time.perf_counter(), time.process_time()
     out = fn()
@@ -141,7 +141,7 @@ def fresh_tokenizer() -> Tokenizer:
     return TiktokenTokenizer()
 
 
-def _reopen(open_: Opener, name: str) -> int:
+def reopen_count(open_: Opener, name: str) -> int:
     """Read the session back into a new `Session` and fold every view, token counts included.
 
     The new session counts with a fresh tokenizer: a reopen in a new process remembers no count.
@@ -150,6 +150,6 @@ def _reopen(open_: Opener, name: str) -> int:
         return again.context_tokens
 
 
-def _raw(tok: Tokenizer, texts: Sequence[str]) -> int:
+def raw_pass(tok: Tokenizer, texts: Sequence[str]) -> int:
     """Tokenize every text once with the raw encoder (no memo): the floor of token accounting."""
     return sum(len(tok.encode(t)) for t in texts)

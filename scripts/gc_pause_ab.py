@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from scripts
 import compaction.sessions.live_views as session_module
 import compaction.stores.sources as sources
 from benchmarks.throughput_corpus import events_of
-from benchmarks.throughput_phases import _raw, append_all, fresh_tokenizer
+from benchmarks.throughput_phases import append_all, fresh_tokenizer, raw_pass
 from compaction import Message, Session
 from compaction.tokens import message_text
 
@@ -45,7 +45,7 @@ def main() -> int:
             fold = paused if label == "paused" else plain
             sources.collector_paused = session_module.collector_paused = fold  # type: ignore[assignment,attr-defined]
             start = time.process_time()
-            _raw(fresh_tokenizer(), texts)
+            raw_pass(fresh_tokenizer(), texts)
             raw = time.process_time() - start
             start = time.process_time()
             with Session(log, tokenizer=fresh_tokenizer(), sync="batch") as again:

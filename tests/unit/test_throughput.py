@@ -257,9 +257,9 @@ class TestRounds:
 
         def spy(open_: throughput_phases.Opener, name: str) -> int:
             names.append(name)
-            return throughput_phases._reopen(open_, name)
+            return throughput_phases.reopen_count(open_, name)
 
-        monkeypatch.setattr(throughput, "_reopen", spy)
+        monkeypatch.setattr(throughput, "reopen_count", spy)
         point = measure(200, trace=False, transcripts=None, min_timed=600)
         assert point.rounds == 3
         assert names == ["timed"] * 3
