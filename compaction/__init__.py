@@ -19,19 +19,22 @@ if _typing.TYPE_CHECKING:
         parse_checkpoint,
         render_checkpoint,
     )
-    from compaction.compactor import (
+    from compaction.compactor.compact import (
         CompactionPlan,
         CompactionResult,
         compact,
         compaction_due,
         maybe_compact,
     )
-    from compaction.context_overflow import (
+    from compaction.compactor.compact_context import COMPACT_CONTEXT
+    from compaction.compactor.overflow import (
         RequestOverflowError,
         compacting_call,
         is_context_overflow,
         overflow_policy,
     )
+    from compaction.compactor.reminders import remind_if_stale
+    from compaction.compactor.tool_calls import call_tool
     from compaction.errors import (
         CompactionError,
         ConfigError,
@@ -81,14 +84,12 @@ if _typing.TYPE_CHECKING:
     )
     from compaction.invariants import check_log
     from compaction.policy import DEFAULT_WINDOW, CompactionPolicy
-    from compaction.provider_messages import from_anthropic, from_openai, to_messages
-    from compaction.reminders import remind_if_stale
+    from compaction.providers.messages import from_anthropic, from_openai, to_messages
     from compaction.secrets import redact
     from compaction.session import Session
     from compaction.stores import EventStore, SessionLog, open_store, read_events
     from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInput
     from compaction.tokens import Tokenizer, count_message, get_tokenizer
-    from compaction.tool_calls import call_tool
     from compaction.tools import (
         BUILTIN_TOOLS,
         TOOL_NAME,
@@ -98,13 +99,12 @@ if _typing.TYPE_CHECKING:
         ToolResult,
         builtin_policies,
     )
-    from compaction.tools.compact_context import COMPACT_CONTEXT
     from compaction.views import ContextWindow, TaskBoard, TodoPanel, Usage
 
 _EXPORTS: dict[str, str] = {
     "BUILTIN_TOOLS": "compaction.tools",
     "CODE_OWNED_SECTIONS": "compaction.checkpoint",
-    "COMPACT_CONTEXT": "compaction.tools.compact_context",
+    "COMPACT_CONTEXT": "compaction.compactor.compact_context",
     "DEFAULT_WINDOW": "compaction.policy",
     "NARRATIVE_SECTIONS": "compaction.checkpoint",
     "SECTION_NAMES": "compaction.checkpoint",
@@ -113,9 +113,9 @@ _EXPORTS: dict[str, str] = {
     "CheckpointData": "compaction.events",
     "CheckpointRecorded": "compaction.events",
     "CompactionError": "compaction.errors",
-    "CompactionPlan": "compaction.compactor",
+    "CompactionPlan": "compaction.compactor.compact",
     "CompactionPolicy": "compaction.policy",
-    "CompactionResult": "compaction.compactor",
+    "CompactionResult": "compaction.compactor.compact",
     "ConfigError": "compaction.errors",
     "ContextWindow": "compaction.views",
     "Event": "compaction.events",
@@ -137,7 +137,7 @@ _EXPORTS: dict[str, str] = {
     "Origin": "compaction.events",
     "PolicyTable": "compaction.tools",
     "ProviderError": "compaction.errors",
-    "RequestOverflowError": "compaction.context_overflow",
+    "RequestOverflowError": "compaction.compactor.overflow",
     "Section": "compaction.checkpoint",
     "SeqConflictError": "compaction.errors",
     "Session": "compaction.session",
@@ -171,28 +171,28 @@ _EXPORTS: dict[str, str] = {
     "UsageReportData": "compaction.events",
     "UsageReported": "compaction.events",
     "builtin_policies": "compaction.tools",
-    "call_tool": "compaction.tool_calls",
+    "call_tool": "compaction.compactor.tool_calls",
     "check_log": "compaction.invariants",
-    "compact": "compaction.compactor",
-    "compacting_call": "compaction.context_overflow",
+    "compact": "compaction.compactor.compact",
+    "compacting_call": "compaction.compactor.overflow",
     "count_message": "compaction.tokens",
     "dump_event": "compaction.events",
-    "from_anthropic": "compaction.provider_messages",
-    "from_openai": "compaction.provider_messages",
+    "from_anthropic": "compaction.providers.messages",
+    "from_openai": "compaction.providers.messages",
     "get_tokenizer": "compaction.tokens",
-    "is_context_overflow": "compaction.context_overflow",
+    "is_context_overflow": "compaction.compactor.overflow",
     "make_event": "compaction.events",
-    "compaction_due": "compaction.compactor",
-    "maybe_compact": "compaction.compactor",
+    "compaction_due": "compaction.compactor.compact",
+    "maybe_compact": "compaction.compactor.compact",
     "open_store": "compaction.stores",
-    "overflow_policy": "compaction.context_overflow",
+    "overflow_policy": "compaction.compactor.overflow",
     "parse_checkpoint": "compaction.checkpoint",
     "parse_event": "compaction.events",
     "read_events": "compaction.stores",
     "redact": "compaction.secrets",
-    "remind_if_stale": "compaction.reminders",
+    "remind_if_stale": "compaction.compactor.reminders",
     "render_checkpoint": "compaction.checkpoint",
-    "to_messages": "compaction.provider_messages",
+    "to_messages": "compaction.providers.messages",
 }
 """Each public name and the module that defines it: the one place a name is mapped to a module.
 

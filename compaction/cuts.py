@@ -19,7 +19,8 @@ consecutive same-role messages merge, alternates roles as Anthropic requires.
 
 Of the allowed cuts, `select_cut` takes the one that keeps the longest tail within the retain
 budget. When none fits, it keeps the latest step (the shortest non-empty allowed tail, as the
-context shows it: a huge tool result is already clipped there, `compaction.clipping`) if it fits
+context shows it: a huge tool result is already clipped there,
+`compaction.views.clipping`) if it fits
 the room the request has beside the Checkpoint; only when even that does not fit, the shortest
 tail (empty after the last message). Retain is a target for the tail, the room is the limit: a
 latest step a little over retain stays verbatim rather than leaving the model nothing.

@@ -28,13 +28,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from compaction import BUILTIN_TOOLS, COMPACT_CONTEXT, TOOL_NAME, ConfigError
+from compaction.compactor import compact_context_schema
 from compaction.tools import (
     TASK_TOOL_NAMES,
     TASK_WRITE_TOOLS,
     parameters_schema,
     task_parameters_schema,
 )
-from compaction.tools.compact_context import compact_context_schema
 from prompts.rendering import render
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from scripts/: the checkout
 
-import compaction.sessions.live_views as session_module
+import compaction.session.live_views as session_module
 import compaction.stores.sources as sources
 from benchmarks.throughput_corpus import events_of
 from benchmarks.throughput_phases import append_all, fresh_tokenizer, raw_pass

@@ -23,7 +23,7 @@ from compaction import (
     TurnStartData,
     parse_checkpoint,
 )
-from compaction.compactor import CARRIED_HEAD
+from compaction.compactor.compact import CARRIED_HEAD
 from compaction.tools import MAX_ITEM_CHARS
 
 SECTIONS = (

@@ -160,8 +160,14 @@ class TestRoomsReach:
     @pytest.mark.parametrize(
         ("room", "never"),
         [
-            ("compaction.stores", ("compaction.views", "compaction.tools", "compaction.compactor")),
-            ("compaction.views", ("compaction.tools", "compaction.stores", "compaction.compactor")),
+            (
+                "compaction.stores",
+                ("compaction.views", "compaction.tools", "compaction.compactor"),
+            ),
+            (
+                "compaction.views",
+                ("compaction.tools", "compaction.stores", "compaction.compactor"),
+            ),
             ("compaction.tools", ("compaction.compactor", "compaction.summarizers")),
             ("compaction.llm", ("compaction.summarizers", "compaction.session")),
         ],

@@ -30,53 +30,60 @@ through `importlib`, only when `harness bench` runs)."""
 _ABOVE_VIEWS = frozenset(
     {
         "compaction.compactor",
-        "compaction.planner",
         "compaction.session",
-        "compaction.sessions",
         "compaction.summarizers",
         "compaction.importers",
         "compaction.llm",
     }
 )
+"""The rooms above the views: the session, the compactor and what feeds it."""
 
-_CHECKPOINT = frozenset(
+_RECORDS = frozenset(
     {
+        "compaction.views",
+        "compaction.tools",
+        "compaction.stores",
         "compaction.checkpoint",
-        "compaction.checkpoint_encoding",
-        "compaction.checkpoint_model",
-        "compaction.checkpoint_parser",
+        "compaction.backends",
+        "compaction.providers",
+        "compaction.policy",
     }
 )
-"""The Checkpoint's modules: the renderer and the root, its encoding, its model, its parser."""
+"""The rooms that work on events (folds, tools, storage, the Checkpoint, provider shapes)."""
 
 INNER_WALLS: dict[str, frozenset[str]] = {
-    "compaction.stores": _ABOVE_VIEWS
-    | _CHECKPOINT
-    | {"compaction.views", "compaction.tools", "compaction.policy"},
-    "compaction.views": _ABOVE_VIEWS | {"compaction.tools", "compaction.stores"},
-    "compaction.tools": (_ABOVE_VIEWS - {"compaction.session"}) | {"compaction.stores"},
-    "compaction.sessions": _ABOVE_VIEWS,
-    "compaction.llm": _ABOVE_VIEWS
-    | _CHECKPOINT
-    | {"compaction.views", "compaction.tools", "compaction.stores"},
+    "compaction.stores": _ABOVE_VIEWS | _RECORDS,
+    "compaction.views": _ABOVE_VIEWS
+    | {"compaction.tools", "compaction.stores"}
+    | {"compaction.backends", "compaction.providers"},
+    "compaction.tools": _ABOVE_VIEWS
+    | {"compaction.stores", "compaction.backends"}
+    | {"compaction.checkpoint", "compaction.providers"},
+    "compaction.checkpoint": _ABOVE_VIEWS | _RECORDS,
+    "compaction.providers": _ABOVE_VIEWS | _RECORDS,
+    "compaction.backends": _ABOVE_VIEWS - {"compaction.llm"}
+    | {"compaction.tools", "compaction.stores", "compaction.providers"},
+    "compaction.session": _ABOVE_VIEWS | {"compaction.checkpoint", "compaction.backends"},
+    "compaction.summarizers": {"compaction.compactor", "compaction.importers"}
+    | {"compaction.stores", "compaction.backends"},
+    "compaction.compactor": {"compaction.importers", "compaction.stores"},
+    "compaction.llm": _ABOVE_VIEWS | _RECORDS,
 }
-"""Rooms of `compaction` and the rooms above them they must never import: stores hold bytes
-and know no view, tool or compaction; views are pure folds over events; tools use views but
-no store or compactor (the session runs them); the session's parts (`compaction.sessions`)
-know no facade, compactor or summarizer above them; the LLM client sits below its summarizer."""
+"""Rooms of `compaction` and the rooms they must never import: stores hold bytes and know no
+view, tool or compaction; views are pure folds over events; tools use views but no store,
+session or compactor (the session runs them, through the `ToolHost` protocol); the Checkpoint
+and the provider shapes sit on the events alone; backends know no session or compactor (the
+compactor calls them); the session's parts know no compactor or summarizer above them; the
+summarizers read a session but no store; the compactor reads no store directly and no importer
+(the importers replay through it); the LLM client sits below its summarizer."""
 
 CORE_MODULES = (
-    "compaction.checkpoint",
-    "compaction.clipping",
+    "compaction.contract",
     "compaction.cuts",
     "compaction.events",
     "compaction.invariants",
-    "compaction.reminders",
-    "compaction.resume",
     "compaction.secrets",
     "compaction.tokens",
-    "compaction.tool_calls",
-    "compaction.tools.compact_context",
 )
 """Core modules with an `__all__` of their own: the advanced names the host API at the root
 leaves out (issue 29 §3) are imported from these, as from a sub-package root."""
@@ -84,8 +91,12 @@ leaves out (issue 29 §3) are imported from these, as from a sub-package root.""
 ROOTS = (
     "compaction",
     "compaction.backends",
+    "compaction.checkpoint",
+    "compaction.compactor",
     "compaction.importers",
     "compaction.llm",
+    "compaction.providers",
+    "compaction.session",
     "compaction.stores",
     "compaction.summarizers",
     "compaction.tools",
@@ -213,6 +224,9 @@ class TestCheckersFindViolations:
             ("compaction.stores", "from compaction.views.panel import TodoPanel\n"),
             ("compaction.stores", "from compaction.tools import call_tool\n"),
             ("compaction.tools", "from compaction.compactor import compact\n"),
+            ("compaction.tools", "from compaction.session import Session\n"),
+            ("compaction.backends", "from compaction.session import Session\n"),
+            ("compaction.checkpoint", "from compaction.views import TodoPanel\n"),
             ("compaction.llm", "from compaction.summarizers.llm import OpenAISummarizer\n"),
         ],
     )

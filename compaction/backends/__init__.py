@@ -40,7 +40,7 @@ from compaction.backends.table import (
     make_backend,
     resolve_backend,
 )
-from compaction.backends.view import code_owned_message, code_owned_text, provider_item
+from compaction.views.provider_checkpoint import code_owned_message, code_owned_text, provider_item
 
 __all__ = [
     "BACKEND_FORMATS",

@@ -76,7 +76,7 @@ class ClipData(_Frozen):
     """How much of an oversized tool result the context view shows, decided when appended.
 
     The log keeps the whole result; the model sees its first `head_chars` and last `tail_chars`
-    characters around a one-line note (see `compaction.clipping`).
+    characters around a one-line note (see `compaction.views.clipping`).
     """
 
     head_chars: int = Field(ge=0)
@@ -107,7 +107,7 @@ class Message(_Frozen):
     ``recorded_summary`` (another agent's summary of earlier turns), ``shell`` (a shell escape
     the user ran and its output: Claude Code's ``<bash-input>``, ``<bash-stdout>``), ``hook``
     (a hook's notice, "Operation stopped by hook") or ``reminder`` (this toolkit's stale-list
-    reminder, `compaction.reminders`). Absent on a user message:
+    reminder, `compaction.compactor.reminders`). Absent on a user message:
     taken as typed by a person. Only ``user`` text is read as a request or a constraint. Never
     sent to a provider."""
     clip: ClipData | None = None

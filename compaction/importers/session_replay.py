@@ -18,7 +18,12 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from compaction.compactor import CompactionPolicy, CompactionResult, maybe_compact, unfinished
+from compaction.compactor.compact import (
+    CompactionPolicy,
+    CompactionResult,
+    maybe_compact,
+    unfinished,
+)
 from compaction.errors import CompactionError
 from compaction.events import CheckpointData, Event
 from compaction.session import Session

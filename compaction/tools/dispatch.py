@@ -3,8 +3,8 @@
 The dispatcher applies the tool policy of the session's current mode to *any* tool, the
 built-in ones (`todo_write`, `task_create`, `task_update`, `task_list`, run by the session) and
 the host's own (run by the handler the host registers for the name). ``compact_context`` runs a
-compaction, above this room: `compaction.call_tool` (in `compaction.tool_calls`) registers it
-as a handler. A refused call returns the
+compaction, above this room: `compaction.call_tool` (in
+`compaction.compactor.tool_calls`) registers it as a handler. A refused call returns the
 mode's refusal; an unknown tool, or arguments that are not a JSON object, return an error result
 the model can read. Nothing here raises for what a model sends.
 
@@ -15,17 +15,14 @@ log gives the same result text.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
+from compaction.contract import COMPACT_CONTEXT
 from compaction.errors import ToolInputError
 from compaction.tools.arguments import Arguments, load_arguments, show
-from compaction.tools.compact_context import COMPACT_CONTEXT
 from compaction.tools.tasks import TASK_CREATE, TASK_LIST, TASK_UPDATE
 from compaction.tools.todos import TOOL_NAME
 from compaction.tools.tool_result import ToolResult
-
-if TYPE_CHECKING:  # the session runs the built-in tools; it imports this room, not the reverse
-    from compaction.session import Session
 
 BUILTIN_TOOLS: Final = (COMPACT_CONTEXT, TASK_CREATE, TASK_LIST, TASK_UPDATE, TOOL_NAME)
 """The built-in tools, sorted by name: the session runs all but ``compact_context``, which
@@ -35,8 +32,41 @@ ToolHandler = Callable[[dict[str, Any]], "str | ToolResult"]
 """A host's tool: takes the parsed arguments, returns the result text (or a `ToolResult`)."""
 
 
+class ToolHost(Protocol):
+    """What the dispatcher needs of a session (`compaction.Session` is one).
+
+    The session runs the built-in tools and knows the turn's mode; this room imports no session,
+    so the dispatcher is typed against this protocol instead.
+    """
+
+    def refusal(self, tool: str, *, mode: str | None = None) -> str | None:
+        """The refusal of `tool` under `mode` (default: the current turn's), or None."""
+
+    def todo_write(self, arguments: Arguments, *, mode: str | None = None) -> ToolResult:
+        """Run ``todo_write``."""
+
+    def task_create(
+        self, arguments: Arguments, *, agent: str | None = None, mode: str | None = None
+    ) -> ToolResult:
+        """Run ``task_create``."""
+
+    def task_update(
+        self, arguments: Arguments, *, agent: str | None = None, mode: str | None = None
+    ) -> ToolResult:
+        """Run ``task_update``."""
+
+    def task_list(
+        self,
+        arguments: Arguments | None = None,
+        *,
+        agent: str | None = None,
+        mode: str | None = None,
+    ) -> ToolResult:
+        """Run ``task_list``."""
+
+
 def call_tool(
-    session: Session,
+    session: ToolHost,
     name: str,
     arguments: Arguments | None = None,
     *,

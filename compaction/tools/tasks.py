@@ -47,15 +47,16 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from compaction import contract
 from compaction.errors import ToolInputError
 from compaction.events import TASK_STATUSES, Task
 from compaction.tools.arguments import MAX_ITEM_CHARS, Arguments, load_arguments, show, too_long
 from compaction.tools.todos import is_blank
 from compaction.views.board import TaskBoard, quoted
 
-TASK_CREATE: Final = "task_create"
-TASK_UPDATE: Final = "task_update"
-TASK_LIST: Final = "task_list"
+TASK_CREATE: Final = contract.TASK_CREATE
+TASK_UPDATE: Final = contract.TASK_UPDATE
+TASK_LIST: Final = contract.TASK_LIST
 TASK_TOOL_NAMES: Final = (TASK_CREATE, TASK_LIST, TASK_UPDATE)
 """The task tools, sorted by name."""
 TASK_WRITE_TOOLS: Final = (TASK_CREATE, TASK_UPDATE)

@@ -38,17 +38,18 @@ import copy
 import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
+from compaction.contract import TODO_WRITE
 from compaction.errors import ToolInputError
 from compaction.events import TODO_STATUSES, Message, TodoItem, TodoStatus
 from compaction.tools.arguments import MAX_ITEM_CHARS, Arguments, load_arguments, show, too_long
 from compaction.views import count_statuses
 
-TOOL_NAME = "todo_write"
+TOOL_NAME: Final = TODO_WRITE
 _MAX_REPORTED = 20
 
 ARGUMENT_EXAMPLE = '{"todos": [{"content": "Run the tests", "status": "in_progress"}]}'

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from compaction.clipping import shown_message
 from compaction.events import (
     CheckpointData,
     CheckpointRecorded,
@@ -25,6 +24,7 @@ from compaction.events import (
     MessagesRetracted,
     Resume,
 )
+from compaction.views.clipping import shown_message
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -101,7 +101,7 @@ def checkpoint_message(checkpoint: CheckpointData) -> Message:
 class ContextProjection:
     """The model's context: messages only, with each checkpoint folding the span it replaced.
 
-    A clipped tool result shows as its head, a note and its tail (`compaction.clipping`).
+    A clipped tool result shows as its head, a note and its tail (`compaction.views.clipping`).
     """
 
     name: ClassVar[str] = "context"

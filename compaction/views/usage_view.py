@@ -12,7 +12,6 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from compaction.clipping import ShownCount, shown_message
 from compaction.events import (
     CheckpointRecorded,
     Event,
@@ -22,6 +21,7 @@ from compaction.events import (
     UsageReported,
 )
 from compaction.tokens import Tokenizer, count_message, get_tokenizer
+from compaction.views.clipping import ShownCount, shown_message
 from compaction.views.context import checkpoint_message
 
 
@@ -120,7 +120,7 @@ class UsageProjection:
 
         A clipped tool result costs what the model sees of it: head, note and tail. A checkpoint
         with a provider's opaque item costs the larger of its local message and the item plus the
-        code-owned message (`compaction.backends.view.checkpoint_tokens`).
+        code-owned message (`compaction.views.provider_checkpoint.checkpoint_tokens`).
         """
         if isinstance(event, MessageAdded):
             known = self.known.pop(event.seq, None) if self.known else None
@@ -131,7 +131,7 @@ class UsageProjection:
             if event.data.provider is None or event.data.provider.item is None:
                 return count_message(self.tokenizer, checkpoint_message(event.data))
             # Loaded only for a provider's item: the opaque item is part of the next request.
-            from compaction.backends.view import checkpoint_tokens
+            from compaction.views.provider_checkpoint import checkpoint_tokens
 
             return checkpoint_tokens(self.tokenizer, event.data)
         if isinstance(event, TodoWritten):

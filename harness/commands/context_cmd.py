@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from compaction import Message, Session, TurnStarted, remind_if_stale
-from compaction.reminders import REMIND_AFTER
+from compaction.compactor import REMIND_AFTER
 from harness.commands.prompt_cmd import (
     FORMATS,
     LOG_MODE_DEFAULT,

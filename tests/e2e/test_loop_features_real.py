@@ -24,8 +24,8 @@ from compaction import (
     maybe_compact,
     remind_if_stale,
 )
+from compaction.compactor.resume import resume_decision
 from compaction.importers import load
-from compaction.resume import resume_decision
 
 TRANSCRIPT = "claude-code_entire-cli_f839a29c35ef_ends-with-pending.jsonl"
 POLICY = CompactionPolicy(window_tokens=32_000, boundary_threshold=0.5)

@@ -1,6 +1,7 @@
 """A text counted at cuts: any head and any tail of it count as tiktoken counts them.
 
-`compaction.clip_counts` counts a long tool result once, in segments between cuts, and derives the
+`compaction.views.clip_counts` counts a long tool result once, in
+segments between cuts, and derives the
 counts of the heads and tails the clip check tries from those segments. These properties check
 each derived count against tiktoken itself, on text built to sit near every cut (the pieces of
 `test_split_count_props`), with a small step so that a text has many cuts, and beside any
@@ -13,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compaction import Message
-from compaction.clip_counts import cut_counts
-from compaction.clipping import clip_and_count, shown_message
 from compaction.tokens import count_joined, count_message, get_tokenizer
+from compaction.views.clip_counts import cut_counts
+from compaction.views.clipping import clip_and_count, shown_message
 
 PIECES = [
     "a", "Z", "9", "123", "\n", "\r\n", "\r", " ", "  ", "\t", ".", "{", ";", "/", "//", "'s",

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from strategies import clip_texts
 
 from compaction import Message, get_tokenizer
-from compaction.clipping import NOTE_TOKENS, clip_tool_output, shown_message
+from compaction.views.clipping import NOTE_TOKENS, clip_tool_output, shown_message
 
 TOK = get_tokenizer()
 

@@ -32,9 +32,9 @@ from compaction import (
     read_events,
     render_checkpoint,
 )
-from compaction.compactor import unfinished
+from compaction.compactor.compact import unfinished
+from compaction.compactor.resume import await_user_step
 from compaction.events import Resume
-from compaction.resume import await_user_step
 from compaction.views import checkpoint_message, checkpoint_message_for
 
 NARRATIVE = st.text(max_size=200) | st.sampled_from(

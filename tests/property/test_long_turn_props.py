@@ -28,7 +28,7 @@ from compaction import (
     maybe_compact,
     render_checkpoint,
 )
-from compaction.compactor import unfinished
+from compaction.compactor.compact import unfinished
 from compaction.views import checkpoint_message_for
 from prompts import PromptBuilder, anthropic_request, get_mode, openai_request
 

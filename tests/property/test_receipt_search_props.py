@@ -1,6 +1,7 @@
 """The receipt's search of a span: one joined search finds what testing each message finds.
 
-`compaction.receipt` lists, for each item a Checkpoint left out, the seqs of the first messages
+`compaction.compactor.receipt` lists, for each item
+a Checkpoint left out, the seqs of the first messages
 that hold its head (flattened). It searches all the span's texts at once, as UTF-8; these
 properties hold it to the obvious reference (flatten each message, test each in turn) on text
 built of wide characters, line breaks, runs of spaces and near-repeats of the head.
@@ -11,8 +12,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from compaction.compactor.receipt import HEAD, MAX_SEQS, _flat, _Haystacks
 from compaction.events import Message
-from compaction.receipt import HEAD, MAX_SEQS, _flat, _Haystacks
 from compaction.summarizers import SummaryInput
 
 PIECES = ["ab", "b", "a b", "\n", "  ", "\t", "é", "中", "😀", "\u00a0", "\u2028", "x", "ab a"]

@@ -1,7 +1,7 @@
 """Property: a reopened session's views are the live session's, whatever the log holds.
 
 The live session counts tokens as it appends; a reopen folds the log again with a fresh
-tokenizer, counting in batches (`compaction.sessions.live_views.COUNT_BATCH`, drawn small here so
+tokenizer, counting in batches (`compaction.session.live_views.COUNT_BATCH`, drawn small here so
 that batch edges fall anywhere). Logs mix system, user and assistant messages, tool results
 (some clipped on append), todo writes, shared tasks, turns with modes, provider usage reports,
 retractions and forced compactions. Every view and every per-event count must come back equal.
@@ -31,7 +31,7 @@ from compaction import (
     compact,
 )
 from compaction.events import RetractData
-from compaction.sessions import live_views
+from compaction.session import live_views
 from compaction.tokens import TiktokenTokenizer
 
 Op = tuple[str, Any]

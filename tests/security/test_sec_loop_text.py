@@ -12,7 +12,7 @@ from cli_runner import run_cli
 from loop_sessions import call, reads, result, say, todos
 
 from compaction import CompactionPlan, CompactionPolicy, Session, compact
-from compaction.reminders import stale_reminder
+from compaction.compactor.reminders import stale_reminder
 
 SMALL = CompactionPolicy(window_tokens=4_000, retain=0.05, summary_share=0.03)
 

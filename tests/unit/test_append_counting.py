@@ -13,7 +13,7 @@ import pytest
 
 from compaction import EventData, Message, Session, TodoItem, TodoWriteData, TurnStartData
 from compaction.events import ToolCall, dump_event, make_event
-from compaction.sessions.live_views import LiveViews
+from compaction.session.live_views import LiveViews
 from compaction.stores.log_writer import event_line
 from compaction.tokens import TiktokenTokenizer
 from compaction.views import UsageProjection

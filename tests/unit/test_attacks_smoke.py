@@ -15,7 +15,7 @@ from benchmarks import attack_writers, attacks
 from benchmarks.attack_kit import Tally, leaks, lost_doubled, missing_bytes, secret_forms
 from compaction import secrets
 from compaction.errors import CompactionError
-from compaction.sessions import tool_runs
+from compaction.session import tool_runs
 
 FAILURES = ("crashes", "lost", "doubled", "leaks", "hangs", "wrong")
 

@@ -24,9 +24,9 @@ from compaction import (
     get_tokenizer,
     read_events,
 )
-from compaction.clipping import clip_tool_output, fits_unread, shown_message
 from compaction.events import ClipData
 from compaction.tokens import TiktokenTokenizer, count_message
+from compaction.views.clipping import clip_tool_output, fits_unread, shown_message
 
 TOK = get_tokenizer()
 

@@ -20,7 +20,7 @@ from compaction import (
     call_tool,
     check_log,
 )
-from compaction.tools.compact_context import compact_context_schema
+from compaction.compactor.compact_context import compact_context_schema
 from prompts import PromptBuilder, ToolCatalog, get_mode, openai_request
 
 POLICY = CompactionPolicy(window_tokens=8_000)

@@ -36,7 +36,7 @@ from compaction import (
     parse_checkpoint,
     render_checkpoint,
 )
-from compaction.compactor import previous_checkpoint, unsafe_cuts
+from compaction.compactor.compact import previous_checkpoint, unsafe_cuts
 from compaction.cuts import cut_points, select_cut
 from compaction.events import make_event
 from compaction.invariants import check_checkpoint_cut

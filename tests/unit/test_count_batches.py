@@ -1,7 +1,7 @@
 """The usage view counts in batches: each event once, at most `COUNT_BATCH` left waiting.
 
 A reopen folds the log with the usage view counting every `COUNT_BATCH` events in one tight loop
-(`compaction.sessions.live_views`); a read of the view counts what still waits. A counting
+(`compaction.session.live_views`); a read of the view counts what still waits. A counting
 tokenizer shows when each text is tokenized.
 """
 
@@ -13,7 +13,7 @@ import pytest
 
 from compaction import Message, Session, count_message
 from compaction.errors import TokenizerError
-from compaction.sessions.live_views import COUNT_BATCH
+from compaction.session.live_views import COUNT_BATCH
 from compaction.tokens import TiktokenTokenizer
 
 

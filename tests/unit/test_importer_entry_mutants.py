@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from compaction.compactor import CompactionPolicy, maybe_compact
+from compaction.compactor.compact import CompactionPolicy, maybe_compact
 from compaction.errors import CompactionError, ConfigError, TranscriptError
 from compaction.events import CheckpointData, Event
 from compaction.importers import (

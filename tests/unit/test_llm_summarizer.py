@@ -26,7 +26,7 @@ from compaction import (
     check_log,
 )
 from compaction.checkpoint import NARRATIVE_SECTIONS, SECTION_NAMES, parse_checkpoint
-from compaction.compactor import CompactionPolicy, CompactionResult, compact
+from compaction.compactor.compact import CompactionPolicy, CompactionResult, compact
 from compaction.llm import ChatClient, ChatConfig, canonical_json
 from compaction.summarizers import OpenAISummarizer, instruction, kept_after_span, record_usage
 from prompts import openai_tool

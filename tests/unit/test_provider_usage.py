@@ -11,7 +11,7 @@ from openai.types.chat import ChatCompletion
 from openai.types.responses import Response, ResponseUsage
 
 from compaction import CompactionPolicy, Session, UsageReported, compacting_call
-from compaction.provider_usage import usage_report
+from compaction.providers.usage_reports import usage_report
 
 CHAT: dict[str, Any] = {
     "id": "c1",

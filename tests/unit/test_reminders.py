@@ -16,7 +16,7 @@ from compaction import (
     compact,
     remind_if_stale,
 )
-from compaction.reminders import REMIND_AFTER, stale_reminder
+from compaction.compactor.reminders import REMIND_AFTER, stale_reminder
 from prompts import PromptBuilder, get_mode, openai_request
 
 LIST = todos(

@@ -6,7 +6,7 @@ import gc
 from pathlib import Path
 
 from compaction import LogError, Message, Session
-from compaction.sessions.live_views import COUNT_BATCH
+from compaction.session.live_views import COUNT_BATCH
 from compaction.tokens import TiktokenTokenizer
 
 

@@ -21,7 +21,7 @@ from compaction import (
     UsageReportData,
     get_tokenizer,
 )
-from compaction.compactor import compaction_due, maybe_compact
+from compaction.compactor.compact import compaction_due, maybe_compact
 from compaction.importers import load
 from harness.simulation import STRATEGIES, log_payloads, replay
 

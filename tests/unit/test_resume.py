@@ -8,8 +8,8 @@ import pytest
 from loop_sessions import call, reads, result, say, todos
 
 from compaction import CompactionPolicy, Message, Session, compact
+from compaction.compactor.resume import resume_decision
 from compaction.events import Resume
-from compaction.resume import resume_decision
 from prompts import PromptBuilder, get_mode, openai_request
 
 POLICY = CompactionPolicy(window_tokens=6_000)

@@ -1,6 +1,6 @@
 """The session's jobs that `scripts/mutate --group session` showed untested (issue 25, part B).
 
-Each mutant of `compaction/sessions/tool_runs.py` or `live_views.py` changed which agent a task
+Each mutant of `compaction/session/tool_runs.py` or `live_views.py` changed which agent a task
 write names, what an agent counts as seen, which task is stored, what the model reads back, or
 what a view holds:
 
@@ -28,7 +28,7 @@ from compaction import (
     read_events,
 )
 from compaction.events import FunctionCall, ToolCall, UsageReportData
-from compaction.sessions import live_views
+from compaction.session import live_views
 from compaction.stores import open_store
 from compaction.tokens import get_tokenizer
 from compaction.views import TodoPanel, usage_view

@@ -57,8 +57,8 @@ TASK_WRITE_ATTEMPTS = 50
 """How many times a task write is checked again when another writer got in first."""
 
 
-class ToolHost(Protocol):
-    """What the tools need of a session (`compaction.Session` is one)."""
+class RunsHost(Protocol):
+    """What the tool runs need of a session (`compaction.Session` is one)."""
 
     @property
     def agent(self) -> str:
@@ -106,7 +106,7 @@ def _refused(text: str) -> ToolResult:
 class ToolRuns:
     """The built-in tools of one session, and the task versions each agent was last shown."""
 
-    def __init__(self, host: ToolHost) -> None:
+    def __init__(self, host: RunsHost) -> None:
         self.host = host
         self.seen: dict[str, dict[str, int]] = {}
         """Agent -> task id -> the version of the task that agent was last shown."""

@@ -19,16 +19,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
-from compaction.backends.view import checkpoint_tokens
-from compaction.carried import clip_carried, clip_task, unfinished, unfinished_tasks
 from compaction.checkpoint import Checkpoint, Section, parse_checkpoint, render_checkpoint
+from compaction.compactor.carried import clip_carried, clip_task, unfinished, unfinished_tasks
+from compaction.compactor.outcomes import (
+    CompactionPlan,
+    CompactionResult,
+    CompactStart,
+    CompactStarts,
+)
+from compaction.compactor.receipt import dropped_sections, run_hooks
+from compaction.compactor.resume import agree_with_resume, resume_decision
 from compaction.cuts import cut_points, select_cut, tail_tokens
 from compaction.errors import CompactionError
 from compaction.events import CheckpointData, HookRun, Resume
-from compaction.outcomes import CompactionPlan, CompactionResult, CompactStart, CompactStarts
 from compaction.policy import CompactionPolicy
-from compaction.receipt import dropped_sections, run_hooks
-from compaction.resume import agree_with_resume, resume_decision
 from compaction.secrets import redact
 from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInput, check_output
 from compaction.summarizers.next_step import target
@@ -36,6 +40,7 @@ from compaction.summarizers.recorded import recorded_checkpoint
 from compaction.tokens import count_message
 from compaction.tools.arguments import MAX_ITEM_CHARS
 from compaction.views import ContextWindow, checkpoint_message_for
+from compaction.views.provider_checkpoint import checkpoint_tokens
 
 if TYPE_CHECKING:
     from compaction.session import Session
@@ -143,7 +148,7 @@ class Plan:
     summarizer: Summarizer
     fallback: ExtractiveSummarizer
     resume: Resume
-    """``continue`` or ``await_user``, from the context's last messages (`compaction.resume`)."""
+    """``continue`` or ``await_user``, from the context's last messages (`resume`)."""
     clip_items: bool = False
     """Carry items over `MAX_ITEM_CHARS` as head and note (`clip_carried`): set only when the
     Checkpoint with every item whole cannot fit the window."""

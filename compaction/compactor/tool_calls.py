@@ -19,18 +19,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from compaction.compactor import CompactionPolicy, compact
-from compaction.errors import CompactionError, ToolInputError
-from compaction.session import Session
-from compaction.summarizers import Summarizer
-from compaction.tools.arguments import Arguments
-from compaction.tools.compact_context import (
+from compaction.compactor.compact import CompactionPolicy, compact
+from compaction.compactor.compact_context import (
     COMPACT_CONTEXT,
     NOTHING_LINE,
     compacted_line,
     not_compacted_line,
     parse_compact_context,
 )
+from compaction.errors import CompactionError, ToolInputError
+from compaction.session import Session
+from compaction.summarizers import Summarizer
+from compaction.tools.arguments import Arguments
 from compaction.tools.dispatch import ToolHandler
 from compaction.tools.dispatch import call_tool as dispatch
 from compaction.tools.tool_result import ToolResult

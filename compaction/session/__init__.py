@@ -1,10 +1,10 @@
 """A live session: the log on disk plus its views, updated as events are appended.
 
-`Session` is the facade a host uses; it puts together one part per job (`compaction.sessions`):
+`Session` is the facade a host uses; it puts together one part per job (`compaction.session`):
 the source it reads and appends through (`compaction.stores.sources`), its live views (it is a
-`compaction.sessions.live_views.LiveViews`; the usage view is counted on first use, so a session
+`compaction.session.live_views.LiveViews`; the usage view is counted on first use, so a session
 that only writes or reads todos never loads a tokenizer) and the built-in tools
-(`compaction.sessions.tool_runs`: `todo_write`, `task_create`, `task_update`, `task_list`, each
+(`compaction.session.tool_runs`: `todo_write`, `task_create`, `task_update`, `task_list`, each
 checked against the tool policy of the current turn's mode, the ``mode`` of the latest
 `turn/start` looked up in the session's policy table; task writes checked and appended inside
 one `batch()` against the board as stored, so concurrent agents never lose an update).
@@ -20,7 +20,6 @@ from contextlib import AbstractContextManager, closing
 from pathlib import Path
 from typing import Any
 
-from compaction.clipping import ShownCount, clip_and_count
 from compaction.errors import ConfigError, LogError
 from compaction.events import (
     Event,
@@ -32,9 +31,9 @@ from compaction.events import (
     UsageReportData,
 )
 from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
-from compaction.provider_messages import to_messages
-from compaction.sessions.live_views import LiveViews
-from compaction.sessions.tool_runs import ToolRuns
+from compaction.providers.messages import to_messages
+from compaction.session.live_views import LiveViews
+from compaction.session.tool_runs import ToolRuns
 from compaction.stores.file import FileStore
 from compaction.stores.jsonl import JsonlStore
 from compaction.stores.log_writer import SessionLog, SyncPolicy
@@ -45,6 +44,7 @@ from compaction.tools.arguments import Arguments
 from compaction.tools.mode_policy import ModePolicy, PolicyTable, builtin_policies, policy_for
 from compaction.tools.tasks import AGENT_PATTERN, is_agent_name
 from compaction.tools.tool_result import ToolResult
+from compaction.views.clipping import ShownCount, clip_and_count
 
 
 class Session(LiveViews):
@@ -63,7 +63,7 @@ class Session(LiveViews):
         skip_bad_lines: skip and count malformed lines instead of raising on them (JSONL).
         tool_output_cap: a tool result over this many tokens is appended with a clip: the log
             keeps it whole, the context view shows its head and tail around a note (see
-            `compaction.clipping`); None appends every result unclipped. Default: 0.1 of the
+            `compaction.views.clipping`); None appends every result unclipped. Default: 0.1 of the
             default 128,000-token window (`CompactionPolicy.tool_output_tokens`).
         agent: the agent this session speaks for in task events (default ``main``).
         policies: mode name -> tool policy (default: the built-in modes'; `prompts` builds
@@ -201,7 +201,8 @@ class Session(LiveViews):
     ) -> list[Event]:
         """Append events in one locked write and update the views.
 
-        A tool result over `tool_output_cap` is recorded with its clip (see `compaction.clipping`).
+        A tool result over `tool_output_cap` is recorded with its clip
+        (see `compaction.views.clipping`).
 
         Args:
             items: the payloads.

@@ -27,7 +27,6 @@ from functools import cache
 from importlib import resources
 from typing import Final
 
-from compaction.clip_counts import CutCounts, cut_counts
 from compaction.events import ClipData, Message
 from compaction.tokens import (
     MESSAGE_OVERHEAD,
@@ -38,6 +37,7 @@ from compaction.tokens import (
     message_affixes,
     split_count,
 )
+from compaction.views.clip_counts import CutCounts, cut_counts
 
 HEAD_SHARE: Final = 2 / 3
 """Share of the kept tokens given to the head (the start of a log says what ran; the end, how

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from contextlib import closing
 
-from compaction.clipping import ShownCount
 from compaction.events import Event, OpenWork, TodoItem, TurnStarted
 from compaction.stores.sources import collector_paused
 from compaction.tokens import Tokenizer, get_tokenizer
@@ -35,6 +34,7 @@ from compaction.views import (
     UsageState,
 )
 from compaction.views.board import TaskBoard, TasksProjection, TasksState
+from compaction.views.clipping import ShownCount
 from compaction.views.progress import Progress, ProgressProjection
 from compaction.views.token_scale import ScaleState, TokenScaleProjection
 from compaction.views.turn_modes import TurnModes, TurnModesProjection

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 
-from compaction.checkpoint_encoding import (
+from compaction.checkpoint.encoding import (
     NEEDS_ESCAPE,
     decode_item,
     decode_task,
     unescape_narrative,
 )
-from compaction.checkpoint_model import (
+from compaction.checkpoint.model import (
     CODE_OWNED_SECTIONS,
     EMPTY,
     FIELD_BY_SECTION,

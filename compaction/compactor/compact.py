@@ -72,26 +72,26 @@ from dataclasses import replace
 from typing import Final
 
 from compaction.backends.base import BackendSpan, CompactionBackend, record_backend
-from compaction.backends.view import checkpoint_tokens
-from compaction.carried import CARRIED_HEAD as CARRIED_HEAD
-from compaction.carried import clip_carried as clip_carried
-from compaction.carried import unfinished as unfinished
-from compaction.carried import unfinished_tasks as unfinished_tasks
+from compaction.compactor.carried import CARRIED_HEAD as CARRIED_HEAD
+from compaction.compactor.carried import clip_carried as clip_carried
+from compaction.compactor.carried import unfinished as unfinished
+from compaction.compactor.carried import unfinished_tasks as unfinished_tasks
+from compaction.compactor.outcomes import CompactEnd as CompactEnd
+from compaction.compactor.outcomes import CompactionPlan as CompactionPlan
+from compaction.compactor.outcomes import CompactionResult as CompactionResult
+from compaction.compactor.outcomes import CompactStart as CompactStart
+from compaction.compactor.outcomes import CompactStarts as CompactStarts
+from compaction.compactor.planner import plan_compaction
+from compaction.compactor.planner import previous_checkpoint as previous_checkpoint
 from compaction.cuts import select_cut as select_cut
 from compaction.cuts import unsafe_cuts as unsafe_cuts
 from compaction.errors import CompactionError, SeqConflictError
 from compaction.events import CheckpointRecorded
-from compaction.outcomes import CompactEnd as CompactEnd
-from compaction.outcomes import CompactionPlan as CompactionPlan
-from compaction.outcomes import CompactionResult as CompactionResult
-from compaction.outcomes import CompactStart as CompactStart
-from compaction.outcomes import CompactStarts as CompactStarts
-from compaction.planner import plan_compaction
-from compaction.planner import previous_checkpoint as previous_checkpoint
 from compaction.policy import DEFAULT_WINDOW as DEFAULT_WINDOW
 from compaction.policy import CompactionPolicy as CompactionPolicy
 from compaction.session import Session
 from compaction.summarizers import Summarizer
+from compaction.views.provider_checkpoint import checkpoint_tokens
 
 COMPACTION_ATTEMPTS: Final = 3
 """How often `compact` recomputes when other writers keep appending before giving up."""

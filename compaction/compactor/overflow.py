@@ -18,7 +18,8 @@ policy with its window cut down to the refused request's size, which keeps a tai
 request from the session: it compacts first when the request is due (`maybe_compact`), calls
 ``send`` (which builds the request from the session and sends it), and after a refusal calls it
 once more, so the retry carries the compacted view. The answer's provider usage (an OpenAI or
-Anthropic response's ``usage``: `compaction.provider_usage`) is logged as a ``usage/report``
+Anthropic response's ``usage``: `compaction.providers.usage_reports`) is
+logged as a ``usage/report``
 before the answer is returned, so the session learns the provider's token scale.
 
 Invariants: recognition reads only the error's class name, its ``code`` / ``body`` fields and
@@ -31,10 +32,10 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Final, TypeVar
 
-from compaction.compactor import compact, maybe_compact
+from compaction.compactor.compact import compact, maybe_compact
 from compaction.errors import CompactionError, ConfigError, HarnessError
 from compaction.policy import CompactionPolicy
-from compaction.provider_usage import usage_report
+from compaction.providers.usage_reports import usage_report
 from compaction.secrets import redact
 from compaction.session import Session
 from compaction.summarizers import Summarizer
@@ -165,7 +166,7 @@ def compacting_call(
         fixed_tokens: the request's system prompt and tools, counted.
         summarizer: writes the Checkpoint's narrative sections (default: extractive).
         record_usage: log the answer's provider usage as a ``usage/report`` (when it has one;
-            `compaction.provider_usage.usage_report`), which teaches the session its token
+            `compaction.providers.usage_reports.usage_report`), which teaches the session its token
             scale. Off for a caller that logs usage itself.
 
     Raises:

@@ -4,8 +4,8 @@ OpenHands (a condensation request) and deepagents (``compact_conversation``) let
 here the host opts in to show the tool (`prompts.ToolCatalog(compact_context=True)`; off by
 default) and `compaction.call_tool` runs it under the turn's mode policy (the built-in modes all
 allow it). This module owns its schema, its validation and every model-facing string; the run
-itself (a forced compaction at the next safe cut) is `compaction.tool_calls.compact_context`,
-above the compactor.
+itself (a forced compaction at the next safe cut) is
+`compaction.compactor.tool_calls.compact_context`, above the compactor.
 
 Model experience (these strings are a contract; tests pin them):
 
@@ -26,10 +26,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from compaction import contract
 from compaction.errors import ToolInputError
 from compaction.tools.arguments import Arguments, load_arguments, show
 
-COMPACT_CONTEXT: Final = "compact_context"
+COMPACT_CONTEXT: Final = contract.COMPACT_CONTEXT
 """The tool's name."""
 FOCUS_CHARS: Final = 2000
 """Longest ``focus`` accepted."""
