@@ -6,7 +6,7 @@ the caller), the context view and the output reserved for the reply. Compaction 
 tokens); the kept tail takes at most ``retain`` of the window (default 0.1; when the latest step
 alone is larger, it is kept if it fits, `compaction.cuts.select_cut`); a tool result larger than
 ``tool_output_share`` of the window enters the context clipped (default 0.1). The defaults come
-from the continuity grid (`benchmarks/continuity.py`, "Choosing B's defaults" in
+from the continuity grid (`benchmarks/quality/continuity.py`, "Choosing B's defaults" in
 `benchmarks/README.md`).
 
 The task-boundary trigger. With ``boundary_threshold`` (say 0.5), compaction is also due when a

@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from scripts
 
 import compaction.session.live_views as session_module
 import compaction.stores.sources as sources
-from benchmarks.throughput_corpus import events_of
-from benchmarks.throughput_phases import append_all, fresh_tokenizer, raw_pass
+from benchmarks.speed.throughput_corpus import events_of
+from benchmarks.speed.throughput_phases import append_all, fresh_tokenizer, raw_pass
 from compaction import Message, Session
 from compaction.tokens import message_text
 

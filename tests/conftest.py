@@ -165,11 +165,11 @@ def postgres_url() -> Iterator[str]:
     if given:
         yield given
         return
-    from benchmarks import pgserver
+    from harness.testing import ServerUnavailable, start_postgres
 
     try:
-        server = pgserver.start(durable=False)
-    except pgserver.ServerUnavailable as exc:
+        server = start_postgres(durable=False)
+    except ServerUnavailable as exc:
         if os.environ.get("HARNESS_REQUIRE_POSTGRES") == "1":
             pytest.fail(f"PostgreSQL is required here but cannot start: {exc}")
         pytest.skip(f"no PostgreSQL server can be started here: {exc}")

@@ -7,7 +7,6 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from benchmarks.stub_model import Reply
 from compaction.events import (
     ORIGINS,
     TODO_STATUSES,
@@ -30,6 +29,7 @@ from compaction.events import (
     UsageReportData,
 )
 from compaction.tools import MAX_ITEM_CHARS, is_blank
+from harness.testing import Reply
 
 # Text that tries to break structure: headings, fences, template syntax, RTL marks, newlines.
 ADVERSARIAL = [

@@ -64,9 +64,10 @@ INNER_WALLS: dict[str, frozenset[str]] = {
     "compaction.backends": _ABOVE_VIEWS - {"compaction.llm"}
     | {"compaction.tools", "compaction.stores", "compaction.providers"},
     "compaction.session": _ABOVE_VIEWS | {"compaction.checkpoint", "compaction.backends"},
-    "compaction.summarizers": {"compaction.compactor", "compaction.importers"}
-    | {"compaction.stores", "compaction.backends"},
-    "compaction.compactor": {"compaction.importers", "compaction.stores"},
+    "compaction.summarizers": frozenset(
+        {"compaction.compactor", "compaction.importers", "compaction.stores", "compaction.backends"}
+    ),
+    "compaction.compactor": frozenset({"compaction.importers", "compaction.stores"}),
     "compaction.llm": _ABOVE_VIEWS | _RECORDS,
 }
 """Rooms of `compaction` and the rooms they must never import: stores hold bytes and know no
@@ -103,6 +104,7 @@ ROOTS = (
     "compaction.views",
     "prompts",
     "harness.simulation",
+    "harness.testing",
     *CORE_MODULES,
 )
 """Package roots: the CLI and the benchmarks import these packages' `__all__`, nothing deeper.
@@ -207,8 +209,8 @@ class TestCheckersFindViolations:
                 "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import benchmarks\n",
             ),
             ("prompts", "from harness.simulation import generate\n"),
-            ("prompts", "import benchmarks.results_report\n"),
-            ("harness", "from benchmarks.results_report import run_bench\n"),
+            ("prompts", "import benchmarks.report.results_report\n"),
+            ("harness", "from benchmarks.report.results_report import run_bench\n"),
         ],
     )
     def test_layer_checker_flags(self, package: str, source: str) -> None:

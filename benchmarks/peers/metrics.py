@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from benchmarks.peers.retention import task_truth, tasks_shown, todo_truth, todos_at_latest_status
-from benchmarks.summary_pricing import RECORDED_SUMMARY_TOKENS
+from benchmarks.replay.summary_pricing import RECORDED_SUMMARY_TOKENS
 from compaction import Message, Tokenizer
 from harness.simulation import (
     PROVIDER_MODELS,
@@ -130,7 +130,7 @@ class PeerMetrics(BaseModel):
     """Per provider cache model: tokens served per summary call, fed in order with the rest."""
     summary_input_tokens: int = 0
     summary_output_tokens: int = 0
-    """Summary calls times `benchmarks.summary_pricing.RECORDED_SUMMARY_TOKENS`."""
+    """Summary calls times `benchmarks.replay.summary_pricing.RECORDED_SUMMARY_TOKENS`."""
 
 
 def load_record(path: Path) -> DriverRecord:

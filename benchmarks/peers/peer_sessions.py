@@ -18,17 +18,17 @@ def default_sessions(
 ) -> list[Path]:
     """Write the benchmark sessions as exchange files in `work_dir` and return their paths.
 
-    The generated sessions, then the shared real transcripts (`benchmarks.real_replay`: the
-    same sessions our strategies replay, named for where each came from; a quick run takes the
+    The generated sessions, then the shared real transcripts (`benchmarks.replay.real_transcripts`:
+    the same sessions our strategies replay, named for where each came from; a quick run takes the
     one short transcript); `which` picks one set (`SESSION_SETS`); `generated` keeps the first
     that many generated sessions (all by default).
     """
-    from benchmarks import real_replay
+    from benchmarks.replay import real_transcripts
     from harness.simulation import dump_exchange, generate
 
     shapes = [] if which == "real" else [(4, 0)] if quick else [(12, 0), (12, 1), (24, 2)]
     shapes = shapes[:generated] if generated is not None else shapes
-    real = None if which == "synthetic" else real_replay.QUICK_SESSIONS if quick else None
+    real = None if which == "synthetic" else real_transcripts.QUICK_SESSIONS if quick else None
     paths = []
     for turns, seed in shapes:
         name = f"synthetic-t{turns}-s{seed}"
@@ -36,7 +36,7 @@ def default_sessions(
         dump_exchange(generate(turns, seed), path, name=name, turns=turns, seed=seed)
         paths.append(path)
     if which != "synthetic":
-        paths += real_replay.write_exchanges(work_dir, sessions=real)
+        paths += real_transcripts.write_exchanges(work_dir, sessions=real)
     return paths
 
 

@@ -19,7 +19,7 @@ from types import ModuleType
 from compaction import ConfigError
 from harness.output import HelpFormatter, examples, print_json, progress
 
-SUITE_MARKER = Path("benchmarks") / "results_report.py"
+SUITE_MARKER = Path("benchmarks") / "report" / "results_report.py"
 """The file that marks a checkout's benchmark suite."""
 
 
@@ -108,7 +108,7 @@ def find_checkout(start: Path | None = None) -> Path | None:
 
 
 def load_suite(start: Path | None = None) -> ModuleType:
-    """Import the checkout's `benchmarks.results_report`, or raise a ConfigError saying why not."""
+    """Import the checkout's `benchmarks.report.results_report`, or raise a ConfigError."""
     checkout = find_checkout(start)
     if checkout is None:
         raise ConfigError(
@@ -118,7 +118,7 @@ def load_suite(start: Path | None = None) -> ModuleType:
         )
     if str(checkout) not in sys.path:
         sys.path.insert(0, str(checkout))
-    module = importlib.import_module("benchmarks.results_report")
+    module = importlib.import_module("benchmarks.report.results_report")
     found = Path(module.__file__ or "").resolve()
     if not found.is_relative_to(checkout):
         raise ConfigError(

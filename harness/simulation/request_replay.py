@@ -9,8 +9,8 @@ what each cache served is recorded (`replay_records`). A session that ends while
 owes an answer gets one last request: the call that would come next.
 
 With `summarizer` (a function of the current request that returns a `compaction.Summarizer`,
-e.g. `benchmarks.summary_cache.openai_summarizers`), each compaction is summarized by it; when
-the summarizer made a model call (it has a ``last_body``, as `compaction.llm.OpenAISummarizer`
+e.g. `benchmarks.replay.summary_cache.openai_summarizers`), each compaction is summarized by it;
+when the summarizer made a model call (it has a ``last_body``, as `compaction.llm.OpenAISummarizer`
 does), that call is serialized like any request, fed to the same cache models, and recorded in
 `ReplayResult.summary_calls`, its ideal counted as for any request (the instruction and the
 messages appended since the previous request are new).

@@ -2,9 +2,9 @@
 
 ``stepwise`` is the generator's original shape (the list rewritten after every item, one action
 per item), kept byte for byte; ``real`` is calibrated on the shared real transcripts
-(``benchmarks/transcript_stats.py`` measures them; ``benchmarks/README.md`` quotes the figures):
-Claude Code rewrote its list 30 times in 329 model calls, with a median of 5 to 7.5 calls and up
-to 34 between two writes.
+(``benchmarks/replay/transcript_stats.py`` measures them; ``benchmarks/README.md`` quotes the
+figures): Claude Code rewrote its list 30 times in 329 model calls, with a median of 5 to 7.5 calls
+and up to 34 between two writes.
 
 Invariants: a profile is immutable; `PROFILES` maps each profile's own name to it.
 """

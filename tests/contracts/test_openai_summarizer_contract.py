@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from contracts.summarizer_contract import SummarizerContract
 
-from benchmarks.stub_model import Reply, StubModel
 from compaction import Session, Summarizer
 from compaction.llm import ChatClient, ChatConfig
 from compaction.summarizers import OpenAISummarizer
+from harness.testing import Reply, StubModel
 
 
 def short_checkpoint(request: Mapping[str, Any]) -> Reply:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.results_report import BenchConfig, replay_one
+from benchmarks.report.results_report import BenchConfig, replay_one
 
 pytestmark = pytest.mark.slow  # two replays of the quick session in fresh interpreters
 
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNS = ("B", "B:blind")
 CODE = (
     "import json, sys\n"
-    "from benchmarks.results_report import BenchConfig, replay_one\n"
+    "from benchmarks.report.results_report import BenchConfig, replay_one\n"
     "config = BenchConfig.quick_run()\n"
     "(turns, seed), = config.sessions\n"
     "out = {}\n"

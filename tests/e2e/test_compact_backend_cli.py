@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from cli_runner import run_cli
 
-from benchmarks.stub_model import Reply, StubModel
 from compaction import CheckpointRecorded, Session, read_events
+from harness.testing import Reply, StubModel
 
 TODOS = [
     {"content": "Add the --verbose flag", "status": "completed"},

@@ -12,10 +12,10 @@ from cli_runner import run_cli
 from contracts.sdk_shapes import problems
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
-from benchmarks.stub_model import Reply, StubModel
 from compaction import Session, check_log, read_events
 from compaction.checkpoint import parse_checkpoint
 from compaction.llm import canonical_json
+from harness.testing import Reply, StubModel
 
 TODOS = [
     {"content": "Add the --verbose flag", "status": "completed"},

@@ -29,9 +29,8 @@ from cli_runner import run_cli, swapped_environ
 from contracts.sdk_shapes import problems
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
-from benchmarks.stub_cache import prompt_tokens
-from benchmarks.stub_model import Api, RecordedRequest, Reply, StubModel, ToolCall
 from compaction import CompactionPolicy, Session
+from harness.testing import Api, RecordedRequest, Reply, StubModel, ToolCall, prompt_tokens
 from prompts import (
     PromptBuilder,
     ToolCatalog,

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.stub_model import Reply, StubModel
 from compaction import (
     CompactionPolicy,
     Session,
@@ -25,6 +24,7 @@ from compaction import (
 from compaction.backends import BackendConfig
 from compaction.checkpoint import encode_item
 from compaction.importers import load, replay
+from harness.testing import Reply, StubModel
 from prompts import (
     BUILTIN_MODES,
     PromptBuilder,

@@ -35,8 +35,6 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from benchmarks.stub_cache import prompt_tokens
-from benchmarks.stub_model import Reply, StubModel, ToolCall
 from compaction import (
     CompactionPolicy,
     RequestOverflowError,
@@ -47,6 +45,7 @@ from compaction import (
     read_events,
 )
 from harness.integrations.openai_agents import LogSession
+from harness.testing import Reply, StubModel, ToolCall, prompt_tokens
 
 set_tracing_disabled(True)  # offline: no trace export
 

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from reference import ReferenceLog, check_against_reference, check_refusal
 from strategies import compaction_scripts, model_replies
 
-from benchmarks.stub_model import Reply, StubModel
 from compaction import (
     CheckpointRecorded,
     CompactionError,
@@ -25,6 +24,7 @@ from compaction import (
 )
 from compaction.llm import ChatClient, ChatConfig
 from compaction.summarizers import OpenAISummarizer, record_usage
+from harness.testing import Reply, StubModel
 
 Script = tuple[list[Any], list[int], int, float]
 

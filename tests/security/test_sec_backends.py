@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.stub_model import Reply, StubModel
 from compaction import CompactionPolicy, Session, compact
 from compaction.backends import REASON_LIMIT, BackendConfig, CompactionBackend
+from harness.testing import Reply, StubModel
 from prompts import compaction_backend
 
 KEY = "sk-live-abcdefghijklmnopqrstuvwx"

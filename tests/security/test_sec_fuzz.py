@@ -1,4 +1,4 @@
-"""The safety fuzz (benchmarks.fuzz_safety) in small: no crash, no lost byte, seeded cases."""
+"""The safety fuzz (`benchmarks.attacks.fuzz_safety`) in small: no crash, no lost byte."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import random
 from pathlib import Path
 
-from benchmarks.fuzz_safety import Figures, main, template_text, todo_arguments
+from benchmarks.attacks.fuzz_safety import Figures, main, template_text, todo_arguments
 
 
 def test_small_fuzz_finds_nothing(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.attack_readonly import NOBODY, unprivileged
+from benchmarks.attacks.readonly_sqlite import NOBODY, unprivileged
 from compaction import Session
 from compaction.stores import SqliteStore
 

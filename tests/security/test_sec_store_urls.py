@@ -183,8 +183,8 @@ def test_a_libpq_keyword_string_is_refused_not_taken_for_a_file(
 ) -> None:
     """``host=... password=...`` is refused in one line; no file or session holds the password.
 
-    (Found by `python -m benchmarks.attacks`: it was opened as a JSONL path, so `copy` wrote a
-    file named after it and `sessions` listed the password as the session name.)
+    (Found by `python -m benchmarks.attacks.attack_table`: it was opened as a JSONL path, so `copy`
+    wrote a file named after it and `sessions` listed the password as the session name.)
     """
     keyword = f"host=127.0.0.1 port=1 dbname=db user=u password={PASSWORD}"
     args = [a.format(kw=keyword) if isinstance(a, str) else a for a in argv]

@@ -1,4 +1,4 @@
-"""`benchmarks.attacks`, the attack table: each class once, clean; a broken defence counted.
+"""The attack table: each class once, clean; a broken defence counted.
 
 The classes run in this process (`in_process=True`) with one case each and no PostgreSQL server
 (those parts are recorded as skipped), so the smoke test stays short; each "broken" test
@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from benchmarks import attack_writers, attacks
-from benchmarks.attack_kit import Tally, leaks, lost_doubled, missing_bytes, secret_forms
+from benchmarks.attacks import attack_table, process_attacks
+from benchmarks.attacks.attack_kit import Tally, leaks, lost_doubled, missing_bytes, secret_forms
 from compaction import secrets
 from compaction.errors import CompactionError
 from compaction.session import tool_runs
@@ -21,7 +21,7 @@ FAILURES = ("crashes", "lost", "doubled", "leaks", "hangs", "wrong")
 
 
 def _run(*names: str, cases: int = 1) -> dict[str, Tally]:
-    tallies = attacks.run(cases, 7, only=names, in_process=True, start_postgres=False)
+    tallies = attack_table.run(cases, 7, only=names, in_process=True, start_postgres=False)
     return {t.attack: t for t in tallies}
 
 
@@ -29,7 +29,7 @@ def _run(*names: str, cases: int = 1) -> dict[str, Tally]:
 def test_every_class_runs_once_with_nothing_wrong() -> None:
     """Each of the 13 classes runs at least one case; none counts a failure."""
     tallies = _run()
-    assert list(tallies) == list(attacks.ATTACKS)
+    assert list(tallies) == list(attack_table.ATTACKS)
     for name, tally in tallies.items():
         assert tally.cases >= 1, name
         assert {f: getattr(tally, f) for f in FAILURES} == dict.fromkeys(FAILURES, 0), (
@@ -99,7 +99,7 @@ def test_a_conflict_is_wrong_in_a_sql_store_only(monkeypatch: pytest.MonkeyPatch
     def refuse(*_: object, **__: object) -> None:
         raise CompactionError("conflict", "writers kept winning")
 
-    monkeypatch.setattr(attack_writers, "compact", refuse)
+    monkeypatch.setattr(process_attacks, "compact", refuse)
     tally = _run("concurrent-compaction")["concurrent-compaction"]
     notes = " ".join(tally.notes)
     attempts = {b: int(n) for b, n in re.findall(r"(jsonl|sqlite): landed 0/(\d+)", notes)}

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from contracts.sdk_shapes import problems
 
-from benchmarks.stub_model import Reply, StubModel
 from compaction import CompactionPolicy, CompactionResult, Session, compact
 from compaction.backends import (
     BACKEND_NAMES,
@@ -20,6 +19,7 @@ from compaction.backends import (
     resolve_backend,
 )
 from compaction.events import CheckpointData, ProviderCompactionData
+from harness.testing import Reply, StubModel
 from prompts import (
     BUILTIN_MODES,
     PromptBuilder,

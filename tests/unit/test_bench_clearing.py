@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.bench_clearing import markdown, run
+from benchmarks.features.result_clearing import markdown, run
 
 
 @pytest.fixture(scope="module")

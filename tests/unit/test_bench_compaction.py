@@ -5,22 +5,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks import bench_compaction
+from benchmarks.speed import compaction_speed
 from harness.simulation import generate
 
 
 class TestBenchCompaction:
     def test_prefix_reaches_target_before_a_model_call(self) -> None:
         """The session prefix holds at least the target tokens and stops before a model call."""
-        payloads, turns = bench_compaction.session_payloads(5_000, seed=0)
+        payloads, turns = compaction_speed.session_payloads(5_000, seed=0)
         full = generate(turns, 0)
         assert payloads == full[: len(payloads)]
-        assert bench_compaction.is_model_call(full[len(payloads)])
+        assert compaction_speed.is_model_call(full[len(payloads)])
 
     def test_main_writes_results(self, tmp_path: Path) -> None:
         """One small size runs end to end; the JSON has the figures the README quotes."""
         out = tmp_path / "compaction.json"
-        assert bench_compaction.main(["--sizes", "12000", "--repeat", "1", "--out", str(out)]) == 0
+        assert compaction_speed.main(["--sizes", "12000", "--repeat", "1", "--out", str(out)]) == 0
         results = json.loads(out.read_text())
         (row,) = results["sizes"]
         single, loop = row["single"], row["loop"]

@@ -1,18 +1,18 @@
-"""CI smoke run of benchmarks/bench_core.py at tiny sizes: it runs and writes its results."""
+"""CI smoke run of benchmarks/speed/session_core.py at tiny sizes: it runs and writes results."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from benchmarks import bench_core
+from benchmarks.speed import session_core
 
 
 class TestBenchCoreSmoke:
     def test_tiny_run_writes_results(self, tmp_path: Path) -> None:
         """main() at 50 and 200 events writes core.json and core.md of the documented shape."""
         out = tmp_path / "core.json"
-        status = bench_core.main(
+        status = session_core.main(
             ["--sizes", "200", "--sizes", "50", "--turns", "1", "--out", str(out),
              "--workdir", str(tmp_path)]
         )  # fmt: skip

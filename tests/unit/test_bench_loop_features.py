@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.bench_loop_features import generated_session, run
+from benchmarks.features.loop_features import generated_session, run
 from compaction import MessageAdded, Session
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks import bench_real_loop
+from benchmarks.replay import real_loop
 from compaction import Message, get_tokenizer
 
 
 class TestLongTurn:
     def test_one_turn_of_a_hundred_rounds(self) -> None:
         """One request, 100 tool rounds, some outputs larger than the 8,192-token window."""
-        payloads = bench_real_loop.long_turn(0)
+        payloads = real_loop.long_turn(0)
         users = [p for p in payloads if isinstance(p, Message) and p.role == "user"]
         rounds = [p for p in payloads if isinstance(p, Message) and p.tool_calls]
         assert len(users) == 1
@@ -22,7 +22,7 @@ class TestLongTurn:
             tok.count(p.text()) for p in payloads if isinstance(p, Message) and p.role == "tool"
         ]
         assert max(sizes) > 8_192
-        assert bench_real_loop.long_turn(0) == payloads  # seeded
+        assert real_loop.long_turn(0) == payloads  # seeded
 
 
 class TestQuickRun:
@@ -32,8 +32,7 @@ class TestQuickRun:
         """--quick: no call over the window, a tail whenever one fitted, every task carried."""
         out = tmp_path / "real_loop.json"
         assert (
-            bench_real_loop.main(["--quick", "--out", str(out), "--transcripts", str(transcripts)])
-            == 0
+            real_loop.main(["--quick", "--out", str(out), "--transcripts", str(transcripts)]) == 0
         )
         doc = json.loads(out.read_text())
         assert set(doc["windows"]) == {"8192", "32000"}
@@ -66,7 +65,7 @@ class TestSharedTaskRetention:
         (folder / name).symlink_to(transcripts / name)
         out = tmp_path / "real_loop.json"
         args = ["--quick", "--out", str(out), "--transcripts", str(folder)]
-        assert bench_real_loop.main(args) == 0
+        assert real_loop.main(args) == 0
         small = json.loads(out.read_text())["windows"]["8192"]["transcripts"]
         assert small["compactions"] > 0
         assert small["shared_tasks_checked"] > 0

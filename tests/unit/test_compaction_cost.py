@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from benchmarks.throughput import append_all, events_of
+from benchmarks.speed.throughput import append_all, events_of
 from compaction import CompactionPolicy, Message, compact
 from compaction.summarizers.failures import LINE_CHARS, error_lines
 from compaction.summarizers.paths import looks_like_path

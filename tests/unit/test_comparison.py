@@ -4,10 +4,10 @@ import copy
 
 import pytest
 
-from benchmarks.comparison import compare, headline
-from benchmarks.fair_report import headline_lines, usage_section, why
-from benchmarks.gap import CAUSES, cause, gap_by_cause
 from benchmarks.peers.drivers._common import STRUCTURAL_SUMMARY
+from benchmarks.report.comparison import compare, headline
+from benchmarks.report.fair_report import headline_lines, usage_section, why
+from benchmarks.report.gap import CAUSES, cause, gap_by_cause
 from compaction import (
     NARRATIVE_SECTIONS,
     CompactionPolicy,

@@ -1,4 +1,4 @@
-"""`benchmarks.charts.context_chart` draws B's whole-request budget on every panel."""
+"""`benchmarks.report.charts.context_chart` draws B's whole-request budget on every panel."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks import charts
+from benchmarks.report import charts
 
 plt = pytest.importorskip("matplotlib.pyplot")
 

@@ -1,8 +1,8 @@
-"""`benchmarks.continuity`: B's verbatim tail after each compaction, beside its cost."""
+"""`benchmarks.quality.continuity`: B's verbatim tail after each compaction, beside its cost."""
 
 from __future__ import annotations
 
-from benchmarks import continuity, continuity_report
+from benchmarks.quality import continuity, continuity_report
 from compaction import CompactionPolicy
 from harness.simulation import STRATEGIES, generate, replay
 

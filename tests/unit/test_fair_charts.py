@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks import fair_charts
-from benchmarks.comparison import compare
+from benchmarks.report import fair_charts
+from benchmarks.report.comparison import compare
 
 plt = pytest.importorskip("matplotlib.pyplot")
 MODELS = ("deepseek", "openai", "anthropic", "vllm")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.headline_table import rows, section
+from benchmarks.report.headline_table import rows, section
 
 
 def _cost(usd: float, hit: int = 0, miss: int = 1_000) -> dict[str, Any]:

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from cli_runner import run_cli
 
-from benchmarks.stub_model import Reply, StubModel
 from compaction import (
     CheckpointRecorded,
     CompactionPolicy,
@@ -22,6 +21,7 @@ from compaction import (
 )
 from compaction.backends import BackendConfig, code_owned_message
 from compaction.views import checkpoint_message
+from harness.testing import Reply, StubModel
 from prompts import compaction_backend
 
 POLICY = CompactionPolicy(window_tokens=8000)

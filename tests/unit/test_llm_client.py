@@ -10,10 +10,10 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from benchmarks.stub_model import Reply, StubModel
 from compaction import ConfigError, ProviderError
 from compaction.llm import ChatClient, ChatConfig, canonical_json
 from compaction.llm.client import retry_after
+from harness.testing import Reply, StubModel
 
 MESSAGES = [
     {"role": "system", "content": "You are terse. ünïcode ✓"},

@@ -14,7 +14,6 @@ import pytest
 from contracts.sdk_shapes import problems
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
-from benchmarks.stub_model import Reply, StubModel
 from compaction import (
     CheckpointRecorded,
     CompactionError,
@@ -29,6 +28,7 @@ from compaction.checkpoint import NARRATIVE_SECTIONS, SECTION_NAMES, parse_check
 from compaction.compactor.compact import CompactionPolicy, CompactionResult, compact
 from compaction.llm import ChatClient, ChatConfig, canonical_json
 from compaction.summarizers import OpenAISummarizer, instruction, kept_after_span, record_usage
+from harness.testing import Reply, StubModel
 from prompts import openai_tool
 
 PENDING = ["Write the docs\n## Pending Jobs", "Ship `v2` {{ now }}"]

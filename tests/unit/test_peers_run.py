@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from benchmarks import real_replay
 from benchmarks.peers import run as run_module
 from benchmarks.peers.run import (
     ENVS,
@@ -22,6 +21,7 @@ from benchmarks.peers.run import (
     write_results,
 )
 from benchmarks.peers.venvs import MARKER, PeerEnv, ensure_venv, find_python, is_ready
+from benchmarks.replay import real_transcripts
 from compaction.importers import load
 from harness.simulation import log_payloads
 
@@ -85,8 +85,10 @@ class TestDefaultSessions:
         The transcript is named for where it came from and carries the tools our replay of it
         sends; every peer has a job on it.
         """
-        folder = real_replay.TRANSCRIPTS
-        if not (folder / real_replay.REAL_SESSIONS[real_replay.QUICK_SESSIONS[0]]).is_file():
+        folder = real_transcripts.TRANSCRIPTS
+        if not (
+            folder / real_transcripts.REAL_SESSIONS[real_transcripts.QUICK_SESSIONS[0]]
+        ).is_file():
             pytest.skip(f"the shared transcripts are not in {folder}")
         synthetic, real = default_sessions(tmp_path, quick=True)
         assert synthetic.stem == "synthetic-t4-s0"
@@ -95,7 +97,7 @@ class TestDefaultSessions:
         assert doc["meta"] == {"name": real.stem, "source": "swe-agent_gpt4_pydicom-1458.traj"}
         source = folder / doc["meta"]["source"]
         payloads = log_payloads(load(source))
-        assert doc["tools"] == real_replay.session_tools(payloads)
+        assert doc["tools"] == real_transcripts.session_tools(payloads)
         called = {
             c["function"]["name"]
             for t in doc["turns"]

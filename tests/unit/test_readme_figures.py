@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.readme_figures import (
+from benchmarks.report.readme_figures import (
     END,
     README,
     RESULTS,
@@ -40,7 +40,7 @@ class TestCommittedReadme:
         assert block == render(load_results(RESULTS))
 
     def test_check_mode_reports_up_to_date(self, capsys):
-        """`python -m benchmarks.readme_figures --check` passes on the committed files."""
+        """`python -m benchmarks.report.readme_figures --check` passes on the committed files."""
         assert main(["--check"]) == 0
         assert "up to date" in capsys.readouterr().out
 

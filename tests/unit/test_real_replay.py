@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import real_replay
+from benchmarks.replay import real_transcripts
 from compaction import CompactionPolicy, TodoItem
 from compaction.importers import load
 from harness.simulation import STRATEGIES, log_payloads, replay
@@ -51,10 +51,10 @@ def test_a_checks_calls_on_an_imported_todowrite_session():
 
 def test_every_real_session_is_named_by_its_source():
     """Session names start `real-` and name the agent; each maps to a distinct file."""
-    names = list(real_replay.REAL_SESSIONS)
+    names = list(real_transcripts.REAL_SESSIONS)
     assert all(n.startswith("real-") for n in names)
-    assert len(set(real_replay.REAL_SESSIONS.values())) == len(names)
-    for name, file in real_replay.REAL_SESSIONS.items():
+    assert len(set(real_transcripts.REAL_SESSIONS.values())) == len(names)
+    for name, file in real_transcripts.REAL_SESSIONS.items():
         agent = file.split("_")[0]
         assert agent.replace("-2.1", "") in name
 
@@ -64,10 +64,10 @@ def test_run_records_every_run_and_prices_it(tmp_path):
     folder = tmp_path / "t"
     folder.mkdir()
     name = "real-swe-agent-gpt4-pydicom-1458"
-    target = folder / real_replay.REAL_SESSIONS[name]
+    target = folder / real_transcripts.REAL_SESSIONS[name]
     target.write_bytes((FIXTURES / "swe_agent_small.traj").read_bytes())
     runs = ["B", "A", "none"]
-    results = real_replay.run(window=12_000, folder=folder, sessions=[name], runs=runs)
+    results = real_transcripts.run(window=12_000, folder=folder, sessions=[name], runs=runs)
     assert [r["strategy"] for r in results["records"]] == runs
     assert results["budget"] == int(0.8 * 12_000)  # the matched budget, not B's default threshold
     for r in results["records"]:
@@ -75,17 +75,17 @@ def test_run_records_every_run_and_prices_it(tmp_path):
         assert r["requests"] > 0
         assert set(r["cost"]) == {"deepseek", "openai", "anthropic"}
         assert all(c["usd"] > 0 for c in r["cost"].values())
-    text = "\n".join(real_replay.markdown(results))
+    text = "\n".join(real_transcripts.markdown(results))
     assert f"`{name}` | B |" in text
     json.dumps(results)
 
 
 def test_missing_transcript_is_a_reason_not_an_error(tmp_path):
     """A transcript that is not there gives a reason in the results and the report."""
-    results = real_replay.run(window=12_000, folder=tmp_path, runs=["B"])
+    results = real_transcripts.run(window=12_000, folder=tmp_path, runs=["B"])
     assert results["records"] == []
-    assert set(results["missing"]) == set(real_replay.REAL_SESSIONS)
-    assert "Skipped:" in "\n".join(real_replay.markdown(results))
+    assert set(results["missing"]) == set(real_transcripts.REAL_SESSIONS)
+    assert "Skipped:" in "\n".join(real_transcripts.markdown(results))
 
 
 def test_a_codex_transcript_is_picked_up_by_its_name(tmp_path):
@@ -95,11 +95,11 @@ def test_a_codex_transcript_is_picked_up_by_its_name(tmp_path):
     (folder / "codex_someone_1a2b_small.jsonl").write_bytes(
         (FIXTURES / "codex_small.jsonl").read_bytes()
     )
-    named = real_replay.sessions_in(folder)
+    named = real_transcripts.sessions_in(folder)
     assert named["real-codex-someone-1a2b-small"] == "codex_someone_1a2b_small.jsonl"
-    assert set(named) - {"real-codex-someone-1a2b-small"} == set(real_replay.REAL_SESSIONS)
-    results = real_replay.run(window=12_000, folder=folder, runs=["B"])
+    assert set(named) - {"real-codex-someone-1a2b-small"} == set(real_transcripts.REAL_SESSIONS)
+    results = real_transcripts.run(window=12_000, folder=folder, runs=["B"])
     assert [r["session"] for r in results["records"]] == ["real-codex-someone-1a2b-small"]
     assert results["records"][0]["requests"] > 0
-    [path] = real_replay.write_exchanges(tmp_path / "x", folder=folder)
+    [path] = real_transcripts.write_exchanges(tmp_path / "x", folder=folder)
     assert path.name == "real-codex-someone-1a2b-small.json"

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from benchmarks.real_replay import REAL_SESSIONS, session_tools
+from benchmarks.replay.real_transcripts import REAL_SESSIONS, session_tools
 from compaction import (
     CompactionPolicy,
     ExtractiveSummarizer,

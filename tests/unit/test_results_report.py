@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks import real_replay
-from benchmarks.results_report import (
+from benchmarks.replay import real_transcripts
+from benchmarks.report.results_report import (
     BenchConfig,
     read_peers,
     render_markdown,
@@ -27,7 +27,7 @@ CONFIG = BenchConfig(
     "synthetic-t3-s0",
     quick=True,
     quality_transcripts=1,
-    real_sessions=real_replay.QUICK_SESSIONS,
+    real_sessions=real_transcripts.QUICK_SESSIONS,
     scale_min_timed=0,
 )
 

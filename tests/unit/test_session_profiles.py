@@ -109,7 +109,7 @@ class TestProfiles:
 
 def test_real_profile_matches_the_transcripts(transcripts: Path) -> None:
     """The `real` cadence (median calls between writes) is within 2x of the real transcripts'."""
-    from benchmarks.transcript_stats import measure, pooled
+    from benchmarks.replay.transcript_stats import measure, pooled
 
     measured = pooled(measure(transcripts))["between_writes"]["median"]
     gaps = [g for seed in (0, 1, 2) for g in calls_between_writes(generate(24, seed, "real"))]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.startup import GOALS, child_env, measure
+from benchmarks.speed.startup import GOALS, child_env, measure
 
 
 class TestStartup:

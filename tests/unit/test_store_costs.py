@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from benchmarks import store_costs
+from benchmarks.speed import store_costs
 from compaction import EventData, EventStore
 
 

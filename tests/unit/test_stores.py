@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import bench_stores
+from benchmarks.speed import store_comparison
 from compaction import ConfigError, LogError, Message, Session, open_store
 from compaction.stores import JsonlStore, SqliteStore, copy_session, is_store_url
 from compaction.stores.postgres import _redact
@@ -130,7 +130,7 @@ class TestBenchmark:
     def test_small_run_has_every_figure_and_ratio(self, tmp_path: Path) -> None:
         """A tiny run reports appends, reopen, memory and concurrency, with ratios to JSONL."""
         out = tmp_path / "stores.json"
-        bench_stores.main(
+        store_comparison.main(
             ["--quick", "--sizes", "40", "80", "--backends", "jsonl", "sqlite", "--out", str(out)],
             say=lambda _: None,
         )

@@ -14,8 +14,8 @@ import httpx
 import openai
 import pytest
 
-from benchmarks.stub_model import Reply, StubModel, ToolCall
 from compaction import is_context_overflow
+from harness.testing import Reply, StubModel, ToolCall
 
 
 class TestStubModel:

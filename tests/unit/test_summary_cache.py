@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.stub_model import Reply
-from benchmarks.summary_cache import SummaryCacheReport, main, summary_cache_run
+from benchmarks.replay.summary_cache import SummaryCacheReport, main, summary_cache_run
 from harness.simulation import DeepSeekCache
+from harness.testing import Reply
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ class TestSummaryCacheRun:
         assert failing.retention == 1.0
 
     def test_main_prints_json(self, capsys: pytest.CaptureFixture[str]) -> None:
-        """`python -m benchmarks.summary_cache` prints the figures as JSON."""
+        """`python -m benchmarks.replay.summary_cache` prints the figures as JSON."""
         assert main(["--turns", "2", "--window", "8000"]) == 0
         out = capsys.readouterr().out
         assert '"cache_model": "deepseek"' in out

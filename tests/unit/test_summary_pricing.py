@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import real_replay, summary_pricing
-from benchmarks.comparison import peer_row, strategy_row
 from benchmarks.peers.drivers._common import Recorder
 from benchmarks.peers.metrics import DriverRecord, score
-from benchmarks.summary_pricing import (
+from benchmarks.replay import real_transcripts, summary_pricing
+from benchmarks.replay.summary_pricing import (
     RECORDED_SUMMARY_TOKENS,
     costs_with_summaries,
     from_series,
     recorded_summaries,
 )
+from benchmarks.report.comparison import peer_row, strategy_row
 from compaction import CompactionPolicy, get_tokenizer
 from harness.simulation import PROVIDER_MODELS, default_prices, generate, replay
 
@@ -168,7 +168,7 @@ def test_a_peer_summary_request_is_scored_and_priced() -> None:
 
 def test_recorded_summary_length_is_measured_from_the_transcripts() -> None:
     """The priced summary length is the mean of Claude Code's recorded compaction summaries."""
-    folder = real_replay.TRANSCRIPTS
+    folder = real_transcripts.TRANSCRIPTS
     if not folder.is_dir():
         pytest.skip(f"the shared transcripts are not in {folder}")
     sizes = recorded_summaries(folder, get_tokenizer())

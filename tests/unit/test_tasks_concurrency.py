@@ -2,9 +2,9 @@
 
 Four writer processes send 500 accepted `task_update` calls each, all cycling over the same two
 tasks, so most updates race another writer's: a stale one is rejected with the current state and
-sent again (`benchmarks.bench_tasks.writer`). Afterwards the log must hold every accepted update
-exactly once, each built on the one before it (versions run 1, 2, 3... per task with no gap), and
-the session's board must equal a plain sequential fold of the log's task events.
+sent again (`benchmarks.speed.task_writers.writer`). Afterwards the log must hold every accepted
+update exactly once, each built on the one before it (versions run 1, 2, 3... per task with no gap),
+and the session's board must equal a plain sequential fold of the log's task events.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.bench_tasks import agent_name, run_writers
+from benchmarks.speed.task_writers import agent_name, run_writers
 from compaction import Session, TaskCreated, TaskUpdated, read_events
 
 WRITERS, UPDATES, SHARED = 4, 500, 2

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import throughput, throughput_phases
-from benchmarks.throughput import (
+from benchmarks.speed import throughput, throughput_phases
+from benchmarks.speed.throughput import (
     GOALS,
     append_all,
     events_of,
@@ -18,9 +18,9 @@ from benchmarks.throughput import (
     merge,
     run,
 )
-from benchmarks.throughput_corpus import _corpus
-from benchmarks.throughput_phases import rounds_for, timed_append
-from benchmarks.throughput_report import performance_table
+from benchmarks.speed.throughput_corpus import _corpus
+from benchmarks.speed.throughput_phases import rounds_for, timed_append
+from benchmarks.speed.throughput_report import performance_table
 from compaction import Message, get_tokenizer
 from compaction.tokens import message_text
 from compaction.views import UsageProjection

@@ -1,4 +1,4 @@
-"""`python -m benchmarks.throughput_report`: an argparse command line, one-line refusals."""
+"""`python -m benchmarks.speed.throughput_report`: an argparse command line, one-line refusals."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.throughput_report import DEFAULT_RESULTS, main, performance_table
+from benchmarks.speed.throughput_report import DEFAULT_RESULTS, main, performance_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,14 +18,14 @@ class TestThroughputReportCli:
     def test_help_prints_the_usage_and_exits_0(self) -> None:
         """``--help`` prints the usage and the options (it printed a traceback), exit 0."""
         done = subprocess.run(
-            [sys.executable, "-m", "benchmarks.throughput_report", "--help"],
+            [sys.executable, "-m", "benchmarks.speed.throughput_report", "--help"],
             capture_output=True,
             text=True,
             cwd=ROOT,
             check=False,
         )
         assert done.returncode == 0, done.stderr
-        assert done.stdout.startswith("usage: python -m benchmarks.throughput_report ")
+        assert done.stdout.startswith("usage: python -m benchmarks.speed.throughput_report ")
         assert "--no-chart" in done.stdout
         assert "Traceback" not in done.stdout + done.stderr
 
@@ -66,7 +66,7 @@ class TestThroughputReportCli:
         captured = capsys.readouterr()
         assert captured.out == ""
         lines = captured.err.strip().splitlines()
-        assert lines[0].startswith("usage: python -m benchmarks.throughput_report ")
-        prefix = "python -m benchmarks.throughput_report: error: "
+        assert lines[0].startswith("usage: python -m benchmarks.speed.throughput_report ")
+        prefix = "python -m benchmarks.speed.throughput_report: error: "
         assert lines[-1].startswith(prefix + error.format(path=path))
         assert "Traceback" not in captured.err

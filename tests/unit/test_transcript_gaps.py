@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_clearing import calls_of, gap_line, run
-from benchmarks.transcript_gaps import gap_pools
+from benchmarks.features.result_clearing import calls_of, gap_line, run
+from benchmarks.replay.transcript_gaps import gap_pools
 from compaction import get_tokenizer
 
 

@@ -1,10 +1,10 @@
-"""`benchmarks.transcript_stats`: the counts the `real` session shape is calibrated on."""
+"""`benchmarks.replay.transcript_stats`: the counts the `real` session shape is calibrated on."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks import transcript_stats
+from benchmarks.replay import transcript_stats
 from compaction import Message, TodoWriteData, TurnStartData
 from harness.simulation import generate
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from benchmarks.usage_check import UsageCall, check, kind, pooled, read_calls
+from benchmarks.replay.usage_check import UsageCall, check, kind, pooled, read_calls
 
 
 def _assistant(mid, at, read, write, inp, *, ttl="5m", sidechain=False):
