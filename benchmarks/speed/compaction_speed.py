@@ -49,7 +49,7 @@ from harness.simulation import generate
 DEFAULT_SIZES = (10_000, 30_000, 100_000, 300_000, 1_000_000)
 TOKENS_PER_TURN = 7_000
 """About what one turn of `harness.simulation.sessions` weighs in o200k tokens."""
-RESULTS = RESULTS / "compaction.json"
+RESULTS_FILE = RESULTS / "compaction.json"
 SPEED_TARGET = 2.0
 REDUCTION_TARGET = 0.75
 
@@ -190,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES))
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=Path, default=RESULTS_FILE)
     args = parser.parse_args(argv)
     results = run(args.sizes, repeat=args.repeat, seed=args.seed)
     sizes = " ".join(str(n) for n in args.sizes)
