@@ -174,7 +174,9 @@ class TestTypedCommands:
 # the reader documents (``{"timestamp", "type", "payload"}`` lines, and the older bare items).
 
 
-def _import_format(path: Path, fmt: Any, *, strict: bool = False) -> tuple[list[Event], ImportReport]:
+def _import_format(
+    path: Path, fmt: Any, *, strict: bool = False
+) -> tuple[list[Event], ImportReport]:
     report = ImportReport(path=str(path))
     events = list(load(path, fmt, report=report, strict=strict))
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
@@ -1462,7 +1464,9 @@ class TestOpenaiMessages:
 
     def test_a_number_for_content_is_no_text(self, tmp_path: Path) -> None:
         """Content that is neither text nor a list of parts is an empty request."""
-        events, _ = _import_format(_chat(tmp_path, json.dumps([{"role": "user", "content": 7}])), "openai")
+        events, _ = _import_format(
+            _chat(tmp_path, json.dumps([{"role": "user", "content": 7}])), "openai"
+        )
         assert _datas(events) == [TurnStartData(), _user_line("")]
 
     def test_results_without_content_are_empty(self, tmp_path: Path) -> None:
