@@ -110,7 +110,7 @@ ROOTS = (
 """Package roots: the CLI and the benchmarks import these packages' `__all__`, nothing deeper.
 A name a shallower root exports is imported from that root, not from the module it lives in."""
 
-CONVENTIONAL_NAMES = frozenset({"__init__", "__main__", "conftest", "base", "_common"})
+CONVENTIONAL_NAMES = frozenset({"__init__", "__main__", "conftest", "base", "_base", "_common"})
 """Module names that may repeat across folders: they mean the same kind of thing everywhere."""
 
 
@@ -223,13 +223,13 @@ class TestCheckersFindViolations:
             ("compaction.views", "from compaction.tools.todos import TOOL_NAME\n"),
             ("compaction.views", "from compaction.stores import open_store\n"),
             ("compaction.views", "def f():\n    import compaction.compactor\n"),
-            ("compaction.stores", "from compaction.views.panel import TodoPanel\n"),
+            ("compaction.stores", "from compaction.views._panel import TodoPanel\n"),
             ("compaction.stores", "from compaction.tools import call_tool\n"),
             ("compaction.tools", "from compaction.compactor import compact\n"),
             ("compaction.tools", "from compaction.session import Session\n"),
             ("compaction.backends", "from compaction.session import Session\n"),
             ("compaction.checkpoint", "from compaction.views import TodoPanel\n"),
-            ("compaction.llm", "from compaction.summarizers.llm import OpenAISummarizer\n"),
+            ("compaction.llm", "from compaction.summarizers._llm import OpenAISummarizer\n"),
         ],
     )
     def test_wall_checker_flags(self, package: str, source: str) -> None:
@@ -251,10 +251,13 @@ class TestCheckersFindViolations:
             ("from compaction.tokens import get_tokenizer\n", "use the root, compaction"),
             ("from compaction.tokens import _tiktoken_encoding\n", "not in __all__"),
             ("from compaction import _tiktoken_encoding\n", "not in __all__"),
-            ("from compaction.importers.session_replay import replay\n", "compaction.importers"),
-            ("from harness.simulation.sessions import generate\n", "harness.simulation"),
+            ("from compaction.importers._session_replay import replay\n", "compaction.importers"),
+            ("from harness.simulation._sessions import generate\n", "harness.simulation"),
             ("from prompts.requests import openai_message\n", "use the root, prompts"),
-            ("def f():\n    from compaction.views.panel import STATUS_MARKS\n", "compaction.views"),
+            (
+                "def f():\n    from compaction.views._panel import STATUS_MARKS\n",
+                "compaction.views",
+            ),
         ],
     )
     def test_root_checker_flags(self, source: str, reason: str) -> None:
@@ -265,8 +268,8 @@ class TestCheckersFindViolations:
 
     def test_root_checker_allows_own_package(self) -> None:
         """A module inside a root imports its siblings directly."""
-        source = "from harness.simulation.sessions import generate\n"
-        assert not root_violations("harness.simulation.demo", source)
+        source = "from harness.simulation._sessions import generate\n"
+        assert not root_violations("harness.simulation._demo", source)
         assert not root_violations("harness.commands.demo_cmd", "from harness.output import x\n")
 
 

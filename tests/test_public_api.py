@@ -217,7 +217,7 @@ MOVED: dict[str, str] = {
     "policy_for": "compaction.tools",
     "read_update": "compaction.tools",
     "redact_url": "compaction.secrets",
-    "resume_decision": "compaction.compactor.resume",
+    "resume_decision": "compaction.compactor._resume",
     "scaled_tokens": "compaction.views",
     "select_cut": "compaction.cuts",
     "shown_message": "compaction.views.clipping",

@@ -47,4 +47,4 @@ def test_llm_root_holds_no_summarizer() -> None:
     llm = importlib.import_module("compaction.llm")
     assert not hasattr(llm, "OpenAISummarizer")
     summarizers = importlib.import_module("compaction.summarizers")
-    assert summarizers.OpenAISummarizer.__module__ == "compaction.summarizers.llm"
+    assert summarizers.OpenAISummarizer.__module__ == "compaction.summarizers._llm"

@@ -19,7 +19,7 @@ with a timeout each, and counts:
 
 Run it: ``python -m benchmarks.attacks.attack_table --out benchmarks/results [--cases N] [--seed
 S]``; it writes ``attacks.json`` and ``attacks.md``. PostgreSQL classes start a throwaway server
-(`harness/testing/postgres_server.py`) and are recorded as skipped, with the reason, without one.
+(`harness/testing/_postgres_server.py`) and are recorded as skipped, with the reason, without one.
 
 Invariants: the same arguments give the same cases (seeded per class); every case runs in its
 own temporary folder; nothing reaches the network (the echoing server listens on 127.0.0.1).

@@ -1,6 +1,6 @@
 """Clearing old tool results, per provider: tokens, cost and cache hits against no clearing.
 
-Sessions are the seeded real-shaped ones of `harness.simulation.sessions` (agent turns of tool
+Sessions are the seeded real-shaped ones of `harness.simulation._sessions` (agent turns of tool
 calls: files read, tests run, todo lists written rarely). The gaps between their model calls are
 real ones: each is drawn (seeded) from the gaps measured in the shared Claude Code transcripts'
 timestamps (`benchmarks.replay.transcript_gaps`): a call inside a turn takes a gap measured after a

@@ -52,7 +52,7 @@ __all__ = [
 
 _MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 _WIDTH = 4
-"""Bytes per packed token id (`harness.simulation.cache_models.pack`)."""
+"""Bytes per packed token id (`harness.simulation._cache_models.pack`)."""
 
 
 class DriverRecord(BaseModel):
@@ -101,7 +101,7 @@ class PeerMetrics(BaseModel):
     prefix_reuse_rate: float
     """Summed reused prefix tokens over summed input tokens (requests after the first)."""
     cache_hit_tokens: dict[str, list[int]]
-    """Per provider cache model (`harness.simulation.cache_models`): tokens served, per request."""
+    """Per provider cache model (`harness.simulation._cache_models`): tokens served, per request."""
     cache_hit_rate: dict[str, float]
     """Per provider cache model: summed hit tokens over summed input tokens."""
     rewrites: int
@@ -170,7 +170,7 @@ def request_lines(messages: Sequence[Message], tools: Sequence[Mapping[str, Any]
     """Return a request's canonical lines, as `harness.simulation.replay` writes our strategies'.
 
     The tool specs, then one sorted-key JSON line per message in `prompts.openai_message` form,
-    every line ending in a newline (`harness.simulation.request_replay.serialize`).
+    every line ending in a newline (`harness.simulation._request_replay.serialize`).
     """
     return replay_serialize(
         {"tools": list(tools), "messages": [openai_message(m) for m in messages]}

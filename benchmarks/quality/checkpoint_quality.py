@@ -8,9 +8,9 @@ subject), one probe per rule of the Checkpoint (listed there).
 Corpora: generated sessions (`harness.simulation.generate`) and the real transcripts in
 ``../shared/transcripts`` (imported with `compaction.importers.load`, their own recorded
 compactions appended as they happened). Summarizers: ``extractive`` and ``openai``, the LLM
-summarizer talking over HTTP to the local stand-in model (`harness.testing.model_server`, answers of
-`benchmarks.replay.summary_cache.stand_in_answer`). A probe that does not apply to a compaction (no
-error in its span, no task in progress) is not counted.
+summarizer talking over HTTP to the local stand-in model (`harness.testing._model_server`, answers
+of `benchmarks.replay.summary_cache.stand_in_answer`). A probe that does not apply to a compaction
+(no error in its span, no task in progress) is not counted.
 
 Each corpus runs at one window, or at each of ``--windows``; ``--cuts`` also forces a
 compaction at those fractions of each session, where none may have been due.

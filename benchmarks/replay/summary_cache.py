@@ -2,9 +2,9 @@
 
 `summary_cache_run` replays a generated session with strategy B (`harness.simulation.replay`),
 and compacts with `compaction.llm.OpenAISummarizer` talking over real HTTP to a scripted stand-in
-model on 127.0.0.1 (`harness.testing.model_server`). Each summary call replays the request the model
-would receive at that point, plus one instruction message, so under a prefix cache nearly all of
-it is a hit. The report gives, per call and in total, the prompt tokens, the tokens a cache model
+model on 127.0.0.1 (`harness.testing._model_server`). Each summary call replays the request the
+model would receive at that point, plus one instruction message, so under a prefix cache nearly all
+of it is a hit. The report gives, per call and in total, the prompt tokens, the tokens a cache model
 serves (DeepSeek's by default) and the ideal: every token but the new ones (the instruction, and
 the tool results appended since the previous model call, which no cache has seen yet).
 

@@ -8,8 +8,8 @@ and per peer configuration with:
   and the system message of every request) and ``messages`` (the rest);
 - ``first_fixed``: the fixed prompt of the first request (what each framework sends before any
   message);
-- ``cost``: the session's cost under each provider's prices (`harness.simulation.pricing`): input by
-  that provider's cache model, plus the session's output tokens, which every run shares (the
+- ``cost``: the session's cost under each provider's prices (`harness.simulation._pricing`): input
+  by that provider's cache model, plus the session's output tokens, which every run shares (the
   same scripted replies) and every summary call (`benchmarks.replay.summary_pricing`: the request
   the design sent its summarizer model, priced under the same cache model, and a summary of the
   recorded length out; B's extractive and content-blind runs make none); ``cost_without_summaries``

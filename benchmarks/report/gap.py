@@ -1,6 +1,6 @@
 """Where a strategy's cache hits fall short of the ideal, request by request, by cause.
 
-The ideal hit of a request (`harness.simulation.request_replay`) is every token but the messages
+The ideal hit of a request (`harness.simulation._request_replay`) is every token but the messages
 new since the previous request. A provider's model serves less for three reasons, told apart per
 request:
 

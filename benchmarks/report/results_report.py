@@ -261,7 +261,7 @@ def _intro(results: Mapping[str, Any]) -> list[str]:
         "",
         f"Run: `harness bench{' --quick' if cfg['quick'] else ''}` ({mode}). Sessions: "
         + ", ".join(f"`{s}`" for s in _sessions(results))
-        + f" (`harness.simulation.sessions`). Tokenizer `{cfg['tokenizer']}`; compaction window "
+        + f" (`harness.simulation._sessions`). Tokenizer `{cfg['tokenizer']}`; compaction window "
         f"{cfg['window_tokens']:,} tokens (trigger {cfg['threshold']:g}, tail {cfg['retain']:g});"
         " extractive summarizer. Canonical serialization and cache models: see "
         "`benchmarks/README.md`.",

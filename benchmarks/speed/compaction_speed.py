@@ -1,7 +1,7 @@
 """Compaction benchmark: speed against one tiktoken pass, and the tokens each compaction removes.
 
 For each target size (10^4 to 10^6 tokens by default) it generates a seeded synthetic session
-(`harness.simulation.sessions`), loads it as a live `compaction.Session`, and measures:
+(`harness.simulation._sessions`), loads it as a live `compaction.Session`, and measures:
 
 - **speed**: one `compact()` (extractive summarizer, dry run, so it can repeat) on the whole
   session with the default policy and a window sized so the session sits exactly at the 0.8
@@ -48,7 +48,7 @@ from harness.simulation import generate
 
 DEFAULT_SIZES = (10_000, 30_000, 100_000, 300_000, 1_000_000)
 TOKENS_PER_TURN = 7_000
-"""About what one turn of `harness.simulation.sessions` weighs in o200k tokens."""
+"""About what one turn of `harness.simulation._sessions` weighs in o200k tokens."""
 RESULTS_FILE = RESULTS / "compaction.json"
 SPEED_TARGET = 2.0
 REDUCTION_TARGET = 0.75

@@ -14,7 +14,7 @@ Figures, for each backend, with every ratio taken against JSONL in the same run:
   (streaming: it stays flat as the session grows).
 
 The PostgreSQL server is a throwaway one started from the operating system's binaries
-(`harness.testing.postgres_server`), on 127.0.0.1, with fsync on.
+(`harness.testing._postgres_server`), on 127.0.0.1, with fsync on.
 
 Run: ``python -m benchmarks.speed.store_comparison`` (full: 10^3..10^6; writes
 ``benchmarks/results/stores.json`` and ``stores.md``); ``--quick`` stops at 10^5 with smaller

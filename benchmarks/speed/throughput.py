@@ -20,7 +20,7 @@ moves both sides of a ratio alike. The load average before and after each size i
   `trace_up_to` events: tracing slows Python down, so times come from the untraced pass).
 
 Stores: the JSONL file always; SQLite and PostgreSQL (a throwaway local server,
-`harness.testing.postgres_server`, fsync on) on request. PostgreSQL's server runs in its own
+`harness.testing._postgres_server`, fsync on) on request. PostgreSQL's server runs in its own
 process, so its CPU is not in this process's figures; the wall time is given beside.
 
 Run: ``python -m benchmarks.speed.throughput`` (writes ``benchmarks/results/throughput.json`` and

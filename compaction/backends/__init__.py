@@ -5,12 +5,30 @@
 ``auto`` picks the provider's backend for a request format that has one (``responses``,
 ``anthropic``), ``local`` otherwise. `make_backend` builds one (``None`` for ``local``); the
 HTTP backends load httpx (the ``llm`` extra) only when built. `ToolResultClearer` clears old
-tool results only when the provider's cache allows it (`compaction.backends.clearing`).
+tool results only when the provider's cache allows it (`compaction.backends._clearing`).
 
 Import it as ``compaction.backends``.
 """
 
-from compaction.backends.anthropic import with_block_first
+from compaction.backends._anthropic import with_block_first
+from compaction.backends._clearing import (
+    CACHE_LIFETIMES,
+    CACHED_PRICES,
+    ClearingPolicy,
+    ResultSlot,
+    ToolResultClearer,
+    cleared_note,
+    cleared_window,
+    clearing_due,
+)
+from compaction.backends._request_times import RecordedRequest, recorded_requests
+from compaction.backends._server import ReturnedItem, returned_item
+from compaction.backends._table import (
+    BACKEND_FORMATS,
+    DEFAULT_BASE_URLS,
+    make_backend,
+    resolve_backend,
+)
 from compaction.backends.base import (
     BACKEND_NAMES,
     DEFAULT_API_KEY_ENVS,
@@ -21,24 +39,6 @@ from compaction.backends.base import (
     CompactionBackend,
     SpanEncoder,
     record_backend,
-)
-from compaction.backends.clearing import (
-    CACHE_LIFETIMES,
-    CACHED_PRICES,
-    ClearingPolicy,
-    ResultSlot,
-    ToolResultClearer,
-    cleared_note,
-    cleared_window,
-    clearing_due,
-)
-from compaction.backends.request_times import RecordedRequest, recorded_requests
-from compaction.backends.server import ReturnedItem, returned_item
-from compaction.backends.table import (
-    BACKEND_FORMATS,
-    DEFAULT_BASE_URLS,
-    make_backend,
-    resolve_backend,
 )
 from compaction.views.provider_checkpoint import code_owned_message, code_owned_text, provider_item
 

@@ -33,23 +33,23 @@ from functools import cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
-from compaction.checkpoint.encoding import decode_item as decode_item
-from compaction.checkpoint.encoding import decode_task as decode_task
-from compaction.checkpoint.encoding import encode_item as encode_item
-from compaction.checkpoint.encoding import encode_task as encode_task
-from compaction.checkpoint.encoding import escape_narrative as escape_narrative
-from compaction.checkpoint.encoding import unescape_narrative as unescape_narrative
-from compaction.checkpoint.model import (
+from compaction.checkpoint._encoding import decode_item as decode_item
+from compaction.checkpoint._encoding import decode_task as decode_task
+from compaction.checkpoint._encoding import encode_item as encode_item
+from compaction.checkpoint._encoding import encode_task as encode_task
+from compaction.checkpoint._encoding import escape_narrative as escape_narrative
+from compaction.checkpoint._encoding import unescape_narrative as unescape_narrative
+from compaction.checkpoint._model import (
     CODE_OWNED_SECTIONS,
     NARRATIVE_SECTIONS,
     SECTION_NAMES,
     Checkpoint,
     Section,
 )
-from compaction.checkpoint.model import EMPTY as EMPTY
-from compaction.checkpoint.model import FIELD_BY_SECTION as FIELD_BY_SECTION
-from compaction.checkpoint.model import TASKS_BY_SECTION as TASKS_BY_SECTION
-from compaction.checkpoint.parser import parse_checkpoint, split_sections
+from compaction.checkpoint._model import EMPTY as EMPTY
+from compaction.checkpoint._model import FIELD_BY_SECTION as FIELD_BY_SECTION
+from compaction.checkpoint._model import TASKS_BY_SECTION as TASKS_BY_SECTION
+from compaction.checkpoint._parser import parse_checkpoint, split_sections
 
 
 @cache

@@ -22,9 +22,10 @@ import typing as _typing
 from compaction._lazy import lazy_root as _lazy_root
 
 if _typing.TYPE_CHECKING:
+    from compaction.compactor._outcomes import CompactionPlan, CompactionResult
+    from compaction.compactor._resume import resume_decision
     from compaction.compactor.compact import compact, compaction_due, maybe_compact
     from compaction.compactor.compact_context import COMPACT_CONTEXT, compact_context_schema
-    from compaction.compactor.outcomes import CompactionPlan, CompactionResult
     from compaction.compactor.overflow import (
         RequestOverflowError,
         compacting_call,
@@ -32,14 +33,13 @@ if _typing.TYPE_CHECKING:
         overflow_policy,
     )
     from compaction.compactor.reminders import REMIND_AFTER, remind_if_stale, stale_reminder
-    from compaction.compactor.resume import resume_decision
     from compaction.compactor.tool_calls import call_tool
 
 _EXPORTS: dict[str, str] = {
     "COMPACT_CONTEXT": "compaction.compactor.compact_context",
     "REMIND_AFTER": "compaction.compactor.reminders",
-    "CompactionPlan": "compaction.compactor.outcomes",
-    "CompactionResult": "compaction.compactor.outcomes",
+    "CompactionPlan": "compaction.compactor._outcomes",
+    "CompactionResult": "compaction.compactor._outcomes",
     "RequestOverflowError": "compaction.compactor.overflow",
     "call_tool": "compaction.compactor.tool_calls",
     "compact": "compaction.compactor.compact",
@@ -50,7 +50,7 @@ _EXPORTS: dict[str, str] = {
     "maybe_compact": "compaction.compactor.compact",
     "overflow_policy": "compaction.compactor.overflow",
     "remind_if_stale": "compaction.compactor.reminders",
-    "resume_decision": "compaction.compactor.resume",
+    "resume_decision": "compaction.compactor._resume",
     "stale_reminder": "compaction.compactor.reminders",
 }
 """Each public name and the module that defines it (imported on first use)."""

@@ -72,17 +72,17 @@ from dataclasses import replace
 from typing import Final
 
 from compaction.backends.base import BackendSpan, CompactionBackend, record_backend
-from compaction.compactor.carried import CARRIED_HEAD as CARRIED_HEAD
-from compaction.compactor.carried import clip_carried as clip_carried
-from compaction.compactor.carried import unfinished as unfinished
-from compaction.compactor.carried import unfinished_tasks as unfinished_tasks
-from compaction.compactor.outcomes import CompactEnd as CompactEnd
-from compaction.compactor.outcomes import CompactionPlan as CompactionPlan
-from compaction.compactor.outcomes import CompactionResult as CompactionResult
-from compaction.compactor.outcomes import CompactStart as CompactStart
-from compaction.compactor.outcomes import CompactStarts as CompactStarts
-from compaction.compactor.planner import plan_compaction
-from compaction.compactor.planner import previous_checkpoint as previous_checkpoint
+from compaction.compactor._carried import CARRIED_HEAD as CARRIED_HEAD
+from compaction.compactor._carried import clip_carried as clip_carried
+from compaction.compactor._carried import unfinished as unfinished
+from compaction.compactor._carried import unfinished_tasks as unfinished_tasks
+from compaction.compactor._outcomes import CompactEnd as CompactEnd
+from compaction.compactor._outcomes import CompactionPlan as CompactionPlan
+from compaction.compactor._outcomes import CompactionResult as CompactionResult
+from compaction.compactor._outcomes import CompactStart as CompactStart
+from compaction.compactor._outcomes import CompactStarts as CompactStarts
+from compaction.compactor._planner import plan_compaction
+from compaction.compactor._planner import previous_checkpoint as previous_checkpoint
 from compaction.cuts import select_cut as select_cut
 from compaction.cuts import unsafe_cuts as unsafe_cuts
 from compaction.errors import CompactionError, SeqConflictError

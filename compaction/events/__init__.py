@@ -9,14 +9,14 @@ Invariants: an event is immutable once written; its bytes on disk are a pure fun
 fields (`dump_event`), so the same history always gives the same file.
 """
 
-from compaction.events.base import SCHEMA_VERSION
-from compaction.events.envelope import (
+from compaction.events._base import SCHEMA_VERSION
+from compaction.events._envelope import (
     EVENT_ADAPTER as EVENT_ADAPTER,
 )
-from compaction.events.envelope import (
+from compaction.events._envelope import (
     EVENT_TYPES as EVENT_TYPES,
 )
-from compaction.events.envelope import (
+from compaction.events._envelope import (
     CheckpointRecorded,
     Event,
     EventData,
@@ -34,7 +34,7 @@ from compaction.events.envelope import (
     make_event,
     parse_event,
 )
-from compaction.events.message_model import (
+from compaction.events._message_model import (
     ORIGINS,
     ClipData,
     FunctionCall,
@@ -44,19 +44,19 @@ from compaction.events.message_model import (
     TextPart,
     ToolCall,
 )
-from compaction.events.message_model import (
+from compaction.events._message_model import (
     ContentPart as ContentPart,
 )
-from compaction.events.message_model import (
+from compaction.events._message_model import (
     ImageURL as ImageURL,
 )
-from compaction.events.message_model import (
+from compaction.events._message_model import (
     Role as Role,
 )
-from compaction.events.record_data import (
+from compaction.events._record_data import (
     RESUMES as RESUMES,
 )
-from compaction.events.record_data import (
+from compaction.events._record_data import (
     CheckpointData,
     DroppedItem,
     DroppedSection,
@@ -66,10 +66,10 @@ from compaction.events.record_data import (
     RetractData,
     UsageReportData,
 )
-from compaction.events.work_data import (
+from compaction.events._work_data import (
     TASK_ID_PATTERN as TASK_ID_PATTERN,
 )
-from compaction.events.work_data import (
+from compaction.events._work_data import (
     TASK_STATUSES,
     OpenWork,
     Task,
@@ -83,7 +83,7 @@ from compaction.events.work_data import (
     TurnEndData,
     TurnStartData,
 )
-from compaction.events.work_data import (
+from compaction.events._work_data import (
     TODO_STATUSES as TODO_STATUSES,
 )
 

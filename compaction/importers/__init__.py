@@ -30,8 +30,8 @@ from pathlib import Path
 
 from compaction.errors import ConfigError, TranscriptError
 from compaction.events import Event
-from compaction.importers.detect import detect_format
-from compaction.importers.formats import (
+from compaction.importers._detect import detect_format
+from compaction.importers._formats import (
     FORMAT_CHOICES,
     FORMATS,
     IMPORTERS,
@@ -41,8 +41,8 @@ from compaction.importers.formats import (
     Importer,
     importer,
 )
-from compaction.importers.import_report import ImportReport, RuleBreak
-from compaction.importers.session_replay import ReplayCompaction, ReplayReport, replay
+from compaction.importers._import_report import ImportReport, RuleBreak
+from compaction.importers._session_replay import ReplayCompaction, ReplayReport, replay
 from compaction.stores import (
     EventStore,
     open_session_store,

@@ -5,8 +5,8 @@ without httpx installed. The summarizer that talks through it, `OpenAISummarizer
 floor up in ``compaction.summarizers``: this package imports nothing above it.
 """
 
+from compaction.llm._usage import ProviderUsage, read_usage
 from compaction.llm.client import ChatAnswer, ChatClient, ChatConfig, canonical_json
-from compaction.llm.usage import ProviderUsage, read_usage
 
 __all__ = [
     "ChatAnswer",

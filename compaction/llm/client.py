@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 
 from compaction.errors import ConfigError, ProviderError
-from compaction.llm.usage import ProviderUsage, read_usage
+from compaction.llm._usage import ProviderUsage, read_usage
 from compaction.secrets import redact
 
 RETRY_STATUSES: frozenset[int] = frozenset({408, 409, 429, 500, 502, 503, 504})

@@ -4,7 +4,7 @@
 the source it reads and appends through (`compaction.stores.sources`), its live views (it is a
 `compaction.session.live_views.LiveViews`; the usage view is counted on first use, so a session
 that only writes or reads todos never loads a tokenizer) and the built-in tools
-(`compaction.session.tool_runs`: `todo_write`, `task_create`, `task_update`, `task_list`, each
+(`compaction.session._tool_runs`: `todo_write`, `task_create`, `task_update`, `task_list`, each
 checked against the tool policy of the current turn's mode, the ``mode`` of the latest
 `turn/start` looked up in the session's policy table; task writes checked and appended inside
 one `batch()` against the board as stored, so concurrent agents never lose an update).
@@ -32,8 +32,8 @@ from compaction.events import (
 )
 from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
 from compaction.providers.messages import to_messages
+from compaction.session._tool_runs import ToolRuns
 from compaction.session.live_views import LiveViews
-from compaction.session.tool_runs import ToolRuns
 from compaction.stores.file import FileStore
 from compaction.stores.jsonl import JsonlStore
 from compaction.stores.log_writer import SessionLog, SyncPolicy

@@ -16,20 +16,10 @@ Pick one with a URL or a path (`open_store`):
 
 from __future__ import annotations
 
-from compaction.stores.copy import STAGING, copy_session, is_staging, write_new_session
-from compaction.stores.file import FileStore
-from compaction.stores.jsonl import JsonlStore
-from compaction.stores.locking import lock_exclusive, unlock
-from compaction.stores.log_reader import (
-    MAX_EVENT_BYTES,
-    BadLine,
-    LogReader,
-    ReadReport,
-    read_events,
-)
-from compaction.stores.log_tail import TailRepair
-from compaction.stores.log_writer import SessionLog, SyncPolicy
-from compaction.stores.opening import (
+from compaction.stores._copy import STAGING, copy_session, is_staging, write_new_session
+from compaction.stores._locking import lock_exclusive, unlock
+from compaction.stores._log_tail import TailRepair
+from compaction.stores._opening import (
     SCHEMES,
     is_store_url,
     open_session_store,
@@ -38,10 +28,20 @@ from compaction.stores.opening import (
     session_of,
     where_of,
 )
-from compaction.stores.postgres import PostgresStore
+from compaction.stores._postgres import PostgresStore
+from compaction.stores._sqlite import SqliteStore
+from compaction.stores.file import FileStore
+from compaction.stores.jsonl import JsonlStore
+from compaction.stores.log_reader import (
+    MAX_EVENT_BYTES,
+    BadLine,
+    LogReader,
+    ReadReport,
+    read_events,
+)
+from compaction.stores.log_writer import SessionLog, SyncPolicy
 from compaction.stores.protocol import EventStore, SessionInfo, check_session_id
 from compaction.stores.sources import SessionSource
-from compaction.stores.sqlite import SqliteStore
 
 __all__ = [
     "MAX_EVENT_BYTES",

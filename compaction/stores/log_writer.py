@@ -11,17 +11,17 @@ Invariants:
   - a last line that is not a valid event is cut only when it can be a torn append (it starts
     like a line this toolkit writes, is shorter than `MAX_EVENT_BYTES`, and the file before it
     is a valid log); its bytes are first saved beside the log as ``LOG.torn-<offset>``
-    (`compaction.stores.log_tail`) and the cut is reported (`SessionLog.repairs`, and a
+    (`compaction.stores._log_tail`) and the cut is reported (`SessionLog.repairs`, and a
     warning on the ``compaction.log`` logger);
   - anything else (a file that is not a log) is refused with `LogFormatError`, untouched;
   - "last line" means the last line that is not blank: blank lines are skipped by appends as
-    by readers (`compaction.stores.log_tail.last_line`), and a blank last line without its
+    by readers (`compaction.stores._log_tail.last_line`), and a blank last line without its
     newline gets one first.
 - An append that returned is on disk: it was written and fsynced, unless the log was opened
   with `sync="batch"`, which fsyncs once when a `batch()` block closes (for imports).
 - Several processes may append at once: each append holds an exclusive file lock
-  (`compaction.stores.locking`: `flock`, or `msvcrt.locking` on Windows) while it reads the last seq
-  and writes its lines, so lines never interleave and seqs never repeat.
+  (`compaction.stores._locking`: `flock`, or `msvcrt.locking` on Windows) while it reads the last
+  seq and writes its lines, so lines never interleave and seqs never repeat.
   An append may name the last seq it expects (`expected_seq`); if another writer moved the log
   on, nothing is written and `SeqConflictError` says so (optimistic concurrency).
 - Reading streams line by line (`LogReader`, the one reader); memory does not grow with the file.
@@ -42,7 +42,14 @@ from compaction.events import (
     dump_event_bytes,
     make_event,
 )
-from compaction.stores.locking import lock_exclusive, unlock
+from compaction.stores._locking import lock_exclusive, unlock
+from compaction.stores._log_tail import (
+    TailRepair,
+    count_lines,
+    last_line,
+    not_torn_append,
+    save_beside,
+)
 from compaction.stores.log_reader import (
     MAX_EVENT_BYTES,
     LogReader,
@@ -50,13 +57,6 @@ from compaction.stores.log_reader import (
     error_reason,
     parse_line,
     read_events,
-)
-from compaction.stores.log_tail import (
-    TailRepair,
-    count_lines,
-    last_line,
-    not_torn_append,
-    save_beside,
 )
 
 SyncPolicy = Literal["always", "batch"]

@@ -27,10 +27,10 @@ from typing import TypeVar
 from compaction.errors import ConfigError
 from compaction.events import Event, EventData
 from compaction.invariants import check_next_seq
+from compaction.stores._opening import open_session_store, session_of, where_of
 from compaction.stores.file import FileStore
 from compaction.stores.log_reader import ReadReport
 from compaction.stores.log_writer import SyncPolicy
-from compaction.stores.opening import open_session_store, session_of, where_of
 from compaction.stores.protocol import EventStore
 
 T = TypeVar("T")

@@ -9,14 +9,14 @@
 Arrows point down: this package imports ``compaction.llm`` (the client), never the reverse.
 """
 
-from compaction.summarizers.base import Summarizer, SummaryInput, check_output
-from compaction.summarizers.extractive import (
+from compaction.summarizers._base import Summarizer, SummaryInput, check_output
+from compaction.summarizers._extractive import (
     ExtractiveSummarizer,
     find_paths,
     looks_like_path,
     split_entries,
 )
-from compaction.summarizers.llm import (
+from compaction.summarizers._llm import (
     SUMMARY_PURPOSE,
     OpenAISummarizer,
     instruction,

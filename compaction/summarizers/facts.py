@@ -1,7 +1,7 @@
 """What a span of the conversation says, read once: requests, constraints, files, runs, terms.
 
 `read_span(span)` makes one pass over the messages being replaced and returns `SpanFacts`, which
-the extractive summarizer lays out and the output checks of `compaction.summarizers.base` hold
+the extractive summarizer lays out and the output checks of `compaction.summarizers._base` hold
 every summarizer's narrative against. The rules, one function each:
 
 - **Requests and constraints** come only from text a person typed: a user message whose
@@ -16,13 +16,13 @@ every summarizer's narrative against. The rules, one function each:
   deduplicated; a file both edited and read counts as edited.
 - **Runs**: each command (a ``command``/``cmd``/``script`` argument, its first line) keeps its
   latest run: failed, with its first error line and the message line under a test failure
-  header (`compaction.summarizers.failures`), or passed. The status a transcript recorded
+  header (`compaction.summarizers._failures`), or passed. The status a transcript recorded
   (`Message.failed`, `Message.exit_code`) counts too: a failed call with no error line is a
   failure named by its exit code and first line, and a later passing one fixes it.
 - **Terms**: identifiers (``snake_case``, ``CamelCase``, ``dotted.names``, inline code) that
   recur in at least two of the requests, assistant statements and edits; tool names never;
   names common to every project of a language (``fmt.Errorf``, ``t.Fatalf``:
-  `compaction.summarizers.common_names`) rank after the project's own.
+  `compaction.summarizers._common_names`) rank after the project's own.
 
 Invariants: `read_span` is a pure function of the span.
 """
@@ -37,15 +37,15 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from compaction.events import Message
-from compaction.summarizers.common_names import is_common
-from compaction.summarizers.failures import ERROR_MARK as ERROR_MARK
-from compaction.summarizers.failures import LINE_CHARS as LINE_CHARS
-from compaction.summarizers.failures import error_lines as error_lines
-from compaction.summarizers.failures import status_line
-from compaction.summarizers.paths import dedupe, home_of, normalise
-from compaction.summarizers.paths import find_paths as find_paths
-from compaction.summarizers.paths import looks_like_path as looks_like_path
-from compaction.summarizers.paths import working_directory as working_directory
+from compaction.summarizers._common_names import is_common
+from compaction.summarizers._failures import ERROR_MARK as ERROR_MARK
+from compaction.summarizers._failures import LINE_CHARS as LINE_CHARS
+from compaction.summarizers._failures import error_lines as error_lines
+from compaction.summarizers._failures import status_line
+from compaction.summarizers._paths import dedupe, home_of, normalise
+from compaction.summarizers._paths import find_paths as find_paths
+from compaction.summarizers._paths import looks_like_path as looks_like_path
+from compaction.summarizers._paths import working_directory as working_directory
 
 TRANSIENT_MODES: Final = frozenset({"plan"})
 """Modes whose instructions hold only while the mode lasts (Plan mode: "do not edit yet")."""

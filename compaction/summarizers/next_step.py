@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from compaction.events import Task, TodoItem
-from compaction.summarizers.entries import clip_at_clause, entry
+from compaction.summarizers._entries import clip_at_clause, entry
 
 Resume = Literal["continue", "await_user"]
 """A resume decision: go on with the open work, or wait for the user first."""

@@ -23,7 +23,7 @@ import re
 from typing import Final
 
 from compaction.checkpoint import Checkpoint, Section
-from compaction.summarizers.entries import entry
+from compaction.summarizers._entries import entry
 from compaction.summarizers.facts import find_paths
 
 SUMMARY_CHARS: Final = 1_200

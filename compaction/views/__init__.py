@@ -15,6 +15,21 @@ Invariants: replaying the same events gives byte-identical views; a `todo/write`
 enters the context view; compaction never changes the todos view.
 """
 
+from compaction.views._panel import (
+    STATUS_MARKS,
+    LatestTodosProjection,
+    TodoPanel,
+    TodosProjection,
+    count_statuses,
+)
+from compaction.views._projection import Projection, fold
+from compaction.views._usage_view import (
+    ProviderTotals,
+    Usage,
+    UsageProjection,
+    UsageState,
+    add_provider_usage,
+)
 from compaction.views.board import (
     TASK_MARKS,
     UNFINISHED,
@@ -32,15 +47,7 @@ from compaction.views.context import (
     checkpoint_message_for,
     checkpoint_preamble,
 )
-from compaction.views.panel import (
-    STATUS_MARKS,
-    LatestTodosProjection,
-    TodoPanel,
-    TodosProjection,
-    count_statuses,
-)
 from compaction.views.progress import Progress, ProgressProjection
-from compaction.views.projection import Projection, fold
 from compaction.views.token_scale import (
     ScaleSample,
     TokenEvidence,
@@ -48,13 +55,6 @@ from compaction.views.token_scale import (
     scaled_tokens,
 )
 from compaction.views.turn_modes import TurnModes, TurnModesProjection
-from compaction.views.usage_view import (
-    ProviderTotals,
-    Usage,
-    UsageProjection,
-    UsageState,
-    add_provider_usage,
-)
 
 __all__ = [
     "STATUS_MARKS",

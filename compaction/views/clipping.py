@@ -37,7 +37,7 @@ from compaction.tokens import (
     message_affixes,
     split_count,
 )
-from compaction.views.clip_counts import CutCounts, cut_counts
+from compaction.views._clip_counts import CutCounts, cut_counts
 
 HEAD_SHARE: Final = 2 / 3
 """Share of the kept tokens given to the head (the start of a log says what ran; the end, how

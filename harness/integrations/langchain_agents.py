@@ -73,8 +73,8 @@ from compaction import (
     overflow_policy,
 )
 from compaction.views import scaled_tokens
-from harness.integrations.langchain_tools import answer_tool_call, todo_tool
-from harness.integrations.langchain_view import (
+from harness.integrations._langchain_tools import answer_tool_call, todo_tool
+from harness.integrations._langchain_view import (
     CHECKPOINT_ID,
     CHECKPOINT_SOURCE,
     ID_FIELD,
@@ -88,7 +88,7 @@ from harness.integrations.langchain_view import (
     view_messages,
     with_system,
 )
-from harness.integrations.log_compaction import compact_log
+from harness.integrations._log_compaction import compact_log
 from prompts import DEFAULT_MODE, Mode, PromptBuilder, get_mode
 
 REPORTED_FAILURES = ("does_not_fit",)

@@ -29,7 +29,7 @@ itself is guarded by running ``session.agent(agent)`` (a clone; its handoff agen
 How the protocol maps onto an append-only log (the log is the one source of truth):
 
 - ``add_items``: each item becomes a `message` event, the item kept verbatim in its provider
-  fields (see `harness.integrations.agents_items`; a bad item raises `MessageError`, nothing is
+  fields (see `harness.integrations._agents_items`; a bad item raises `MessageError`, nothing is
   appended). A tool output over the policy's tool-output share is logged whole and shown clipped.
 - ``get_items``: the log's view as items, exactly what the model is shown.
 - ``pop_item``: a `message/retract` tombstone naming the newest message of the context.
@@ -78,17 +78,17 @@ from compaction import (
 from compaction import Session as LogBackedSession
 from compaction.events import RetractData
 from compaction.stores import FileStore
-from harness.integrations.agents_items import (
+from harness.integrations._agents_items import (
     ITEM_FIELD,
     checkpoint_item,
     item_key,
     item_of,
     messages_of,
 )
-from harness.integrations.agents_model import GuardedProvider, OverflowGuard, guarded_agent
-from harness.integrations.agents_requests import RequestSize, agent_tools, measure_request
-from harness.integrations.agents_tools import guarded, session_tools
-from harness.integrations.log_compaction import QUIET_REFUSALS, compact_log
+from harness.integrations._agents_model import GuardedProvider, OverflowGuard, guarded_agent
+from harness.integrations._agents_requests import RequestSize, agent_tools, measure_request
+from harness.integrations._agents_tools import guarded, session_tools
+from harness.integrations._log_compaction import QUIET_REFUSALS, compact_log
 from prompts import DEFAULT_MODE, get_mode
 
 CLEARED = "clear_session"

@@ -14,13 +14,13 @@ Invariants: everything here is a pure function of its inputs (seed, turns, strat
 tokenizer), wall time aside; nothing touches the network.
 """
 
-from harness.simulation.blind import (
+from harness.simulation._blind import (
     BLIND_RUNS,
     CONTENT_BLIND_SUMMARY,
     BlindSummarizer,
     blind_summarizer,
 )
-from harness.simulation.cache_models import (
+from harness.simulation._cache_models import (
     PROVIDER_MODELS,
     AnthropicCache,
     CacheModel,
@@ -32,7 +32,7 @@ from harness.simulation.cache_models import (
     pack,
     replay_hits,
 )
-from harness.simulation.context_strategies import (
+from harness.simulation._context_strategies import (
     BASELINE,
     STRATEGIES,
     SWITCH_VARIANTS,
@@ -48,7 +48,7 @@ from harness.simulation.context_strategies import (
     update_args,
     visible_todos,
 )
-from harness.simulation.demo import (
+from harness.simulation._demo import (
     CONTRASTS,
     DEFAULT_SEED,
     DEFAULT_TURNS,
@@ -57,7 +57,7 @@ from harness.simulation.demo import (
     DemoResult,
     run_demo,
 )
-from harness.simulation.pricing import (
+from harness.simulation._pricing import (
     PRICES_PATH,
     Cost,
     Price,
@@ -67,7 +67,7 @@ from harness.simulation.pricing import (
     output_tokens,
     session_cost,
 )
-from harness.simulation.request_replay import (
+from harness.simulation._request_replay import (
     ENVIRONMENT,
     ReplayResult,
     SegmentTokens,
@@ -78,19 +78,19 @@ from harness.simulation.request_replay import (
     replay,
     serialize,
 )
-from harness.simulation.session_exchange import (
+from harness.simulation._session_exchange import (
     EXCHANGE_FORMAT,
     dump_exchange,
     load_exchange,
     to_exchange,
 )
-from harness.simulation.session_profiles import (
+from harness.simulation._session_profiles import (
     DEFAULT_PROFILE,
     PROFILES,
     SessionProfile,
     get_profile,
 )
-from harness.simulation.sessions import (
+from harness.simulation._sessions import (
     generate,
     unfinished,
     user_tools,

@@ -19,16 +19,16 @@ Rule of this room: it imports only the standard library (and `compaction`'s root
 must); nothing in the product imports it.
 """
 
-from harness.testing.model_server import MAX_BODY, PATHS, StubModel
-from harness.testing.overflow_bodies import OVERFLOW_STATUS, Dialect, overflow_body
-from harness.testing.postgres_server import (
+from harness.testing._model_server import MAX_BODY, PATHS, StubModel
+from harness.testing._overflow_bodies import OVERFLOW_STATUS, Dialect, overflow_body
+from harness.testing._postgres_server import (
     LocalPostgres,
     ServerUnavailable,
     running_postgres,
     start_postgres,
 )
-from harness.testing.prefix_cache import Api, PrefixCache, prompt_pieces, prompt_tokens
-from harness.testing.script import RecordedRequest, Reply, Script, ToolCall
+from harness.testing._prefix_cache import Api, PrefixCache, prompt_pieces, prompt_tokens
+from harness.testing._replies import RecordedRequest, Reply, Script, ToolCall
 
 __all__ = [
     "MAX_BODY",

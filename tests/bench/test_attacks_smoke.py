@@ -15,7 +15,7 @@ from benchmarks.attacks import attack_table, process_attacks
 from benchmarks.attacks.attack_kit import Tally, leaks, lost_doubled, missing_bytes, secret_forms
 from compaction import secrets
 from compaction.errors import CompactionError
-from compaction.session import tool_runs
+from compaction.session import _tool_runs as tool_runs
 
 FAILURES = ("crashes", "lost", "doubled", "leaks", "hangs", "wrong")
 

@@ -11,7 +11,7 @@ from benchmarks.replay import real_transcripts
 from compaction import CompactionPolicy, TodoItem
 from compaction.importers import load
 from harness.simulation import STRATEGIES, log_payloads, replay
-from harness.simulation.context_strategies import recorded_todos
+from harness.simulation._context_strategies import recorded_todos
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 

@@ -10,7 +10,7 @@ from contracts.store_contract import StoreContract, msg
 
 from compaction import ConfigError, EventStore, Session
 from compaction.stores import FileStore
-from compaction.stores.postgres import TABLE
+from compaction.stores._postgres import TABLE
 
 pytestmark = pytest.mark.slow
 

@@ -24,7 +24,7 @@ from compaction import (
     maybe_compact,
     remind_if_stale,
 )
-from compaction.compactor.resume import resume_decision
+from compaction.compactor._resume import resume_decision
 from compaction.importers import load
 
 TRANSCRIPT = "claude-code_entire-cli_f839a29c35ef_ends-with-pending.jsonl"

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from compaction import Session, dump_event, open_store, read_events
-from compaction.stores.postgres import TABLE
+from compaction.stores._postgres import TABLE
 from harness.cli import main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"

@@ -1,6 +1,6 @@
 """A text counted at cuts: any head and any tail of it count as tiktoken counts them.
 
-`compaction.views.clip_counts` counts a long tool result once, in
+`compaction.views._clip_counts` counts a long tool result once, in
 segments between cuts, and derives the
 counts of the heads and tails the clip check tries from those segments. These properties check
 each derived count against tiktoken itself, on text built to sit near every cut (the pieces of
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from compaction import Message
 from compaction.tokens import count_joined, count_message, get_tokenizer
-from compaction.views.clip_counts import cut_counts
+from compaction.views._clip_counts import cut_counts
 from compaction.views.clipping import clip_and_count, shown_message
 
 PIECES = [

@@ -32,8 +32,8 @@ from compaction import (
     read_events,
     render_checkpoint,
 )
+from compaction.compactor._resume import await_user_step
 from compaction.compactor.compact import unfinished
-from compaction.compactor.resume import await_user_step
 from compaction.events import Resume
 from compaction.views import checkpoint_message, checkpoint_message_for
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from strategies import error_scan_texts
 
 from compaction import get_tokenizer
-from compaction.summarizers.base import SummaryInput
-from compaction.summarizers.failures import (
+from compaction.summarizers._base import SummaryInput
+from compaction.summarizers._failures import (
     _CODE_LINE,
     _FAILURE_HEADER,
     ERROR_MARK,

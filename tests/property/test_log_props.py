@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from compaction import Message, SessionLog, read_events
 from compaction.events import dump_event, make_event
-from compaction.stores.log_tail import last_line as _last_line
+from compaction.stores._log_tail import last_line as _last_line
 
 WHITESPACE = b" \t\r\x0b\x0c"
 

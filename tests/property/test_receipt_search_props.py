@@ -1,6 +1,6 @@
 """The receipt's search of a span: one joined search finds what testing each message finds.
 
-`compaction.compactor.receipt` lists, for each item
+`compaction.compactor._receipt` lists, for each item
 a Checkpoint left out, the seqs of the first messages
 that hold its head (flattened). It searches all the span's texts at once, as UTF-8; these
 properties hold it to the obvious reference (flatten each message, test each in turn) on text
@@ -12,7 +12,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compaction.compactor.receipt import HEAD, MAX_SEQS, _flat, _Haystacks
+from compaction.compactor._receipt import HEAD, MAX_SEQS, _flat, _Haystacks
 from compaction.events import Message
 from compaction.summarizers import SummaryInput
 

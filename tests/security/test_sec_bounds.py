@@ -16,7 +16,7 @@ from security.hostile_server import HostileServer
 
 from compaction import Session, TranscriptError
 from compaction.importers import ImportReport, load
-from compaction.importers.records import DEEP, MAX_DEPTH, MAX_LINE_BYTES, too_deep
+from compaction.importers._records import DEEP, MAX_DEPTH, MAX_LINE_BYTES, too_deep
 from harness.cli import main
 
 

@@ -23,7 +23,7 @@ from cli_runner import run_cli
 
 from compaction import Event, LogError, Message, Session, open_store, read_events
 from compaction.stores import JsonlStore, SqliteStore, copy_session
-from compaction.stores import copy as copy_module
+from compaction.stores import _copy as copy_module
 
 
 def _log(path: Path, messages: int = 50) -> Path:

@@ -20,8 +20,8 @@ def test_a_group_replaces_the_modules_and_tests_and_keeps_the_rest() -> None:
     made = tomllib.loads(group_config(text, "sqlite"))
     conf = made["tool"]["mutmut"]
     assert conf["only_mutate"] == [
-        "compaction/stores/sqlite.py",
-        "compaction/stores/sqlite_checks.py",
+        "compaction/stores/_sqlite.py",
+        "compaction/stores/_sqlite_checks.py",
     ]
     assert (
         conf["pytest_add_cli_args_test_selection"]

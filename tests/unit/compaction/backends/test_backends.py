@@ -313,8 +313,8 @@ class TestView:
 
 def test_a_provider_backend_must_build_its_request_and_pick_its_item() -> None:
     """A backend that names no `body` or `pick` cannot be made: the shared part is abstract."""
+    from compaction.backends._provider_backend import ProviderBackend
     from compaction.backends.base import BackendConfig
-    from compaction.backends.provider_backend import ProviderBackend
 
     class Half(ProviderBackend):
         name = "half"

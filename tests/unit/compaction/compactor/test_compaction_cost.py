@@ -12,8 +12,8 @@ from pathlib import Path
 
 from benchmarks.speed.throughput import append_all, events_of
 from compaction import CompactionPolicy, Message, compact
-from compaction.summarizers.failures import LINE_CHARS, error_lines
-from compaction.summarizers.paths import looks_like_path
+from compaction.summarizers._failures import LINE_CHARS, error_lines
+from compaction.summarizers._paths import looks_like_path
 from compaction.tokens import TiktokenTokenizer, message_text
 
 

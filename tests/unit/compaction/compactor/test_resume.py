@@ -8,7 +8,7 @@ import pytest
 from loop_sessions import call, reads, result, say, todos
 
 from compaction import CompactionPolicy, Message, Session, compact
-from compaction.compactor.resume import resume_decision
+from compaction.compactor._resume import resume_decision
 from compaction.events import Resume
 from prompts import PromptBuilder, get_mode, openai_request
 

@@ -1,6 +1,6 @@
 """The Claude Code reader's contracts, pinned on hand-written records (issue 25, part D).
 
-`scripts/mutate --group importer-readers` mutates `compaction/importers/claude_code.py`; each
+`scripts/mutate --group importer-readers` mutates `compaction/importers/_claude_code.py`; each
 test here imports a few hand-written records through `compaction.importers.load` and compares
 the events written (their data, in order) and the report's counts with values written out by
 hand, so a mutant that changes a message, a request, a turn's mode or directory, a tool call,
@@ -34,8 +34,8 @@ from compaction.events import (
     UsageReportData,
 )
 from compaction.importers import ImportReport, load
-from compaction.importers.base import no_result_text
-from compaction.importers.claude_code import command_typed, usage_of
+from compaction.importers._base import no_result_text
+from compaction.importers._claude_code import command_typed, usage_of
 
 Record = Mapping[str, object] | str
 PNG = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}

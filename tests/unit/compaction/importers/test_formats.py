@@ -33,8 +33,8 @@ from compaction.events import (
     UsageReportData,
 )
 from compaction.importers import ImportReport, load
-from compaction.importers.base import no_result_text
-from compaction.importers.records import MAX_DOCUMENT_BYTES
+from compaction.importers._base import no_result_text
+from compaction.importers._records import MAX_DOCUMENT_BYTES
 
 
 def _write(tmp_path: Path, *records: dict[str, object]) -> Path:

@@ -26,10 +26,10 @@ from compaction.events import (
     TurnStartData,
     UsageReportData,
 )
-from compaction.importers.base import EventBuilder, RecordReader, no_result_text
-from compaction.importers.claude_code_tasks import TaskFolder
-from compaction.importers.import_report import ImportReport
-from compaction.importers.recorded_calls import (
+from compaction.importers._base import EventBuilder, RecordReader, no_result_text
+from compaction.importers._claude_code_tasks import TaskFolder
+from compaction.importers._import_report import ImportReport
+from compaction.importers._recorded_calls import (
     RecordedCall,
     UnreadableTodos,
     call_from,

@@ -1166,7 +1166,7 @@ class TestReplayCalls:
                 refusals[exc.code] += 1
                 raise
 
-        monkeypatch.setattr("compaction.importers.session_replay.maybe_compact", spy)
+        monkeypatch.setattr("compaction.importers._session_replay.maybe_compact", spy)
         summarizer = ExtractiveSummarizer()
         events = small_claude()
         with Session(tmp_path / "a.jsonl", sync="batch") as session:

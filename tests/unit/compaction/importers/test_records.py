@@ -1,7 +1,7 @@
 """The raw record readers and format detection, pinned on hand-written files (issue 25, part D).
 
-`scripts/mutate --group importer-readers` mutates `compaction/importers/records.py` and
-`compaction/importers/detect.py`; these tests read small files written here and compare what
+`scripts/mutate --group importer-readers` mutates `compaction/importers/_records.py` and
+`compaction/importers/_detect.py`; these tests read small files written here and compare what
 is yielded (line numbers, values) and what the report lists (broken, torn and glued lines,
 repaired records) with values written out by hand, and the format each probe file is told as.
 """
@@ -17,7 +17,7 @@ import pytest
 
 from compaction.errors import TranscriptError
 from compaction.importers import ImportReport, detect_format
-from compaction.importers.records import (
+from compaction.importers._records import (
     DEEP,
     MAX_DEPTH,
     MAX_DOCUMENT_BYTES,
@@ -156,7 +156,7 @@ class TestJsonLines:
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """A line over the limit is listed with the limit and skipped; the next line is read."""
-        monkeypatch.setattr("compaction.importers.records.MAX_LINE_BYTES", 10)
+        monkeypatch.setattr("compaction.importers._records.MAX_LINE_BYTES", 10)
         values, report = _jsonl(tmp_path, '{"a": 1}\n{"bb": 12345}\n{"c": 3}\n')
         assert values == [(1, {"a": 1}), (3, {"c": 3})]
         assert report.broken_lines == [BadLine(2, "line longer than 10 bytes (skipped unread)")]
@@ -166,7 +166,7 @@ class TestJsonLines:
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """With strict, a line over the limit raises, naming the file and the line."""
-        monkeypatch.setattr("compaction.importers.records.MAX_LINE_BYTES", 10)
+        monkeypatch.setattr("compaction.importers._records.MAX_LINE_BYTES", 10)
         path = _file(tmp_path, '{"a": 1}\n{"bb": 12345}\n')
         with pytest.raises(TranscriptError) as caught:
             list(iter_jsonl(path, ImportReport(path=str(path)), strict=True))

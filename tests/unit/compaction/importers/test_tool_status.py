@@ -27,7 +27,7 @@ from compaction import (
     compact,
 )
 from compaction.importers import load
-from compaction.importers.tool_status import codex_exit_code, exit_code_in
+from compaction.importers._tool_status import codex_exit_code, exit_code_in
 from compaction.summarizers import check_output
 from compaction.summarizers.facts import error_lines
 

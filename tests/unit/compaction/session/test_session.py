@@ -30,7 +30,8 @@ from compaction.events import FunctionCall, ToolCall, UsageReportData
 from compaction.session import live_views
 from compaction.stores import open_store
 from compaction.tokens import get_tokenizer
-from compaction.views import TodoPanel, usage_view
+from compaction.views import TodoPanel
+from compaction.views import _usage_view as usage_view
 from compaction.views.token_scale import MIN_PAIRS
 
 WRITE = '{"todos": [{"content": "Run tests", "status": "in_progress"}]}'
@@ -111,7 +112,7 @@ class TestSession:
 # Pinned by mutation testing (folded in from tests/unit/compaction/session/test_session.py):
 # The session's jobs that `scripts/mutate --group session` showed untested (issue 25, part B).
 #
-# Each mutant of `compaction/session/tool_runs.py` or `live_views.py` changed which agent a task
+# Each mutant of `compaction/session/_tool_runs.py` or `live_views.py` changed which agent a task
 # write names, what an agent counts as seen, which task is stored, what the model reads back, or
 # what a view holds:
 #

@@ -1,4 +1,4 @@
-"""Contracts of `compaction.stores.copy`, pinned by mutation (`scripts/mutate --group copy`).
+"""Contracts of `compaction.stores._copy`, pinned by mutation (`scripts/mutate --group copy`).
 
 Each test states behaviour the copy tests left untested: a session replaced inside one
 transaction (its chunks, its count, `before_commit`, the rollback), the refusal of a file that
@@ -26,7 +26,7 @@ from compaction.stores import (
     copy_session,
     write_new_session,
 )
-from compaction.stores.copy import CHUNK, STAGING, checked_seqs
+from compaction.stores._copy import CHUNK, STAGING, checked_seqs
 from compaction.stores.protocol import EventStore, SessionInfo
 
 
@@ -260,7 +260,7 @@ def test_a_source_failure_is_not_made_an_io_error(tmp_path: Path) -> None:
 
 
 # Pinned by mutation testing (folded in from tests/unit/compaction/stores/test_copy.py):
-# Contracts of `compaction.stores.copy` into SQL stores, pinned by mutation (`--group copy`).
+# Contracts of `compaction.stores._copy` into SQL stores, pinned by mutation (`--group copy`).
 #
 # The staged copy (its failure messages, its count before the rename, a conflicting writer, a
 # caller's refusal), `copy_session`'s resume, a damaged or missing source, and a store without

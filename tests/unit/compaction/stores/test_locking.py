@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from compaction import Session
-from compaction.stores import locking
+from compaction.stores import _locking as locking
 
 WINDOWS_RUN = textwrap.dedent(
     """
@@ -35,7 +35,7 @@ WINDOWS_RUN = textwrap.dedent(
     sys.modules["msvcrt"] = fake
 
     import compaction
-    from compaction.stores import locking as lk
+    from compaction.stores import _locking as lk
 
     with compaction.Session(sys.argv[1]) as s:
         s.append(compaction.TurnStartData())
@@ -77,7 +77,7 @@ class TestWindowsLocking:
 
 
 # Pinned by mutation testing (folded in from tests/unit/compaction/stores/test_locking.py):
-# The Windows lock of `compaction.stores.locking`, in process, with a fake ``msvcrt``.
+# The Windows lock of `compaction.stores._locking`, in process, with a fake ``msvcrt``.
 #
 # The tests above run the whole Windows path in a child process (no ``fcntl``);
 # mutmut sees no coverage there, so these tests call `lock_exclusive` and `unlock` here with the

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+import compaction.stores._log_tail
 import compaction.stores.log_reader
-import compaction.stores.log_tail
 import compaction.stores.log_writer
 from compaction import (
     LogError,
@@ -571,7 +571,7 @@ class TestAppendedEventsTakenAsRead:
         """Only the first append of a handle (or one after another writer) reads the tail."""
         write_log(log_path, 1)
         reads: list[int] = []
-        real = compaction.stores.log_tail.last_line
+        real = compaction.stores._log_tail.last_line
 
         def counting(fd: int, size: int) -> tuple[int, bytes] | None:
             reads.append(size)
@@ -747,7 +747,7 @@ class TestSeqErrorsNameTheirPlace:
 # Pinned by mutation testing (folded in from tests/unit/compaction/stores/test_log_edges.py):
 # The log's reader and tail: behaviours that surviving mutants changed without a test noticing.
 #
-# Each test pins one contract of `compaction.stores.log_reader` or `compaction.stores.log_tail`
+# Each test pins one contract of `compaction.stores.log_reader` or `compaction.stores._log_tail`
 # (issue 25, part F of `docs/mutation.md`), through what a store or a reader reports: whether
 # `LogReader.skip_appended` took an append as read, and the torn line a store's report names
 # after its own append cut that line.

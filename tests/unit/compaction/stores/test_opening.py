@@ -15,9 +15,9 @@ from compaction import ConfigError, LogError, Message, open_store
 from compaction.errors import SeqConflictError
 from compaction.events import dump_event, make_event
 from compaction.stores import FileStore, JsonlStore, SessionLog, SqliteStore, is_store_url
+from compaction.stores._opening import open_session_store
 from compaction.stores.log_reader import ReadReport
 from compaction.stores.log_writer import SyncPolicy
-from compaction.stores.opening import open_session_store
 
 
 def _log(path: Path, n: int) -> Path:

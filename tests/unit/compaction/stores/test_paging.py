@@ -16,8 +16,9 @@ from cli_runner import run_cli
 
 from compaction import LogFormatError, Message
 from compaction.events import Event, dump_event, dump_event_bytes, make_event
-from compaction.stores import SqliteStore, paging
-from compaction.stores.paging import Rows, paged_events
+from compaction.stores import SqliteStore
+from compaction.stores import _paging as paging
+from compaction.stores._paging import Rows, paged_events
 
 WHERE = "sqlite:///s.db#a"
 ROW_FIX = "A database row is never skipped: correct that row, or restore the store from a backup."

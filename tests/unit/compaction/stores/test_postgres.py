@@ -1,6 +1,6 @@
 """Contracts of the PostgreSQL store, pinned by mutation (`scripts/mutate --group postgres`).
 
-Each test states behaviour of `compaction.stores.postgres` the store contract left untested:
+Each test states behaviour of `compaction.stores._postgres` the store contract left untested:
 the seqs an append gives and the rows it writes, a conflict's two seqs, a failed transaction
 or read (its message, the URL without its password, nothing kept), a rename onto a session
 holding events, what `delete` and `sessions` return, the lines' bytes under a client asking
@@ -21,7 +21,7 @@ from compaction import LogError, Message
 from compaction.errors import ConfigError, LogFormatError, SeqConflictError
 from compaction.events import dump_event
 from compaction.stores import PostgresStore
-from compaction.stores.postgres import TABLE
+from compaction.stores._postgres import TABLE
 
 psycopg = pytest.importorskip("psycopg")
 

@@ -17,9 +17,9 @@ import pytest
 
 from compaction import LogError, Message
 from compaction.stores import SqliteStore
-from compaction.stores import sqlite as sqlite_module
+from compaction.stores import _sqlite as sqlite_module
+from compaction.stores._sqlite_checks import check_header, fail
 from compaction.stores.log_writer import SyncPolicy
-from compaction.stores.sqlite_checks import check_header, fail
 
 
 def _error(name: str, message: str) -> sqlite3.OperationalError:

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from compaction.errors import LogError
-from compaction.stores import sqlite as sqlite_store
+from compaction.stores import _sqlite as sqlite_store
+from compaction.stores._sqlite import SqliteStore
+from compaction.stores._sqlite_checks import fail
 from compaction.stores.log_writer import SyncPolicy
-from compaction.stores.sqlite import SqliteStore
-from compaction.stores.sqlite_checks import fail
 
 
 def refusal(name: str, message: str) -> LogError:

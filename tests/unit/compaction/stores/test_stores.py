@@ -23,9 +23,9 @@ from compaction import (
     open_store,
 )
 from compaction.stores import JsonlStore, SqliteStore, copy_session, is_store_url
-from compaction.stores import sqlite as sqlite_module
-from compaction.stores.postgres import _redact
-from compaction.stores.sqlite_checks import io_cause
+from compaction.stores import _sqlite as sqlite_module
+from compaction.stores._postgres import _redact
+from compaction.stores._sqlite_checks import io_cause
 
 
 class TestUrls:

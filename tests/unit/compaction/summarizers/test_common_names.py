@@ -12,7 +12,7 @@ import pytest
 
 from compaction import ExtractiveSummarizer, FunctionCall, Message, Section, SummaryInput, ToolCall
 from compaction.summarizers import check_output
-from compaction.summarizers.common_names import is_common
+from compaction.summarizers._common_names import is_common
 from compaction.summarizers.facts import read_span
 
 

@@ -24,7 +24,7 @@ from compaction import (
     parse_event,
 )
 from compaction.importers import load
-from compaction.summarizers.paths import home_of, normalise
+from compaction.summarizers._paths import home_of, normalise
 
 CWD = "/Users/soph/Work/entire/devenv/cli"
 

@@ -15,7 +15,7 @@ import pytest
 
 from compaction import CompactionPolicy, Message, Session, Task, TodoItem, compact
 from compaction.importers import load
-from compaction.summarizers.entries import clip_at_clause
+from compaction.summarizers._entries import clip_at_clause
 from compaction.summarizers.next_step import names_task_id, next_step, target
 
 TASK_FILE = "claude-code-2.1_entire-cli_64-df6ebeea39_taskcreate-taskupdate.jsonl"

@@ -18,8 +18,8 @@ from harness.simulation import (
     user_tools,
     write_session,
 )
-from harness.simulation.session_profiles import PROFILES
-from harness.simulation.session_text import PLAN_STEPS, TEMPLATES
+from harness.simulation._session_profiles import PROFILES
+from harness.simulation._session_text import PLAN_STEPS, TEMPLATES
 
 
 def _modes_by_event(payloads: list[Any]) -> list[str | None]:

@@ -11,7 +11,7 @@ import pytest
 from compaction import Message, TodoWriteData, TurnStartData
 from compaction.tools import parse_todo_write
 from harness.simulation import PROFILES, SessionProfile, generate, get_profile, unfinished
-from harness.simulation.session_profiles import REAL, STEPWISE
+from harness.simulation._session_profiles import REAL, STEPWISE
 
 
 def calls_between_writes(payloads: list[Any]) -> list[int]:

@@ -12,7 +12,7 @@ from compaction.checkpoint import Checkpoint, render_checkpoint
 from compaction.events import TaskCreateData, TaskRef
 from compaction.views import checkpoint_preamble
 from harness.simulation import STRATEGIES, replay
-from harness.simulation.context_strategies import created_task_id, update_args, visible_tasks
+from harness.simulation._context_strategies import created_task_id, update_args, visible_tasks
 
 
 def call(name: str, cid: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,147 @@
+"""The payloads of compactions, provider usage reports and retractions.
+
+Invariants: a checkpoint names the span it replaces (`first_seq..last_seq`) and the code-owned
+sections (Pending Jobs, Current Work) it copied; a retraction removes messages from the context
+view, never from the log.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, JsonValue
+
+from compaction.events._base import _Frozen
+from compaction.events._work_data import TaskRef
+
+Resume = Literal["continue", "await_user"]
+"""What the agent does after a compaction: go on with its tool loop, or wait for the user."""
+RESUMES: tuple[Resume, ...] = ("continue", "await_user")
+
+
+class HookRun(_Frozen):
+    """One ``on_compact_start`` hook that ran for a compaction (the receipt's ``hooks``)."""
+
+    name: str
+    """The hook's name (its ``__name__``, else its class name)."""
+    vetoed: bool = False
+    """True when the hook vetoed (then no checkpoint was written: see `CompactionError.hooks`)."""
+    added: str | None = None
+    """The text the hook added to the summarizer's instructions, if any."""
+
+
+class DroppedItem(_Frozen):
+    """One thing the replaced span held that a narrative section left out."""
+
+    text: str
+    """The request, term, path, failure or constraint (its head, at most 200 characters)."""
+    seqs: tuple[int, ...] = ()
+    """Seqs of the replaced messages that hold it (the first few): the way back to it."""
+
+
+class DroppedSection(_Frozen):
+    """What one narrative section of a Checkpoint left out for its budget."""
+
+    section: str
+    """The section's heading, e.g. ``Files and Code``."""
+    items: tuple[DroppedItem, ...]
+    """What was left out, in the order the span held it (capped)."""
+    more: int = Field(default=0, ge=0)
+    """Further items left out beyond the cap."""
+
+
+class ProviderCompactionData(_Frozen):
+    """What a provider's compaction returned for one checkpoint (or why it did not).
+
+    The item is opaque: only the provider that made it can read it. The checkpoint's local
+    text stays beside it, so any other format (or another provider) gets the local Checkpoint.
+    """
+
+    backend: str
+    """The backend asked: ``openai-responses`` or ``anthropic``."""
+    item: dict[str, JsonValue] | None = None
+    """The provider's compaction item (OpenAI) or block (Anthropic), whole, exactly as returned;
+    None when the backend failed and the local Checkpoint stands."""
+    usage: dict[str, JsonValue] | None = None
+    """The token usage the provider reported for the compaction call, as returned."""
+    model: str | None = None
+    """The model that compacted."""
+    fallback_reason: str | None = None
+    """Why the provider's item is missing (one line, secrets redacted); None when it is there."""
+
+
+class CheckpointData(_Frozen):
+    """A compaction: a Checkpoint that replaces the events `first_seq..last_seq` in the context."""
+
+    text: str
+    """The rendered Checkpoint, as the model will read it."""
+    first_seq: int = Field(ge=1)
+    """First event replaced (inclusive)."""
+    last_seq: int = Field(ge=1)
+    """Last event replaced (inclusive)."""
+    tokens_before: int = Field(ge=0)
+    """Context tokens just before the compaction."""
+    tokens_after: int = Field(ge=0)
+    """Context tokens just after it."""
+    summarizer: str
+    """Which summarizer wrote the narrative sections."""
+    fallback_reason: str | None = None
+    """Why the configured summarizer was replaced by the fallback, if it was."""
+    instructions: str | None = None
+    """Focus instructions given to the summarizer for this compaction, if any."""
+    pending: tuple[str, ...] = ()
+    """Pending Jobs, copied by code from the latest todo list."""
+    current: tuple[str, ...] = ()
+    """Current Work, copied by code from the latest todo list."""
+    pending_tasks: tuple[TaskRef, ...] | None = None
+    """The shared list's `pending` tasks in Pending Jobs, copied by code (None: no tasks)."""
+    current_tasks: tuple[TaskRef, ...] | None = None
+    """The shared list's `in_progress` tasks in Current Work, copied by code (None: no tasks)."""
+    hooks: tuple[HookRun, ...] | None = None
+    """The receipt: each ``on_compact_start`` hook that ran (None: no hook ran)."""
+    dropped: tuple[DroppedSection, ...] | None = None
+    """The receipt: per narrative section, what the span held that it left out (None: nothing)."""
+    resume: Resume | None = None
+    """``continue`` when the context ended inside a tool loop, ``await_user`` when it ended with
+    the agent's answer (None in logs written before this field)."""
+    provider: ProviderCompactionData | None = None
+    """A provider backend's compaction beside the local Checkpoint (None: local only)."""
+
+
+class UsageReportData(_Frozen):
+    """Token figures a model provider reported for one API call (e.g. a summary call)."""
+
+    purpose: str
+    """What the call was for: ``summary`` for a compaction's summarizer, ``turn`` for the agent."""
+    model: str
+    """The model that answered."""
+    prompt_tokens: int = Field(ge=0)
+    """Prompt tokens the provider processed."""
+    completion_tokens: int = Field(ge=0)
+    """Tokens of the answer."""
+    cached_tokens: int | None = Field(default=None, ge=0)
+    """Prompt tokens served from the provider's prefix cache; None when it did not say."""
+    cache_write_tokens: int | None = Field(default=None, ge=0)
+    """Prompt tokens written to the provider's cache (Anthropic's ``cache_creation_input_tokens``);
+    None when it did not say."""
+    at: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """When the request was sent, in seconds on the host's clock (e.g. ``time.time()``), as the
+    host passed it; None when it did not say. Cache-aware clearing reads the gaps between these
+    (`compaction.backends.ToolResultClearer.from_log`); the model never sees it."""
+    context_seq: int | None = Field(default=None, ge=0)
+    """The log's last seq when the request was built: its context is the context view through
+    this seq. None: the events before the answer (the newest assistant message before this
+    report), as a host that appends the answer and then its usage writes them."""
+
+
+class RetractData(_Frozen):
+    """Messages taken back out of the conversation (a tombstone: the log keeps them).
+
+    Written by a host whose own protocol removes items (the OpenAI Agents SDK's ``pop_item`` and
+    ``clear_session``); the context view drops the named messages, the log keeps every byte.
+    """
+
+    seqs: tuple[int, ...]
+    """Seqs of the `message` events taken out of the context."""
+    reason: str | None = None
+    """Why, e.g. ``pop_item`` or ``clear_session``."""
