@@ -159,6 +159,10 @@ def compacting_call(
 ) -> T:
     """Compact when due, call `send`; on a context overflow, compact (forced) and call it again.
 
+    A tool call the log left without a result (a process killed inside it) is answered first
+    (`Session.answer_open_calls`): `send` builds its request from the log, and a provider
+    refuses one that holds an unanswered call.
+
     Args:
         session: the session the request is built from.
         policy: the loop's policy (its window is the provider's tokens).
@@ -172,6 +176,7 @@ def compacting_call(
     Raises:
         RequestOverflowError: the provider refused the retried request as too long too.
     """
+    session.answer_open_calls()
     maybe_compact(session, policy, summarizer=summarizer, fixed_tokens=fixed_tokens)
     try:
         answer = send()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from contextlib import closing
 
-from compaction.events import Event, OpenWork, TodoItem, TurnStarted
+from compaction.events import Event, OpenWork, TodoItem, ToolCall, TurnStarted
 from compaction.stores.sources import collector_paused
 from compaction.tokens import Tokenizer, get_tokenizer
 from compaction.views import (
@@ -32,6 +32,7 @@ from compaction.views import (
     Usage,
     UsageProjection,
     UsageState,
+    unanswered_calls,
 )
 from compaction.views.board import TaskBoard, TasksProjection, TasksState
 from compaction.views.clipping import ShownCount
@@ -164,6 +165,11 @@ class LiveViews:
     def context(self) -> ContextWindow:
         """What the model sees now."""
         return self._context_p.view(self._context)
+
+    @property
+    def open_calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls of the newest assistant message that no result answers yet."""
+        return unanswered_calls(m for _, m in reversed(self._context.messages))
 
     @property
     def usage(self) -> Usage:

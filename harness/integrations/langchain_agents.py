@@ -266,8 +266,13 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         return update or None
 
     def before_model(self, state: HarnessState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Log the new messages; compact when due; put the log's view back into the state."""
+        """Log the new messages; compact when due; put the log's view back into the state.
+
+        A tool call the log holds without a result (the process was killed inside it) gets the
+        placeholder error result first, recorded once in the log, so the request is valid.
+        """
         events = self.sync(state["messages"])
+        events += self.session.answer_open_calls()  # a call a killed process never answered
         clipped = any(isinstance(e, MessageAdded) and e.data.clip is not None for e in events)
         result = self.compact_if_due()
         if result is None and not clipped and self.in_step(state["messages"]):

@@ -84,6 +84,7 @@ from harness.integrations._agents_items import (
     item_key,
     item_of,
     messages_of,
+    output_ids,
 )
 from harness.integrations._agents_model import GuardedProvider, OverflowGuard, guarded_agent
 from harness.integrations._agents_requests import RequestSize, agent_tools, measure_request
@@ -266,8 +267,11 @@ class LogSession:
         instructions = data.model_data.instructions
         tools = agent_tools(data)
         async with self._lock:
+            unlogged = self._unlogged(data.model_data.input)
+            # A call a killed process left without a result gets its placeholder, recorded once.
+            self.log.answer_open_calls(held=output_ids(unlogged))
             # What would be sent: the log's view (the SDK's own input only grows in a run).
-            items = self.view() + self._unlogged(data.model_data.input)
+            items = self.view() + unlogged
             size = self.measure(instructions, tools, items)
             self.fixed_tokens = size.fixed
             if self._policy().should_compact(size.input, size.fixed):
