@@ -247,8 +247,11 @@ def maybe_compact(
     turned completed since the last compaction (`CompactionPolicy.is_due`). `instructions` and
     the hooks are those of `compact`. Once the session has learned the provider's token scale
     (`Session.token_scale`), the policy's window is the provider's tokens: the check and the
-    compaction use `CompactionPolicy.in_counted_tokens`.
+    compaction use `CompactionPolicy.in_counted_tokens`. Once a provider refused a request as
+    too long (a ``context/overflow`` event), the window is at most what that refusal proved
+    (`Session.refused_window`, `CompactionPolicy.capped`).
     """
+    policy = policy.capped(session.refused_window)
     if not compaction_due(session, policy, fixed_tokens):
         return None
     return compact(

@@ -27,6 +27,8 @@ from compaction.views import (
     ContextState,
     ContextWindow,
     LatestTodosProjection,
+    Refusals,
+    RefusalsProjection,
     TodoPanel,
     TodosProjection,
     Usage,
@@ -72,6 +74,8 @@ class LiveViews:
         self._uncounted: list[Event] = []
         self._known: dict[int, ShownCount] = {}
         """Seq -> the clip check's count of a tool result appended here, for the usage view."""
+        self._refusals_p = RefusalsProjection()
+        self._refusals: Refusals = self._refusals_p.init()
         self._scale_p = TokenScaleProjection()
         self._scale: ScaleState = self._scale_p.init()
         self._learned: tuple[object, float | None] = (None, None)
@@ -95,6 +99,7 @@ class LiveViews:
         self._tasks = self._tasks_p.apply(self._tasks, event)
         self._progress = self._progress_p.apply(self._progress, event)
         self._scale = self._scale_p.apply(self._scale, event)
+        self._refusals = self._refusals_p.apply(self._refusals, event)
         if isinstance(event, TurnStarted):
             self.mode = event.data.mode
         self._uncounted.append(event)
@@ -165,6 +170,11 @@ class LiveViews:
     def context(self) -> ContextWindow:
         """What the model sees now."""
         return self._context_p.view(self._context)
+
+    @property
+    def refused_window(self) -> int | None:
+        """The window a provider proved by refusing a request as too long, in its tokens."""
+        return self._refusals.window(self.token_scale)
 
     @property
     def open_calls(self) -> tuple[ToolCall, ...]:

@@ -8,6 +8,7 @@
 - `progress`: assistant messages since each list was written, completions since a checkpoint;
 - `usage_view`: tokens per event and what providers reported;
 - `token_scale`: provider prompt tokens per counted token, learned from `usage/report`;
+- `refusals`: the window a provider proved by refusing a request as too long;
 - `unanswered`: tool calls a killed process left without a result, and their placeholder answer.
 
 Rule of this room: a view reads events and nothing else; it imports no tool, store or compactor.
@@ -49,6 +50,7 @@ from compaction.views.context import (
     checkpoint_preamble,
 )
 from compaction.views.progress import Progress, ProgressProjection
+from compaction.views.refusals import Refusals, RefusalsProjection
 from compaction.views.token_scale import (
     ScaleSample,
     TokenEvidence,
@@ -78,6 +80,8 @@ __all__ = [
     "ProgressProjection",
     "Projection",
     "ProviderTotals",
+    "Refusals",
+    "RefusalsProjection",
     "ScaleSample",
     "TaskBoard",
     "TasksProjection",

@@ -72,6 +72,7 @@ from compaction import (
     is_context_overflow,
     overflow_policy,
 )
+from compaction.compactor import record_overflow
 from compaction.views import scaled_tokens
 from harness.integrations._langchain_tools import answer_tool_call, todo_tool
 from harness.integrations._langchain_view import (
@@ -226,8 +227,9 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         return [t.model_dump(mode="json") for t in self.session.latest_todos]
 
     def _policy(self) -> CompactionPolicy:
-        """The policy in counted tokens (the window is the provider's: see the token scale)."""
-        return self.policy.in_counted_tokens(self.session.token_scale)
+        """The policy in counted tokens, its window at most what a provider's refusal proved."""
+        capped = self.policy.capped(self.session.refused_window)
+        return capped.in_counted_tokens(self.session.token_scale)
 
     def compact_if_due(self, *, refused_tokens: int | None = None) -> CompactionResult | None:
         """Compact the log when the whole request reaches the policy's trigger.
@@ -336,7 +338,9 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         if not is_context_overflow(exc):
             raise exc
         self.sync(request.messages)
-        self.compact_if_due(refused_tokens=self.request_tokens(request, scaled=False))
+        refused = self.request_tokens(request, scaled=False)
+        record_overflow(self.session, exc, refused)  # the window from now on: at most this
+        self.compact_if_due(refused_tokens=refused)
         self.retries += 1
         return request.override(messages=self.view())
 

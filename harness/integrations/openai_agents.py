@@ -71,11 +71,11 @@ from compaction import (
     EventStore,
     MessagesRetracted,
     Summarizer,
-    UsageReportData,
     open_store,
     overflow_policy,
 )
 from compaction import Session as LogBackedSession
+from compaction.compactor import record_overflow
 from compaction.events import RetractData
 from compaction.stores import FileStore
 from harness.integrations._agents_items import (
@@ -86,7 +86,12 @@ from harness.integrations._agents_items import (
     messages_of,
     output_ids,
 )
-from harness.integrations._agents_model import GuardedProvider, OverflowGuard, guarded_agent
+from harness.integrations._agents_model import (
+    GuardedProvider,
+    OverflowGuard,
+    guarded_agent,
+    usage_of,
+)
 from harness.integrations._agents_requests import RequestSize, agent_tools, measure_request
 from harness.integrations._agents_tools import guarded, session_tools
 from harness.integrations._log_compaction import QUIET_REFUSALS, compact_log
@@ -288,17 +293,24 @@ class LogSession:
         return measure_request(self.log, instructions, tools, items)
 
     async def after_overflow(
-        self, instructions: str | None, tools: Sequence[Any], refused: Sequence[object]
+        self,
+        instructions: str | None,
+        tools: Sequence[Any],
+        refused: Sequence[object],
+        error: BaseException | None = None,
     ) -> list[TResponseInputItem]:
         """Force one compaction after a provider refused a request as too long; the new input.
 
-        The compaction runs under `compaction.overflow_policy`: the window is at most the
-        refused request's size.
+        The refusal is recorded (a ``context/overflow`` event: from then on the window is at
+        most what it proved), and the compaction runs under `compaction.overflow_policy`: the
+        window is at most the refused request's size.
         """
         async with self._lock:
             self.retries += 1
             size = self.measure(instructions, tools, refused)
             self.fixed_tokens = size.fixed
+            if error is not None:
+                record_overflow(self.log, error, size.fixed + size.input)
             self._compact(
                 force=True,
                 policy=overflow_policy(self._policy(), size.fixed + size.input),
@@ -307,18 +319,17 @@ class LogSession:
             return self.view()
 
     async def record_usage(self, response: ModelResponse, model: Model) -> None:
-        """Log what the provider reported of an answered call (a ``usage/report``)."""
-        usage = response.usage
-        if not usage.input_tokens:
+        """Log what the provider reported of an answered call (a ``usage/report``).
+
+        Never fails the answered call: usage that cannot be read or recorded (a getter that
+        raises, a negative or enormous figure) is left out of the log.
+        """
+        try:
+            report = usage_of(response, model)
+        except Exception:  # a hostile usage object: the answer still counts
             return
-        name = getattr(model, "model", None)
-        report = UsageReportData(
-            purpose="turn",
-            model=name if isinstance(name, str) else type(model).__name__,
-            prompt_tokens=usage.input_tokens,
-            completion_tokens=usage.output_tokens,
-            cached_tokens=usage.input_tokens_details.cached_tokens,
-        )
+        if report is None:
+            return
         async with self._lock:
             self.log.append(report)
 
@@ -327,8 +338,9 @@ class LogSession:
         return [item for item in items if item_key(item) not in self._known]
 
     def _policy(self) -> CompactionPolicy:
-        """The policy in counted tokens (the window is the provider's: see the token scale)."""
-        return self.policy.in_counted_tokens(self.log.token_scale)
+        """The policy in counted tokens, its window at most what a provider's refusal proved."""
+        capped = self.policy.capped(self.log.refused_window)
+        return capped.in_counted_tokens(self.log.token_scale)
 
     def _compact(
         self,

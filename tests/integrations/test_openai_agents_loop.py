@@ -246,6 +246,30 @@ class TestOverflow:
         assert f"about {caught.value.request_tokens} tokens" in message
         assert "200000-token window" in message
         assert caught.value.request_tokens > 0
+        assert len(model.requests) == 4 + 2  # four answered, then exactly two sends refused
+        refusals = [e for e in read_events(tmp_path / "s.jsonl") if e.type == "context/overflow"]
+        assert len(refusals) == 1
+
+    @pytest.mark.parametrize(
+        "usage",
+        [
+            Usage(requests=1, input_tokens=-5, output_tokens=1),
+            Usage(requests=1, input_tokens=10**5000, output_tokens=1),
+        ],
+        ids=["negative", "huge"],
+    )
+    def test_usage_never_loses_an_answered_response(self, tmp_path: Path, usage: Usage) -> None:
+        """A response whose usage cannot be logged is still the run's answer."""
+
+        class Odd(ScriptedModel):
+            async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+                answered = await super().get_response(*args, **kwargs)
+                return ModelResponse(output=answered.output, usage=usage, response_id=None)
+
+        session = LogSession("u1", tmp_path / "s.jsonl")
+        result = run(session, Odd([[text_output("fine")]]), "go")
+        assert result.final_output == "fine"
+        assert not [e for e in read_events(tmp_path / "s.jsonl") if e.type == "usage/report"]
 
 
 class NamedProvider(ModelProvider):
