@@ -85,8 +85,8 @@ from compaction.compactor._planner import plan_compaction
 from compaction.compactor._planner import previous_checkpoint as previous_checkpoint
 from compaction.cuts import select_cut as select_cut
 from compaction.cuts import unsafe_cuts as unsafe_cuts
-from compaction.errors import CompactionError, SeqConflictError
-from compaction.events import CheckpointRecorded
+from compaction.errors import CompactionError, ConfigError, SeqConflictError
+from compaction.events import CheckpointRecorded, surrogate_problem
 from compaction.policy import DEFAULT_WINDOW as DEFAULT_WINDOW
 from compaction.policy import CompactionPolicy as CompactionPolicy
 from compaction.session import Session
@@ -145,8 +145,12 @@ def compact(
             ``does_not_fit`` (the fixed part, the system messages, the Checkpoint and the
             reserve alone exceed the window), or ``conflict`` (retryable: other writers
             appended during every attempt).
+        ConfigError: `instructions` (or a hook's text) hold a lone surrogate, which no log
+            line can hold.
     """
     policy = policy or CompactionPolicy()
+    if instructions and (problem := surrogate_problem("instructions", instructions)):
+        raise ConfigError(f"{problem}; give valid Unicode text")
 
     def attempt() -> CompactionResult | None:
         session.refresh()

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from compaction import contract
 from compaction.errors import ToolInputError
+from compaction.events import surrogate_problem
 from compaction.tools.arguments import Arguments, load_arguments, show
 
 COMPACT_CONTEXT: Final = contract.COMPACT_CONTEXT
@@ -70,6 +71,8 @@ def parse_compact_context(arguments: Arguments | None) -> str | None:
         problems.append('"focus" must be a string')
     elif isinstance(focus, str) and len(focus) > FOCUS_CHARS:
         problems.append(f'"focus" is longer than {FOCUS_CHARS} characters; send a short one')
+    elif isinstance(focus, str) and (problem := surrogate_problem('"focus"', focus)):
+        problems.append(problem)
     if problems:
         raise ToolInputError(COMPACT_CONTEXT, problems)
     return focus.strip() or None if isinstance(focus, str) else None

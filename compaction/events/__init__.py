@@ -9,7 +9,7 @@ Invariants: an event is immutable once written; its bytes on disk are a pure fun
 fields (`dump_event`), so the same history always gives the same file.
 """
 
-from compaction.events._base import MAX_INT, SCHEMA_VERSION
+from compaction.events._base import MAX_INT, SCHEMA_VERSION, lone_surrogate, surrogate_problem
 from compaction.events._envelope import (
     EVENT_ADAPTER as EVENT_ADAPTER,
 )
@@ -136,6 +136,8 @@ __all__ = [
     "dump_event",
     "dump_event_bytes",
     "event_json_schema",
+    "lone_surrogate",
     "make_event",
     "parse_event",
+    "surrogate_problem",
 ]

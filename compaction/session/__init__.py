@@ -44,7 +44,7 @@ from compaction.tools.arguments import Arguments
 from compaction.tools.mode_policy import ModePolicy, PolicyTable, builtin_policies, policy_for
 from compaction.tools.tasks import AGENT_PATTERN, is_agent_name
 from compaction.tools.tool_result import ToolResult
-from compaction.views import interrupted_result, with_answers
+from compaction.views import interrupted_result
 from compaction.views.clipping import ShownCount, clip_and_count
 
 
@@ -205,7 +205,9 @@ class Session(LiveViews):
         A tool result over `tool_output_cap` is recorded with its clip
         (see `compaction.views.clipping`).
 
-        A tool call the log left without a result (a process killed inside it) is answered first,
+        A checkpoint's span is checked first (`compaction.invariants.check_checkpoint_span_at`:
+        forward, before the checkpoint, after the previous one). A tool call the log left
+        without a result (a process killed inside it) is answered first,
         before the first user or assistant message or ``turn/start`` of `items`, with the
         placeholder of `compaction.views.unanswered` (see `answer_open_calls`).
 
@@ -217,7 +219,7 @@ class Session(LiveViews):
         cap = self.tool_output_cap
         payloads: list[EventData] = []
         counted: dict[int, ShownCount] = {}
-        for p in with_answers(self.open_calls, list(items)):
+        for p in self.ready(items):
             if cap is not None and isinstance(p, Message) and p.role == "tool":
                 p, shown = clip_and_count(p, self.tokenizer, cap)
                 if shown is not None:

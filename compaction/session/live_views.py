@@ -17,9 +17,19 @@ Invariant: every view equals a fold of the events applied so far, up to `applied
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from contextlib import closing
 
-from compaction.events import Event, OpenWork, TodoItem, ToolCall, TurnStarted
+from compaction.events import (
+    CheckpointData,
+    Event,
+    EventData,
+    OpenWork,
+    TodoItem,
+    ToolCall,
+    TurnStarted,
+)
+from compaction.invariants import check_checkpoint_span_at
 from compaction.stores.sources import collector_paused
 from compaction.tokens import Tokenizer, get_tokenizer
 from compaction.views import (
@@ -35,6 +45,7 @@ from compaction.views import (
     UsageProjection,
     UsageState,
     unanswered_calls,
+    with_answers,
 )
 from compaction.views.board import TaskBoard, TasksProjection, TasksState
 from compaction.views.clipping import ShownCount
@@ -170,6 +181,25 @@ class LiveViews:
     def context(self) -> ContextWindow:
         """What the model sees now."""
         return self._context_p.view(self._context)
+
+    def ready(self, items: Iterable[EventData]) -> list[EventData]:
+        """Return what an append writes: `items` checked, the open calls answered first.
+
+        A checkpoint's span must run forward, end before the checkpoint and after the previous
+        one (`check_checkpoint_span_at`); a tool call left open is answered before the first
+        payload that would leave it unanswered for good (`compaction.views.with_answers`).
+
+        Raises:
+            LogIntegrityError: ``checkpoint_span``: a forged span (nothing is written).
+        """
+        payloads = with_answers(self.open_calls, list(items))
+        previous = self._context.checkpoint
+        last = previous.data.last_seq if previous is not None else 0
+        for i, data in enumerate(payloads, start=self.applied_seq + 1):
+            if isinstance(data, CheckpointData):
+                check_checkpoint_span_at(data.first_seq, data.last_seq, i, last)
+                last = data.last_seq
+        return payloads
 
     @property
     def refused_window(self) -> int | None:
