@@ -53,7 +53,7 @@ class TestCheckpointSpan:
         with filled(tmp_path / "s.jsonl") as session:
             before = session.applied_seq
             assert before == 8
-            with pytest.raises(LogIntegrityError, match="checkpoint_span|is not before"):
+            with pytest.raises(LogIntegrityError, match=r"is not before"):
                 session.append(span(first, last))
             assert session.applied_seq == before
         with Session(tmp_path / "s.jsonl") as again:
@@ -84,13 +84,12 @@ class TestBoundedIntegers:
     @pytest.mark.parametrize("figure", [10**5000, MAX_INT + 1], ids=["4301-digits", "one-over"])
     def test_a_huge_usage_figure_is_refused_at_write(self, tmp_path: Path, figure: int) -> None:
         """Over 2**53-1 (a figure of 4,300+ digits included): refused; the log still opens."""
-        with filled(tmp_path / "s.jsonl") as session:
-            with pytest.raises(ValidationError):
-                session.report_usage(
-                    UsageReportData(
-                        purpose="turn", model="m", prompt_tokens=figure, completion_tokens=1
-                    )
+        with filled(tmp_path / "s.jsonl") as session, pytest.raises(ValidationError):
+            session.report_usage(
+                UsageReportData(
+                    purpose="turn", model="m", prompt_tokens=figure, completion_tokens=1
                 )
+            )
         with Session(tmp_path / "s.jsonl") as again:
             assert again.applied_seq == 8
             assert again.usage.total_tokens > 0
