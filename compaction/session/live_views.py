@@ -202,6 +202,12 @@ class LiveViews:
         return payloads
 
     @property
+    def checkpoint_seq(self) -> int:
+        """The seq of the newest checkpoint event the context shows (0 without one)."""
+        checkpoint = self._context.checkpoint
+        return checkpoint.seq if checkpoint is not None else 0
+
+    @property
     def refused_window(self) -> int | None:
         """The window a provider proved by refusing a request as too long, in its tokens."""
         return self._refusals.window(self.token_scale)
