@@ -23,6 +23,7 @@ error passes through untouched; a model is never guarded twice.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
@@ -190,6 +191,24 @@ def usage_of(response: ModelResponse, model: Model) -> UsageReportData | None:
         completion_tokens=usage.output_tokens,
         cached_tokens=usage.input_tokens_details.cached_tokens,
     )
+
+
+class UnguardedModelWarning(UserWarning):
+    """An agent's own model object runs without the overflow guard (see `LogSession.agent`)."""
+
+
+def warn_unguarded(agent: Agent[Any]) -> bool:
+    """Warn when `agent` has its own unguarded model object; return whether it warned."""
+    if not isinstance(agent.model, Model) or isinstance(agent.model, OverflowGuard):
+        return False
+    warnings.warn(
+        f"LogSession: agent {agent.name!r} has its own model object, which run_config cannot "
+        "guard: a context overflow would propagate unanswered; run "
+        "Runner.run(session.agent(agent), ...) instead",
+        UnguardedModelWarning,
+        stacklevel=3,
+    )
+    return True
 
 
 class GuardedProvider(ModelProvider):

@@ -31,7 +31,7 @@ One source of truth: **the session log.** The graph state is a view of it:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired
 
@@ -90,7 +90,7 @@ from harness.integrations._langchain_view import (
     with_system,
 )
 from harness.integrations._log_compaction import compact_log
-from prompts import DEFAULT_MODE, Mode, PromptBuilder, get_mode
+from prompts import DEFAULT_MODE, Mode, PromptBuilder, get_mode, policy_table
 
 REPORTED_FAILURES = ("does_not_fit",)
 """Compaction failures kept in `failures` while the model is still called (a run never crashes
@@ -119,6 +119,8 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             `todo_write`); "" appends nothing.
         fixed_tokens: the system prompt and tool specs, in tokens, assumed before the first
             model call has measured them.
+        modes: the modes to choose from by name (default: the built-in ones; a user's, e.g.
+            `prompts.available_modes("modes.toml")`); their tool policies are the log's.
 
     Raises:
         ConfigError: an unknown mode.
@@ -135,8 +137,10 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         summarizer: Summarizer | None = None,
         system_prompt: str | None = None,
         fixed_tokens: int = 0,
+        modes: Mapping[str, Mode] | None = None,
     ) -> None:
         super().__init__()
+        self.modes = modes
         self.policy = policy or CompactionPolicy()
         self._owned = not isinstance(log, Session)
         self.session = (
@@ -144,6 +148,8 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             if isinstance(log, Session)
             else Session(log, tool_output_cap=self.policy.tool_output_tokens)
         )
+        if modes is not None:  # a user's modes: their tool policies are the log's too
+            self.session.policies = {**self.session.policies, **policy_table(modes)}
         self.summarizer = summarizer
         self._custom_prompt = system_prompt
         self.fixed_tokens = fixed_tokens
@@ -172,7 +178,7 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
 
     @mode.setter
     def mode(self, name: str) -> None:
-        spec: Mode = get_mode(name)
+        spec: Mode = get_mode(name, self.modes)
         self._mode = spec
         self.system_prompt = (
             PromptBuilder().mode_block(spec) if self._custom_prompt is None else self._custom_prompt
@@ -183,8 +189,6 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         """Close the session log (when the middleware opened it)."""
         if self._owned:
             self.session.close()
-
-    # --- keeping the log and the state in step --------------------------------------------------
 
     def sync(self, messages: Sequence[AnyMessage]) -> list[Event]:
         """Append the state's messages the log does not hold yet, in order; return the events.
@@ -248,8 +252,6 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         if result is not None:
             self.compactions.append(result)
         return result
-
-    # --- the hooks -------------------------------------------------------------------------------
 
     def before_agent(self, state: HarnessState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Resume: put the log's view (Checkpoint first) and its todo list into the state.

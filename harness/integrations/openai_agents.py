@@ -42,7 +42,7 @@ How the protocol maps onto an append-only log (the log is the one source of trut
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,7 @@ from compaction import (
 )
 from compaction import Session as LogBackedSession
 from compaction.compactor import record_overflow
-from compaction.events import RetractData
+from compaction.events import EventData, RetractData
 from compaction.stores import FileStore
 from harness.integrations._agents_items import (
     ITEM_FIELD,
@@ -89,13 +89,16 @@ from harness.integrations._agents_items import (
 from harness.integrations._agents_model import (
     GuardedProvider,
     OverflowGuard,
+    UnguardedModelWarning,
     guarded_agent,
     usage_of,
+    warn_unguarded,
 )
+from harness.integrations._agents_modes import RunModes
 from harness.integrations._agents_requests import RequestSize, agent_tools, measure_request
 from harness.integrations._agents_tools import guarded, session_tools
 from harness.integrations._log_compaction import QUIET_REFUSALS, compact_log
-from prompts import DEFAULT_MODE, get_mode
+from prompts import Mode, policy_table
 
 CLEARED = "clear_session"
 POPPED = "pop_item"
@@ -103,7 +106,7 @@ RETRY_ANYWAY = (*QUIET_REFUSALS, "does_not_fit")
 """After an overflow refusal, these still lead to the one retry (the provider's answer decides)."""
 
 
-class LogSession:
+class LogSession(RunModes):
     """An Agents SDK session whose history is a Context Harness session log.
 
     Args:
@@ -111,8 +114,12 @@ class LogSession:
         path: the JSONL log (created on first write, replayed when it exists), a store URL, or
             an open `compaction.Session` (the caller closes it).
         policy: window, trigger, tail and output reserve (default `CompactionPolicy()`).
-        mode: the mode the tools run under (default the built-in default mode).
+        mode: the mode each run works in (default the built-in default mode): its tool
+            policy refuses what it forbids; set `mode` between runs to switch. Each run's input
+            opens a turn (`turn/start` with the mode) in the log.
         summarizer: writes the Checkpoint's narrative sections (default: extractive).
+        modes: the modes to choose from by name (default: the built-in ones; a user's, e.g.
+            `prompts.available_modes("modes.toml")`); their tool policies are the log's.
 
     Raises:
         ConfigError: an unknown mode.
@@ -128,11 +135,13 @@ class LogSession:
         policy: CompactionPolicy | None = None,
         mode: str | None = None,
         summarizer: Summarizer | None = None,
+        modes: Mapping[str, Mode] | None = None,
     ) -> None:
         self.session_id = session_id
         self.policy = policy or CompactionPolicy()
-        self.mode = get_mode(mode or DEFAULT_MODE)
+        super().__init__(mode, modes)
         self.summarizer = summarizer
+        self._warned = False
         cap = self.policy.tool_output_tokens
         self._owned = not isinstance(path, LogBackedSession)
         self._store: EventStore | None = None
@@ -142,6 +151,8 @@ class LogSession:
             self._store = open_store(path)
             name = None if isinstance(self._store, FileStore) else session_id
             self.log = LogBackedSession(store=self._store, session=name, tool_output_cap=cap)
+        if modes is not None:  # a user's modes: their tool policies are the log's too
+            self.log.policies = {**self.log.policies, **policy_table(modes)}
         self.compactions: list[CompactionResult] = []
         self.requests: list[RequestSize] = []
         """Each model request as the input filter counted it, in order."""
@@ -150,6 +161,7 @@ class LogSession:
         self.retries = 0
         """How many model calls were sent again after a context-overflow refusal."""
         self._lock = asyncio.Lock()
+        self._config_model = False
         self._known: set[str] = set()
         self._cleared_at = 0
         for event in self.log.events() if self.log.applied_seq else ():
@@ -189,12 +201,15 @@ class LogSession:
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append each item as a `message` event, the item kept verbatim.
 
+        A run's input (a user message) opens a turn first: a `turn/start` in the current mode.
+
         Raises:
             MessageError: an item is not a dict of a known shape (nothing is appended).
         """
-        messages = messages_of(items)
+        messages: list[EventData] = list(messages_of(items))
         if not messages:
             return
+        self.open_turn(messages)
         async with self._lock:
             self.log.append_many(messages)
             self._known.update(item_key(item) for item in items)
@@ -228,8 +243,13 @@ class LogSession:
 
         Each host tool is refused with the mode's refusal when the mode forbids it.
         """
-        name = self.mode.name
-        return session_tools(self.log, self.mode) + [guarded(t, self.log, name) for t in host_tools]
+
+        def mode() -> str:
+            return self.mode.name
+
+        return session_tools(self.log, self.mode, mode) + [
+            guarded(t, self.log, mode) for t in host_tools
+        ]
 
     def run_config(self, **kwargs: Any) -> RunConfig:  # noqa: ANN401 (RunConfig's own fields)
         """Return a ``RunConfig`` that compacts inside the run (other fields as given).
@@ -248,6 +268,7 @@ class LogSession:
                 "add_items instead, or build your own RunConfig and call session.filter_input"
             )
         model = kwargs.get("model")
+        self._config_model = model is not None  # it overrides the agent's own model
         if isinstance(model, Model) and not isinstance(model, OverflowGuard):
             kwargs["model"] = self.guard(model)
         provider = kwargs.get("model_provider") or MultiProvider()
@@ -271,6 +292,8 @@ class LogSession:
         """The ``call_model_input_filter``: compact when due, hand the model the log's view."""
         instructions = data.model_data.instructions
         tools = agent_tools(data)
+        if not self._warned and not self._config_model:  # once: the fix is named
+            self._warned = warn_unguarded(data.agent)
         async with self._lock:
             unlogged = self._unlogged(data.model_data.input)
             # A call a killed process left without a result gets its placeholder, recorded once.
@@ -370,4 +393,5 @@ __all__ = [
     "LogSession",
     "OverflowGuard",
     "RequestSize",
+    "UnguardedModelWarning",
 ]

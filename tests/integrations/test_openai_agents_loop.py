@@ -44,7 +44,7 @@ from compaction import (
     parse_checkpoint,
     read_events,
 )
-from harness.integrations.openai_agents import LogSession
+from harness.integrations.openai_agents import LogSession, UnguardedModelWarning
 from harness.testing import Reply, StubModel, ToolCall, prompt_tokens
 
 set_tracing_disabled(True)  # offline: no trace export
@@ -433,3 +433,14 @@ class TestCounting:
         assert [r.data.prompt_tokens for r in reports[:2]] == [6_300, 7_600]
         with Session(tmp_path / "s.jsonl") as log:
             assert log.token_scale is not None
+
+    def test_an_unguarded_model_object_is_warned_about_once(self, tmp_path: Path) -> None:
+        """The agent's own model, run_config() without session.agent: one warning naming the fix."""
+        model, _ = overflow_once()
+        session = LogSession("u1", tmp_path / "s.jsonl", policy=CompactionPolicy(200_000))
+        mine = agent(model, session)
+        warned = pytest.warns(UnguardedModelWarning, match=r"session\.agent\(agent\)")
+        with warned as seen, pytest.raises(openai.BadRequestError):  # unguarded: it goes through
+            asyncio.run(Runner.run(mine, "go", session=session, run_config=session.run_config()))
+        assert len(seen) == 1  # seven model calls, one warning
+        assert session.retries == 0
