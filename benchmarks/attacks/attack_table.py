@@ -6,8 +6,8 @@ files, a read-only SQLite store, `harness copy` interrupted or misled, compactio
 concurrent writers per backend, API keys echoed in base64 or another case, `compact` on a
 binary file; and issue 39's: a process killed inside a tool call then resumed, provider
 refusals and hostile error and usage objects, inputs no log line can hold or forged spans,
-`compact_context` called again and again) it runs generated cases, mostly through the real command line in subprocesses
-with a timeout each, and counts:
+`compact_context` called again and again) it runs generated cases, mostly through the real
+command line in subprocesses with a timeout each, and counts:
 
 - **crashes**: a traceback, an exception out of the API, or an exit status outside the
   documented ones (0, 1, 2, 3, 130; 4 is "unexpected error");
