@@ -118,7 +118,7 @@ def test_without_a_key_set_an_item_is_kept(
         assert _provider(_compact(session, stub, name)).item is not None
 
 
-FOREIGN = {
+FOREIGN: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "openai-responses": (
         {"type": "compaction", "id": "c1", "encrypted_content": "enc", "created_by": "u"},
         {"type": "compaction", "id": "c1", "encrypted_content": "enc"},

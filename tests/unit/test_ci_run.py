@@ -1,8 +1,9 @@
-"""CI installs from nothing each run (.ci/run): no venv and no wheel cache left by an earlier one.
+"""A fresh machine's install: CI from nothing each run (.ci/run), the SDKs' untested majors bounded.
 
 The script is run in a copy of its folder with stand-ins for `python3` and the venv's tools, which
 record how they were called; a venv left behind by an earlier run (with a stale package in it)
-must be gone before the install, and pip must run with its cache off.
+must be gone before the install, and pip must run with its cache off. Each SDK requirement in
+the extras has an upper bound below its next, untested major release.
 """
 
 from __future__ import annotations
@@ -71,3 +72,25 @@ def test_every_install_starts_from_nothing(ci_copy: tuple[Path, dict[str, str]])
     assert installs, calls
     assert all("PIP_NO_CACHE_DIR=1 " in line for line in installs), installs
     assert any(line.startswith("pytest ") for line in calls), calls
+
+
+SDKS = ("anthropic", "openai", "openai-agents", "langchain", "httpx", "psycopg")
+"""The SDKs whose next major release could break an adapter or a test: each is bounded above."""
+
+
+def test_every_sdk_requirement_bounds_the_untested_major() -> None:
+    """Each SDK in the extras has an upper bound (`<N`): a major CI never ran is not installed."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((CHECKOUT / "pyproject.toml").read_text())["project"]
+    found: dict[str, str] = {}
+    for requirements in project["optional-dependencies"].values():
+        for line in requirements:
+            req = Requirement(line)
+            if req.name in SDKS:
+                found[req.name] = str(req.specifier)
+    assert sorted(found) == sorted(SDKS)
+    for name, spec in found.items():
+        assert any(part.startswith("<") for part in spec.split(",")), (name, spec)
