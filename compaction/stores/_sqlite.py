@@ -36,7 +36,7 @@ from compaction.events import Event, EventData, dump_event_bytes, make_event
 from compaction.stores._paging import PAGE, paged_events
 from compaction.stores._sqlite_checks import check_header, fail, has_wal, io_cause
 from compaction.stores.log_writer import SyncPolicy
-from compaction.stores.protocol import SessionInfo, check_session_id
+from compaction.stores.protocol import SessionInfo, check_session_id, missing, no_such_store
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS events (
@@ -90,12 +90,20 @@ class SqliteStore:
     """
 
     def __init__(
-        self, path: Path | str, *, sync: SyncPolicy = "always", timeout: float = 60.0
+        self,
+        path: Path | str,
+        *,
+        sync: SyncPolicy = "always",
+        timeout: float = 60.0,
+        create: bool = True,
     ) -> None:
         self.path = Path(path)
         self._depth = 0
+        self._create = create
         self.read_only = False
         """Whether the store was opened read-only (its file or folder cannot be written)."""
+        if not create and not self.path.is_file():
+            raise no_such_store(str(self.path), "no file there") from missing(str(self.path))
         check_header(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -137,6 +145,9 @@ class SqliteStore:
                 self.path, timeout=timeout, isolation_level=None, check_same_thread=False
             )
             self._check(db)  # before anything is written to the file
+            if not self._create:  # a reader's open: the file as it is, or no store at all
+                self._check_table(db)
+                return db
             db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new, empty file only; else ignored
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={'FULL' if sync == 'always' else 'NORMAL'}")
@@ -232,6 +243,13 @@ class SqliteStore:
                 f"{self.path}: its events table is not a Context Harness store's (columns "
                 f"{', '.join(columns)}; expected {', '.join(COLUMNS)}); use another file"
             )
+
+    def _check_table(self, db: sqlite3.Connection) -> None:
+        """Refuse a file without an ``events`` table when the store may not create one."""
+        found = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'events'").fetchone()
+        if found is None:
+            where = str(self.path)
+            raise no_such_store(where, "an SQLite file without an events table") from missing(where)
 
     @property
     def url(self) -> str:
