@@ -39,7 +39,8 @@ def test_a_read_of_a_missing_store_creates_nothing(
     assert done.returncode == 3, (done.stdout, done.stderr)
     assert "no such store" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
-    assert "0 sessions" not in done.stdout and "0 completed" not in done.stdout
+    assert "0 sessions" not in done.stdout
+    assert "0 completed" not in done.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
