@@ -38,6 +38,32 @@ def not_a_log(log: str | Path, why: str) -> LogError:
     )
 
 
+def transcript_hint(args: argparse.Namespace) -> str | None:
+    """Return the message for a transcript given where a session log is expected, else None.
+
+    LOG (a file, not a store URL) whose first line is not one of this toolkit's events and
+    whose format an importer recognises: the message names the import command instead of the
+    line the reader refused.
+    """
+    from compaction.importers import detect_format
+    from compaction.stores import is_store_url
+
+    log = getattr(args, "log", None)
+    if not isinstance(log, str) or is_store_url(log) or not Path(log).is_file():
+        return None
+    try:
+        with open(log, "rb") as fh:
+            if fh.read(5) == b'{"v":':  # a session log (perhaps damaged): the reader's message
+                return None
+        found = detect_format(log)
+    except Exception:  # no format recognised, or unreadable: the reader's own message stands
+        return None
+    return (
+        f"{log} is a transcript ({found} format), not a session log: import it first, "
+        f"harness import auto {log} -o LOG"
+    )
+
+
 def add_session_option(p: argparse.ArgumentParser) -> None:
     """Add ``--session ID``, the session within a store URL, and ``--lock-timeout``."""
     p.add_argument(
