@@ -291,8 +291,9 @@ def _print_open_turns(turns: list[dict[str, object]]) -> None:
 
 def _plot(args: argparse.Namespace) -> int:
     """Draw the log's request sizes to --plot (see `harness.commands.log_plot`)."""
-    from harness.commands.log_plot import plot_series, request_series
+    from harness.commands.log_plot import check_plot_path, plot_series, request_series
 
+    check_plot_path(Path(args.plot))
     with closing(read_log(args, ReadReport(path=redact_url(args.log)))) as events:
         series = request_series(events, get_tokenizer(args.tokenizer))
     if not series.sizes:
