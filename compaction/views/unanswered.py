@@ -89,6 +89,25 @@ def with_answers(open_calls: Sequence[ToolCall], payloads: Sequence[EventData]) 
     return out
 
 
+def answered_in_place(messages: Sequence[Message]) -> list[Message]:
+    """Return `messages` with a placeholder result after each call a later message left open.
+
+    The calls still open at the end (a tool that may be running now) are left as they are.
+    """
+    out: list[Message] = []
+    pending: dict[str, ToolCall] = {}
+    for message in messages:
+        if message.role == "tool" and message.tool_call_id:
+            pending.pop(message.tool_call_id, None)
+        elif pending and message.role in ("user", "assistant"):
+            out += [interrupted_result(c) for c in pending.values()]
+            pending = {}
+        if message.role == "assistant" and message.tool_calls:
+            pending = {c.id: c for c in message.tool_calls}
+        out.append(message)
+    return out
+
+
 class CallTracker:
     """Follow a log's events and tell which tool calls no ``tool`` message answers.
 
@@ -129,6 +148,7 @@ def unanswered_in_log(events: Iterable[Event]) -> list[tuple[int, ToolCall]]:
 
 __all__ = [
     "CallTracker",
+    "answered_in_place",
     "interrupted_result",
     "interrupted_text",
     "unanswered_calls",
