@@ -186,11 +186,15 @@ class TestCli:
 
 
 class TestFloor:
-    def repeat(self, session: Session, calls: int, floor: int = 2000) -> list[str]:
+    def repeat(self, session: Session, calls: int, floor: int | None = None) -> list[str]:
         """Answer `calls` compact_context calls in a row, as a model calling it in a loop."""
         out = []
         for i in range(calls):
-            answer = call_tool(session, COMPACT_CONTEXT, "{}", policy=POLICY, min_new_tokens=floor)
+            answer = (
+                call_tool(session, COMPACT_CONTEXT, "{}", policy=POLICY)
+                if floor is None
+                else call_tool(session, COMPACT_CONTEXT, "{}", policy=POLICY, min_new_tokens=floor)
+            )
             out.append(answer.content)
             session.add_message(result(f"cc{i}" if i else "cc", answer.content))
             session.add_message(call(f"cc{i + 1}", COMPACT_CONTEXT))
