@@ -1,9 +1,13 @@
 """A testing kit: a scripted model server on loopback, for users' tests and the project's own.
 
-`StubModel` speaks OpenAI chat completions, the OpenAI Responses API and Anthropic Messages
-(``/v1/chat/completions``, ``/v1/responses``, ``/v1/messages``), answering from a script of
+`StubModel` speaks OpenAI chat completions, the OpenAI Responses API, Anthropic Messages and
+the Gemini API (``/v1/chat/completions``, ``/v1/responses``, ``/v1/messages``,
+``/v1beta/models/MODEL:generateContent``), whole or streamed (server-sent events, when the
+request asks for them), answering from a script of
 `Reply` objects (text, `ToolCall`s, usage figures, statuses, each provider's real overflow
-body), and records every request it received. Point an SDK's base URL at ``stub.url`` and an
+body), and records every request it received. `rules` answer the requests they recognise
+without using a step: `summary_rule` answers the compaction summary request of Claude Code,
+Codex CLI and Gemini CLI with a scripted summary. Point an SDK's base URL at ``stub.url`` and an
 agent loop runs offline, with no key:
 
     from harness.testing import Reply, StubModel, ToolCall
@@ -29,24 +33,42 @@ from harness.testing._postgres_server import (
 )
 from harness.testing._prefix_cache import Api, PrefixCache, prompt_pieces, prompt_tokens
 from harness.testing._replies import RecordedRequest, Reply, Script, ToolCall
+from harness.testing._routes import api_of
+from harness.testing._rules import (
+    SUMMARY_MARKERS,
+    RequestText,
+    Rule,
+    is_summary_request,
+    request_text,
+    summary_rule,
+    text_rule,
+)
 
 __all__ = [
     "MAX_BODY",
     "OVERFLOW_STATUS",
     "PATHS",
+    "SUMMARY_MARKERS",
     "Api",
     "Dialect",
     "LocalPostgres",
     "PrefixCache",
     "RecordedRequest",
     "Reply",
+    "RequestText",
+    "Rule",
     "Script",
     "ServerUnavailable",
     "StubModel",
     "ToolCall",
+    "api_of",
+    "is_summary_request",
     "overflow_body",
     "prompt_pieces",
     "prompt_tokens",
+    "request_text",
     "running_postgres",
     "start_postgres",
+    "summary_rule",
+    "text_rule",
 ]
