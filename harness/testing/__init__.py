@@ -16,6 +16,9 @@ agent loop runs offline, with no key:
         stub: ...  # OpenAI(base_url=stub.url + "/v1", api_key="x") or Anthropic(base_url=stub.url,
         ...)
 
+`make_agent_run` runs the real agent CLIs (Claude Code, Codex CLI, Gemini CLI; installed by
+``scripts/install-agents``) against the stub, offline.
+
 The kit also starts a throwaway PostgreSQL server from the system's binaries
 (`running_postgres`), for tests of the PostgreSQL store.
 
@@ -23,6 +26,14 @@ Rule of this room: it imports only the standard library (and `compaction`'s root
 must); nothing in the product imports it.
 """
 
+from harness.testing._agent_clis import (
+    AGENT_PACKAGES,
+    AgentRun,
+    agent_binary,
+    agents_dir,
+    items_held,
+    make_agent_run,
+)
 from harness.testing._model_server import MAX_BODY, PATHS, StubModel
 from harness.testing._overflow_bodies import OVERFLOW_STATUS, Dialect, overflow_body
 from harness.testing._postgres_server import (
@@ -45,10 +56,12 @@ from harness.testing._rules import (
 )
 
 __all__ = [
+    "AGENT_PACKAGES",
     "MAX_BODY",
     "OVERFLOW_STATUS",
     "PATHS",
     "SUMMARY_MARKERS",
+    "AgentRun",
     "Api",
     "Dialect",
     "LocalPostgres",
@@ -61,8 +74,12 @@ __all__ = [
     "ServerUnavailable",
     "StubModel",
     "ToolCall",
+    "agent_binary",
+    "agents_dir",
     "api_of",
     "is_summary_request",
+    "items_held",
+    "make_agent_run",
     "overflow_body",
     "prompt_pieces",
     "prompt_tokens",

@@ -15,9 +15,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from agent_clis import Run, binary, holds, make_run
 
-from harness.testing import RecordedRequest, Reply, StubModel, ToolCall, api_of, summary_rule
+from harness.testing import (
+    AgentRun,
+    RecordedRequest,
+    Reply,
+    StubModel,
+    ToolCall,
+    agent_binary,
+    api_of,
+    items_held,
+    make_agent_run,
+    summary_rule,
+)
 from harness.testing import is_summary_request as summary_request
 
 pytestmark = [pytest.mark.agents, pytest.mark.slow]
@@ -36,7 +46,7 @@ SNAPSHOT = (
 
 
 def _need(agent: str) -> None:
-    if binary(agent) is None:
+    if agent_binary(agent) is None:
         pytest.skip(f"{agent} is not installed here (run scripts/install-agents)")
 
 
@@ -61,14 +71,48 @@ def _claude_todo_script(usage: dict[str, int] | None = None) -> list[Reply]:
     ]
 
 
-def _claude(tmp: Path, hooks: bool, auto: bool) -> tuple[Run, RecordedRequest]:
+TASKS = ["TASK-BRAVO write the parser", "TASK-CHARLIE add tests"]
+"""The shared tasks the task script leaves open (#2 in progress, owner main; #3 blocked by #2)."""
+
+
+def _claude_task_script() -> list[Reply]:
+    def create(subject: str) -> ToolCall:
+        return ToolCall("TaskCreate", {"subject": subject, "description": subject})
+
+    def update(**fields: object) -> ToolCall:
+        return ToolCall("TaskUpdate", fields)
+
+    return [
+        Reply(
+            tool_calls=[
+                ToolCall("ToolSearch", {"query": "select:TaskCreate"}),
+                ToolCall("ToolSearch", {"query": "select:TaskUpdate"}),
+            ]
+        ),
+        Reply(tool_calls=[create("TASK-ALPHA read the code"), *map(create, TASKS)]),
+        Reply(
+            tool_calls=[
+                update(taskId="1", status="completed"),
+                update(taskId="2", status="in_progress", owner="main"),
+                update(taskId="3", addBlockedBy=["2"]),
+            ]
+        ),
+        Reply("Created the tasks."),
+    ]
+
+
+def _claude(
+    tmp: Path, hooks: bool, auto: bool, tasks: bool = False
+) -> tuple[AgentRun, RecordedRequest]:
     usage = {"input_tokens": 70000, "output_tokens": 50} if auto else None
-    stub = StubModel(_claude_todo_script(usage), rules=[summary_rule(SUMMARY)])
+    script = _claude_task_script() if tasks else _claude_todo_script(usage)
+    stub = StubModel(script, rules=[summary_rule(SUMMARY)])
     with stub:
-        run = make_run(tmp, "claude-code", stub)
+        run = make_agent_run(tmp, "claude-code", stub)
         if hooks:
             run.harness("hooks", "install", "claude-code", "--project", str(run.project))
-        extra = {"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1", "CLAUDE_CODE_ENABLE_TASKS": "0"}
+        extra = {"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1"}
+        extra |= {} if tasks else {"CLAUDE_CODE_ENABLE_TASKS": "0"}
         if auto:
             extra["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = "100000"
         out = json.loads(run.cli(["-p", "Plan the refactor.", "--output-format", "json"], extra))
@@ -86,7 +130,7 @@ class TestClaudeCode:
         """After /compact (or an automatic compaction) the next request holds every open todo."""
         _need("claude-code")
         run, first = _claude(tmp_path, hooks=True, auto=auto)
-        assert holds(first.body, OPEN) == len(OPEN)
+        assert items_held(first.body, OPEN) == len(OPEN)
         assert b"the summary kept 0 of 3 open items" in first.body
         log = run.harness("hooks", "log")
         assert "the summary kept 0 of 3 open items" in log
@@ -95,14 +139,26 @@ class TestClaudeCode:
         """Without the hooks, the request after /compact holds none of the open todos."""
         _need("claude-code")
         _, first = _claude(tmp_path, hooks=False, auto=False)
-        assert holds(first.body, OPEN) == 0
+        assert items_held(first.body, OPEN) == 0
+
+    @pytest.mark.parametrize("hooks", [True, False], ids=["hooks", "no hooks"])
+    def test_shared_tasks_with_ids_owners_blockers(self, tmp_path: Path, hooks: bool) -> None:
+        """Open shared tasks come back by id with owner and blockers; without hooks, none."""
+        _need("claude-code")
+        _, first = _claude(tmp_path, hooks=hooks, auto=False, tasks=True)
+        if hooks:
+            assert items_held(first.body, TASKS) == 2
+            assert b"#2 [in_progress] TASK-BRAVO write the parser (owner: main)" in first.body
+            assert b"#3 [pending] TASK-CHARLIE add tests (blocked by: #2)" in first.body
+        else:
+            assert items_held(first.body, TASKS) == 0
 
     def test_resumed_real_transcript(self, tmp_path: Path, transcripts: Path) -> None:
         """A shared real session, resumed and compacted, gets its two open todos back."""
         _need("claude-code")
         source = transcripts / "claude-code_entire-cli_f839a29c35ef_ends-with-pending.jsonl"
         with StubModel([Reply("Continuing.")], rules=[summary_rule(SUMMARY)]) as stub:
-            run = make_run(tmp_path, "claude-code", stub)
+            run = make_agent_run(tmp_path, "claude-code", stub)
             run.harness("hooks", "install", "claude-code", "--project", str(run.project))
             session = _plant(run, source)
             open_items = _audit_open(run, source)
@@ -110,10 +166,10 @@ class TestClaudeCode:
             run.cli(["-p", "Go on.", "--resume", session])
         first = first_after_compaction(stub.requests)
         assert len(open_items) == 2
-        assert holds(first.body, open_items) == 2
+        assert items_held(first.body, open_items) == 2
 
 
-def _plant(run: Run, source: Path) -> str:
+def _plant(run: AgentRun, source: Path) -> str:
     """Copy a recorded transcript where Claude Code resumes it; return its session id."""
     session = "0c0ffee0-0000-4000-8000-000000000001"
     folder = re.sub(r"[^A-Za-z0-9]", "-", str(run.project.resolve()))
@@ -134,7 +190,7 @@ def _plant(run: Run, source: Path) -> str:
     return session
 
 
-def _audit_open(run: Run, source: Path) -> list[str]:
+def _audit_open(run: AgentRun, source: Path) -> list[str]:
     from harness.hooks import fold_transcript
 
     folded, _ = fold_transcript(source, "claude-code", (b"TodoWrite",), None)
@@ -151,7 +207,7 @@ def _codex(tmp: Path, hooks: bool) -> RecordedRequest:
         Reply("Continuing after the compaction."),
     ]
     with StubModel(script, rules=[summary_rule(SUMMARY)]) as stub:
-        run = make_run(tmp, "codex", stub)
+        run = make_agent_run(tmp, "codex", stub)
         if hooks:
             run.harness("hooks", "install", "codex", "--user")
         flags = ["exec", "--skip-git-repo-check", "--json", "--dangerously-bypass-hook-trust"]
@@ -166,12 +222,12 @@ class TestCodex:
         """After Codex's automatic compaction, the next request holds every open plan step."""
         _need("codex")
         first = _codex(tmp_path, hooks=True)
-        assert holds(first.body, OPEN) == len(OPEN)
+        assert items_held(first.body, OPEN) == len(OPEN)
 
     def test_without_hooks_the_plan_is_gone(self, tmp_path: Path) -> None:
         """Without the hooks, the request after Codex's compaction holds no open step."""
         _need("codex")
-        assert holds(_codex(tmp_path, hooks=False).body, OPEN) == 0
+        assert items_held(_codex(tmp_path, hooks=False).body, OPEN) == 0
 
 
 def _gemini(tmp: Path, hooks: bool) -> RecordedRequest:
@@ -186,7 +242,7 @@ def _gemini(tmp: Path, hooks: bool) -> RecordedRequest:
         Reply("Continuing after the compression."),
     ]
     with StubModel(script, rules=[summary_rule(SNAPSHOT)]) as stub:
-        run = make_run(tmp, "gemini", stub)
+        run = make_agent_run(tmp, "gemini", stub)
         if hooks:
             run.harness("hooks", "install", "gemini", "--user")
         flags = ["-m", "gemini-2.5-pro", "--approval-mode", "yolo", "-o", "json"]
@@ -199,9 +255,9 @@ class TestGemini:
     def test_hooks_restore_every_open_todo(self, tmp_path: Path) -> None:
         """After Gemini CLI's compression, the next request holds every open todo."""
         _need("gemini")
-        assert holds(_gemini(tmp_path, hooks=True).body, OPEN) == len(OPEN)
+        assert items_held(_gemini(tmp_path, hooks=True).body, OPEN) == len(OPEN)
 
     def test_without_hooks_none_survives(self, tmp_path: Path) -> None:
         """Without the hooks, the request after the compression holds no open todo."""
         _need("gemini")
-        assert holds(_gemini(tmp_path, hooks=False).body, OPEN) == 0
+        assert items_held(_gemini(tmp_path, hooks=False).body, OPEN) == 0

@@ -1,9 +1,15 @@
-"""Drivers for the real agent CLIs (Claude Code, Codex CLI, Gemini CLI), run offline.
+"""Running the real agent CLIs (Claude Code, Codex CLI, Gemini CLI) offline against `StubModel`.
 
-Each CLI runs in print mode against `harness.testing.StubModel` through its base-URL setting,
-with HOME in a temp folder and non-essential traffic off. The npm packages come from
-``scripts/install-agents`` (``HARNESS_AGENTS_DIR``, default ``~/.cache/context-harness/agents``);
-`binary` returns None where they are missing, and the tests skip with that reason.
+Each CLI runs in print mode against the stub through its base-URL setting, with HOME (and
+``CODEX_HOME``) in a folder of the caller's and non-essential traffic off: `make_agent_run`
+prepares the folder (Codex's ``config.toml`` with ``update_plan`` on and an automatic compaction
+at 50,000 tokens; Gemini CLI's settings with API-key auth and compression at 5% of the window),
+`AgentRun.cli` runs one invocation. The npm packages come from ``scripts/install-agents``
+(``HARNESS_AGENTS_DIR``, default ``~/.cache/context-harness/agents``); `agent_binary` returns None
+where they are missing, so a test can skip with that reason.
+
+Invariants: every invocation is bounded (`TIMEOUT_S`); the environment holds only what the CLI
+needs (no key of the caller's reaches it).
 """
 
 from __future__ import annotations
@@ -17,9 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.testing import StubModel
+from harness.testing._model_server import StubModel
 
-CHECKOUT = Path(__file__).resolve().parents[1]
 TIMEOUT_S = 180
 """Longest one CLI invocation may take (the router retries of Gemini CLI are avoided by -m)."""
 
@@ -30,6 +35,13 @@ def agents_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "context-harness" / "agents"
 
 
+AGENT_PACKAGES: dict[str, str] = {
+    "claude-code": "@anthropic-ai/claude-code@2.1.332",
+    "codex": "@openai/codex@0.171.0",
+    "gemini": "@google/gemini-cli@0.61.0",
+}
+"""The pinned npm package of each agent CLI (``scripts/install-agents`` installs these)."""
+
 BINARIES: dict[str, str] = {
     "claude-code": "node_modules/@anthropic-ai/claude-code-linux-x64/claude",
     "codex": "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
@@ -37,7 +49,7 @@ BINARIES: dict[str, str] = {
 }
 
 
-def binary(agent: str) -> list[str] | None:
+def agent_binary(agent: str) -> list[str] | None:
     """Return the argv that runs an agent's CLI, or None when it is not installed here."""
     path = agents_dir() / BINARIES[agent]
     if not path.is_file():
@@ -55,8 +67,8 @@ def harness_argv() -> list[str]:
 
 
 @dataclass
-class Run:
-    """One agent's temp world: its HOME, project folder, environment."""
+class AgentRun:
+    """One agent's world in a folder: its HOME, project folder, environment."""
 
     root: Path
     agent: str
@@ -98,9 +110,14 @@ class Run:
         return base | dict(extra)
 
     def cli(self, args: Sequence[str], extra: Mapping[str, str] = {}) -> str:
-        """Run the agent's CLI once; return its stdout (a failure fails the test)."""
-        argv = binary(self.agent)
-        assert argv is not None
+        """Run the agent's CLI once; return its stdout.
+
+        Raises:
+            RuntimeError: the CLI is not installed, or it exited with an error (its stderr's tail).
+        """
+        argv = agent_binary(self.agent)
+        if argv is None:
+            raise RuntimeError(f"{self.agent} is not installed (run scripts/install-agents)")
         done = subprocess.run(
             [*argv, *args],
             cwd=self.project,
@@ -111,7 +128,8 @@ class Run:
             stdin=subprocess.DEVNULL,
             check=False,
         )
-        assert done.returncode == 0, done.stderr[-2000:]
+        if done.returncode != 0:
+            raise RuntimeError(f"{self.agent} exited {done.returncode}: {done.stderr[-2000:]}")
         return done.stdout
 
     def harness(self, *args: str) -> str:
@@ -127,9 +145,9 @@ class Run:
         return done.stdout
 
 
-def make_run(root: Path, agent: str, stub: StubModel) -> Run:
+def make_agent_run(root: Path, agent: str, stub: StubModel) -> AgentRun:
     """Return a fresh run with its folders (and Codex's config, Gemini's settings) made."""
-    run = Run(root, agent, stub)
+    run = AgentRun(root, agent, stub)
     run.home.mkdir(parents=True)
     run.project.mkdir()
     if agent == "codex":
@@ -151,7 +169,7 @@ def make_run(root: Path, agent: str, stub: StubModel) -> Run:
     return run
 
 
-def holds(body: bytes, items: Sequence[str]) -> int:
+def items_held(body: bytes, items: Sequence[str]) -> int:
     """Return how many of `items` a request body holds verbatim (as JSON text holds them)."""
     text = body.decode("utf-8", "replace")
     return sum(1 for item in items if json.dumps(item)[1:-1] in text)
