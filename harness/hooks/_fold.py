@@ -14,16 +14,17 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from compaction.events import (
+from compaction import (
     CheckpointRecorded,
     Event,
     MessageAdded,
+    TaskBoard,
     TaskCreated,
     TaskUpdated,
     TodoItem,
     TodoWritten,
 )
-from compaction.views import TaskBoard, TasksProjection, TasksState
+from compaction.views import TasksProjection, TasksState
 
 OPEN = ("in_progress", "pending")
 """The statuses of an item still to do."""

@@ -26,7 +26,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from compaction.secrets import redact
+from compaction import redact
 from harness.hooks._agents import Agent, Point, agent
 from harness.hooks._fold import Item
 from harness.hooks._receipts import append, hooks_dir

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compaction.errors import ConfigError
+from compaction import ConfigError
 from harness.hooks._agents import Agent, Point
 
 MARK = "# context-harness hook"
