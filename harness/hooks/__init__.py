@@ -25,7 +25,7 @@ from harness.hooks._settings import (
     read_settings,
     uninstall,
 )
-from harness.hooks._transcript import fold_transcript, pick
+from harness.hooks._transcript import fold_lines, fold_transcript, pick
 
 __all__ = [
     "AGENTS",
@@ -43,6 +43,7 @@ __all__ = [
     "audit_json",
     "audit_text",
     "fold",
+    "fold_lines",
     "fold_transcript",
     "hook_command",
     "hooks_dir",

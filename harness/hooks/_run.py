@@ -122,6 +122,7 @@ def _handle(entry: Agent, raw: bytes) -> str | None:
             return _printed(entry, point, items, summary, data)
         receipt |= _audit(items, summary)
         text = _printed(entry, point, items, summary, data)
+        receipt["printed"] = restore_block(items, summary) if text else ""
     receipt["cpu_s"] = round(time.process_time() - started, 4)
     append(receipt)
     return text
