@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from pathlib import Path
 
-from harness.output import HelpFormatter, examples, print_json
+from harness.plain import HelpFormatter, examples, print_json
 
 AGENT_NAMES = ("claude-code", "codex", "gemini")
 """The agents (`harness.hooks.NAMES`, repeated so ``--help`` does not import the package)."""
@@ -118,9 +119,14 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from harness.hooks._gate import MAX_STDIN, needs_reading
+
+    raw = sys.stdin.buffer.read(MAX_STDIN)
+    if not needs_reading(args.agent, raw):
+        return 0
     from harness.hooks import run
 
-    return run(args.agent, sys.stdin.buffer, sys.stdout, sys.stderr)
+    return run(args.agent, io.BytesIO(raw), sys.stdout, sys.stderr)
 
 
 def _log(args: argparse.Namespace) -> int:

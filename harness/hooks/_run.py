@@ -29,6 +29,7 @@ from typing import IO, Any
 from compaction import redact
 from harness.hooks._agents import Agent, Point, agent
 from harness.hooks._fold import Item
+from harness.hooks._gate import MAX_STDIN, needs_reading
 from harness.hooks._receipts import append, hooks_dir
 from harness.hooks._restore import (
     kept_count,
@@ -40,11 +41,6 @@ from harness.hooks._transcript import fold_transcript
 
 BUDGET_S = 20
 """Longest a hook run may take, in seconds, before it gives up (and exits 0)."""
-
-MAX_STDIN = 64 * 1024 * 1024
-"""Largest hook input read (Gemini CLI's BeforeModel sends the whole request)."""
-
-SNAPSHOT = b"<state_snapshot>"
 
 
 class _OutOfTime(Exception):
@@ -89,7 +85,7 @@ def _point(entry: Agent, data: Mapping[str, Any]) -> Point | None:
 
 def _handle(entry: Agent, raw: bytes) -> str | None:
     """Return what the hook prints for this input (None: nothing)."""
-    if entry.name == "gemini" and SNAPSHOT not in raw:
+    if not needs_reading(entry.name, raw):
         return None
     data = json.loads(raw or b"{}")
     if not isinstance(data, Mapping):
