@@ -119,7 +119,7 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness.hooks._gate import MAX_STDIN, needs_reading
+    from harness.hooks import MAX_STDIN, needs_reading
 
     raw = sys.stdin.buffer.read(MAX_STDIN)
     if not needs_reading(args.agent, raw):

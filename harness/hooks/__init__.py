@@ -20,6 +20,7 @@ if typing.TYPE_CHECKING:
     from harness.hooks._agents import AGENTS, NAMES, Agent, Point, agent
     from harness.hooks._audit import audit, audit_json, audit_text
     from harness.hooks._fold import Compaction, Fold, Item, fold
+    from harness.hooks._gate import MAX_STDIN, needs_reading
     from harness.hooks._receipts import hooks_dir, receipts
     from harness.hooks._restore import output_for, restore_block, summary_instructions
     from harness.hooks._run import run
@@ -42,6 +43,7 @@ _HOMES: dict[str, str] = {
     "Compaction": "harness.hooks._fold",
     "Fold": "harness.hooks._fold",
     "Item": "harness.hooks._fold",
+    "MAX_STDIN": "harness.hooks._gate",
     "MARK": "harness.hooks._settings",
     "NAMES": "harness.hooks._agents",
     "Point": "harness.hooks._agents",
@@ -57,6 +59,7 @@ _HOMES: dict[str, str] = {
     "hooks_dir": "harness.hooks._receipts",
     "install": "harness.hooks._settings",
     "installed": "harness.hooks._settings",
+    "needs_reading": "harness.hooks._gate",
     "output_for": "harness.hooks._restore",
     "pick": "harness.hooks._transcript",
     "read_settings": "harness.hooks._settings",
@@ -71,6 +74,7 @@ _HOMES: dict[str, str] = {
 __all__ = [
     "AGENTS",
     "MARK",
+    "MAX_STDIN",
     "NAMES",
     "Agent",
     "Change",
@@ -90,6 +94,7 @@ __all__ = [
     "hooks_dir",
     "install",
     "installed",
+    "needs_reading",
     "output_for",
     "pick",
     "read_settings",
