@@ -35,8 +35,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         a = actions.add_parser(name, help=text, formatter_class=HelpFormatter)
         a.add_argument("agent", choices=AGENT_NAMES, metavar="AGENT", help=" | ".join(AGENT_NAMES))
         where = a.add_mutually_exclusive_group()
-        where.add_argument("--project", type=Path, metavar="DIR", help="a project (default .)")
-        where.add_argument("--user", action="store_true", help="the user's settings")
+        where.add_argument(
+            "--project", type=Path, metavar="DIR", help="a project (default: ., Codex: --user)"
+        )
+        where.add_argument(
+            "--user", action="store_true", help="the user's settings (Codex: $CODEX_HOME)"
+        )
         a.add_argument("--dry-run", action="store_true", help="print the change, write nothing")
         a.set_defaults(func=_install if name == "install" else _uninstall)
     s = actions.add_parser("status", help="where the hooks are installed")
@@ -63,8 +67,12 @@ def harness_argv() -> list[str]:
     return [str(Path(sys.executable).absolute()), "-m", "harness"]
 
 
-def _target(args: argparse.Namespace) -> Path | None:
-    if args.user:
+def _target(args: argparse.Namespace, project_file: str | None) -> Path | None:
+    """Return the project folder asked for (default: the current one), or None for the user's.
+
+    An agent that reads no project hooks file (Codex CLI) defaults to the user's settings.
+    """
+    if args.user or (args.project is None and project_file is None):
         return None
     return (args.project or Path()).absolute()
 
@@ -73,7 +81,8 @@ def _install(args: argparse.Namespace) -> int:
     from harness import hooks
 
     entry = hooks.agent(args.agent)
-    change = hooks.install(entry, entry.settings_path(_target(args)), harness_argv())
+    where = entry.settings_path(_target(args, entry.project_file))
+    change = hooks.install(entry, where, harness_argv())
     return _report(change, args.dry_run, "installed")
 
 
@@ -81,7 +90,7 @@ def _uninstall(args: argparse.Namespace) -> int:
     from harness import hooks
 
     entry = hooks.agent(args.agent)
-    change = hooks.uninstall(entry, entry.settings_path(_target(args)))
+    change = hooks.uninstall(entry, entry.settings_path(_target(args, entry.project_file)))
     return _report(change, args.dry_run, "removed")
 
 
@@ -96,6 +105,8 @@ def _report(change: object, dry: bool, verb: str) -> int:
         print(f"{change.path}: nothing to change ({', '.join(change.kept) or 'no hooks'})")
         return 0
     print(f"{change.path}: {what}")
+    if change.added or change.updated:
+        print(f"  command: {change.command}")
     for label, events in (("added", change.added), ("updated", change.updated)):
         for event in events:
             print(f"  {label} hook {event}")
@@ -111,6 +122,8 @@ def _status(args: argparse.Namespace) -> int:
 
     for entry in hooks.AGENTS:
         for scope, where in (("user", None), ("project", args.project.absolute())):
+            if where is not None and entry.project_file is None:
+                continue
             path = entry.settings_path(where)
             commands = hooks.installed(entry, path)
             state = f"{len(commands)} hooks" if commands else "not installed"

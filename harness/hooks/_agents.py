@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from compaction import ConfigError
+
 Role = Literal["before", "after", "request"]
 """What a hook point does: ``before`` the agent compacts (summary instructions, the moment
 recorded), ``after`` it compacted (the restore block), on each model ``request`` (restore when
@@ -53,16 +55,25 @@ class Agent:
     needles: tuple[bytes, ...]
     """Bytes a transcript line holds when it can change the open items."""
     points: tuple[Point, ...]
-    project_file: str
-    """The settings file under a project folder."""
+    project_file: str | None
+    """The settings file under a project folder; None where the agent reads none (Codex CLI
+    0.171.0 ran no hook of a project's ``.codex/hooks.json`` in our runs)."""
     user_file: str
     """The settings file under the user's home (``~``), or a ``$VAR/`` path."""
     accepts_summary_instructions: bool
     """Whether text printed before the compaction reaches the agent's summary prompt."""
 
     def settings_path(self, project: Path | None) -> Path:
-        """Return the settings file for a project folder, or the user's when `project` is None."""
+        """Return the settings file for a project folder, or the user's when `project` is None.
+
+        Raises:
+            ConfigError: a project folder for an agent that reads no project hooks.
+        """
         if project is not None:
+            if self.project_file is None:
+                raise ConfigError(
+                    f"{self.label} reads no project hooks file; install with --user instead"
+                )
             return project / self.project_file
         if self.user_file.startswith("$CODEX_HOME/"):
             home = os.environ.get("CODEX_HOME") or str(Path.home() / ".codex")
@@ -87,7 +98,7 @@ AGENTS: Final[tuple[Agent, ...]] = (
         "codex",
         (b"update_plan", b'"compacted"'),
         (Point("PreCompact", None, "before"), Point("SessionStart", "compact", "after")),
-        ".codex/hooks.json",
+        None,
         "$CODEX_HOME/hooks.json",
         accepts_summary_instructions=False,
     ),

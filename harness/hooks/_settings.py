@@ -60,6 +60,8 @@ class Change:
     """Events whose hook was taken out."""
     text: str | None = None
     """The file's new text (None: the file is removed)."""
+    command: str = ""
+    """The hook command written (install)."""
 
     @property
     def changed(self) -> bool:
@@ -120,7 +122,7 @@ def install(agent: Agent, path: Path, harness: Sequence[str]) -> Change:
     settings = read_settings(path)
     table = _hooks_table(settings, path)
     command = hook_command(agent, harness)
-    change = Change(path)
+    change = Change(path, command=command)
     for point in agent.points:
         entries = table.setdefault(point.event, [])
         if not isinstance(entries, list):
