@@ -34,6 +34,7 @@ from harness.testing._agent_clis import (
     items_held,
     make_agent_run,
 )
+from harness.testing._demo_agent import demo_reply
 from harness.testing._model_server import MAX_BODY, PATHS, StubModel
 from harness.testing._overflow_bodies import OVERFLOW_STATUS, Dialect, overflow_body
 from harness.testing._postgres_server import (
@@ -77,6 +78,7 @@ __all__ = [
     "agent_binary",
     "agents_dir",
     "api_of",
+    "demo_reply",
     "is_summary_request",
     "items_held",
     "make_agent_run",

@@ -81,6 +81,7 @@ class StubModel:
         dialect: whose words a chat-completions refusal uses (``openai`` or ``deepseek``).
         rules: asked in order before the script, with the API's name and the decoded request;
             the first reply one returns answers, and the script stays where it is.
+        port: the loopback port to listen on; 0 takes a free one.
     """
 
     def __init__(
@@ -94,6 +95,7 @@ class StubModel:
         context_window: int | None = None,
         dialect: Dialect = "openai",
         rules: Iterable[Rule] = (),
+        port: int = 0,
     ) -> None:
         self.script = list(script) or [Reply()]
         self.rules = list(rules)
@@ -110,7 +112,7 @@ class StubModel:
         self.cache = PrefixCache()
         self._lock = threading.Lock()
         self._released = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(self))
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
