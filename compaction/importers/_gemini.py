@@ -197,11 +197,21 @@ def load_gemini(
     path: Path, report: ImportReport, tokenizer: Tokenizer, *, strict: bool
 ) -> Iterator[Event]:
     """Stream the events of a Gemini CLI session file (a JSON document or a JSONL chat file)."""
-    with open(path, "rb") as fh:
-        first = fh.readline(1 << 20)
-    if first.rstrip().endswith(b"}") and b'"messages"' not in first and path.suffix == ".jsonl":
+    if _is_chat_file(path):
         return _load_chat_lines(path, report, tokenizer, strict=strict)
     return _load_document(path, report, tokenizer, strict=strict)
+
+
+def _is_chat_file(path: Path) -> bool:
+    """Tell a JSONL chat file by its header line: ``sessionId`` and ``projectHash``, no messages."""
+    with open(path, "rb") as fh:
+        first = fh.readline(1 << 20)
+    try:
+        header = json.loads(first)
+    except ValueError:
+        return False
+    keys = header.keys() if isinstance(header, Mapping) else set()
+    return {"sessionId", "projectHash"} <= keys and "messages" not in keys
 
 
 def _load_document(
