@@ -86,7 +86,11 @@ AGENTS: Final[tuple[Agent, ...]] = (
         "claude-code",
         "Claude Code",
         "claude-code",
-        (b"TodoWrite", b"TaskCreate", b"TaskUpdate", b"compact_boundary", b"isCompactSummary"),
+        (
+            *(b"TodoWrite", b"TaskCreate", b"TaskUpdate", b"compact_boundary", b"isCompactSummary"),
+            *(b"ExitPlanMode", b"run_in_background", b"backgroundTaskId", b"KillShell"),
+            *(b"KillBash", b"TaskStop", b'"name":"Task"', b'"name":"Agent"'),
+        ),
         (Point("PreCompact", None, "before"), Point("SessionStart", "compact", "after")),
         ".claude/settings.json",
         ".claude/settings.json",

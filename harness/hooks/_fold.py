@@ -41,7 +41,7 @@ class Item:
     """One open item: a todo of the agent's list, or a shared task."""
 
     kind: str
-    """``todo`` or ``task``."""
+    """``todo``, ``task``, ``plan`` (the approved plan) or ``job`` (a running job)."""
     status: str
     text: str
     """The item's text (a task's subject), verbatim."""
@@ -52,8 +52,11 @@ class Item:
 
     def line(self) -> str:
         """Return the item as one line of the restore block, its text and id verbatim."""
-        if self.kind == "todo":
+        if self.kind in ("todo", "plan"):
             return f"- [{self.status}] {self.text}"
+        if self.kind == "job":
+            owner = f" (owner: {self.owner})" if self.owner else ""
+            return f"- job {self.id} [{self.status}] {self.text}{owner}"
         extras = [f"owner: {self.owner}"] if self.owner else []
         extras += [f"blocked by: {', '.join('#' + b for b in self.blocked_by)}"] * bool(
             self.blocked_by
@@ -93,9 +96,16 @@ class Fold:
     todos: tuple[TodoItem, ...] = ()
     tasks: TasksState = field(default_factory=TasksState)
     compactions: list[Compaction] = field(default_factory=list)
+    plan: str | None = None
+    """The latest approved plan's text (`plan/approve`), carried until replaced."""
+    jobs: dict[str, Item] = field(default_factory=dict)
+    """The sub-agents and background commands still running (`job/start` without `job/end`)."""
 
     def open_items(self) -> tuple[Item, ...]:
-        """Return the items open now: the list's (in list order), then the tasks (by id order)."""
+        """Return the items open now: todos, tasks, the approved plan, the running jobs.
+
+        Todos in list order, tasks in creation order, jobs in start order.
+        """
         todos = [Item("todo", t.status, t.content) for t in self.todos if t.status in OPEN]
         board = TasksProjection().view(self.tasks)
         tasks = [
@@ -103,7 +113,8 @@ class Fold:
             for t in board.live()
             if t.status in OPEN
         ]
-        return (*todos, *tasks)
+        plan = [Item("plan", "approved", self.plan)] if self.plan else []
+        return (*todos, *tasks, *plan, *self.jobs.values())
 
     @property
     def latest_summary(self) -> str | None:
@@ -129,7 +140,25 @@ def fold(events: Iterable[Event]) -> Fold:
             _compacted(result, event.data.text)
         elif isinstance(event, MessageAdded) and event.data.origin == "recorded_summary":
             _compacted(result, _text(event))
+        else:
+            _carried(result, str(getattr(event, "type", "")), getattr(event, "data", None))
     return result
+
+
+def _carried(result: Fold, kind: str, data: object) -> None:
+    """Fold the carry events by wire name: an approved plan, a job started or ended.
+
+    Read by name (``plan/approve``, ``job/start``, ``job/end``: issue 41's events), so a log
+    that holds them is folded by an installed harness whose event table already knows them.
+    """
+    if kind == "plan/approve" and isinstance(text := getattr(data, "text", None), str):
+        result.plan = text
+    elif kind == "job/start" and isinstance(job := getattr(data, "id", None), str):
+        runs, owner = str(getattr(data, "runs", "")), getattr(data, "owner", None)
+        job_kind = str(getattr(data, "kind", "job"))
+        result.jobs[job] = Item("job", f"running {job_kind}", runs, job, owner)
+    elif kind == "job/end" and isinstance(job := getattr(data, "id", None), str):
+        result.jobs.pop(job, None)
 
 
 def _compacted(result: Fold, summary: str) -> None:

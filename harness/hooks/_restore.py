@@ -17,6 +17,14 @@ from harness.hooks._fold import Item
 
 HEAD = "[Context Harness]"
 
+SECTIONS = (
+    ("todo", "Todo list:"),
+    ("task", "Shared tasks (by id):"),
+    ("plan", "The approved plan:"),
+    ("job", "Jobs still running:"),
+)
+"""The block's sections, in order: each kind of open item under its heading."""
+
 
 def kept_count(items: Sequence[Item], summary: str | None) -> int:
     """Return how many of `items` the summary kept (verbatim, or a task by id)."""
@@ -30,12 +38,9 @@ def restore_block(items: Sequence[Item], summary: str | None) -> str:
         f"{HEAD} After the compaction, the summary kept {kept} of {len(items)} open items. "
         "Every open item, restored verbatim from the session; continue from these:"
     ]
-    todos = [i.line() for i in items if i.kind == "todo"]
-    tasks = [i.line() for i in items if i.kind == "task"]
-    if todos:
-        lines += ["", "Todo list:", *todos]
-    if tasks:
-        lines += ["", "Shared tasks (by id):", *tasks]
+    for kind, heading in SECTIONS:
+        found = [i.line() for i in items if i.kind == kind]
+        lines += ["", heading, *found] if found else []
     return "\n".join(lines)
 
 

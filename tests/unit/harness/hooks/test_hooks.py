@@ -261,3 +261,26 @@ class TestAudit:
         (compaction,) = data["compactions"]
         assert (compaction["open"], compaction["kept"]) == (2, 1)
         assert [e["kept"] for e in compaction["items"]] == [False, True]
+
+
+class TestCarried:
+    def test_plan_and_running_jobs_are_restored(self) -> None:
+        """An approved plan and the jobs still running (issue 41's events) join the block."""
+        from types import SimpleNamespace
+        from typing import Any, cast
+
+        from harness.hooks import fold, restore_block
+
+        def event(wire: str, **data: object) -> Any:
+            return SimpleNamespace(type=wire, data=SimpleNamespace(**data))
+
+        events = [
+            event("plan/approve", text="1. parse\n2. test"),
+            event("job/start", id="b1", kind="command", runs="pytest -x", owner=None),
+            event("job/start", id="a2", kind="agent", runs="review the parser", owner="main"),
+            event("job/end", id="b1"),
+        ]
+        block = restore_block(fold(cast(Any, events)).open_items(), None)
+        assert "The approved plan:\n- [approved] 1. parse\n2. test" in block
+        assert "- job a2 [running agent] review the parser (owner: main)" in block
+        assert "pytest -x" not in block
