@@ -55,11 +55,13 @@ from harness.testing._rules import (
     summary_rule,
     text_rule,
 )
+from harness.testing._tool_pairing import PAIRING_STATUS, pairing_body, unanswered_ids
 
 __all__ = [
     "AGENT_PACKAGES",
     "MAX_BODY",
     "OVERFLOW_STATUS",
+    "PAIRING_STATUS",
     "PATHS",
     "SUMMARY_MARKERS",
     "AgentRun",
@@ -83,6 +85,7 @@ __all__ = [
     "items_held",
     "make_agent_run",
     "overflow_body",
+    "pairing_body",
     "prompt_pieces",
     "prompt_tokens",
     "request_text",
@@ -90,4 +93,5 @@ __all__ = [
     "start_postgres",
     "summary_rule",
     "text_rule",
+    "unanswered_ids",
 ]

@@ -61,6 +61,7 @@ from harness.testing._routes import api_of as api_of
 from harness.testing._routes import decoded as decoded_body
 from harness.testing._routes import wants_stream as wants_stream
 from harness.testing._rules import Rule as Rule
+from harness.testing._tool_pairing import PAIRING_STATUS, pairing_body, unanswered_ids
 
 MAX_BODY = 8 * 1024 * 1024
 """Default cap on a request body, in bytes."""
@@ -82,6 +83,9 @@ class StubModel:
         rules: asked in order before the script, with the API's name and the decoded request;
             the first reply one returns answers, and the script stays where it is.
         port: the loopback port to listen on; 0 takes a free one.
+        check_calls: refuse a request holding a tool call without its result (HTTP 400, in
+            the provider's words: `harness.testing._tool_pairing`), as every provider does,
+            without using a step of the script.
     """
 
     def __init__(
@@ -96,11 +100,15 @@ class StubModel:
         dialect: Dialect = "openai",
         rules: Iterable[Rule] = (),
         port: int = 0,
+        check_calls: bool = True,
     ) -> None:
         self.script = list(script) or [Reply()]
         self.rules = list(rules)
         self.context_window = context_window
         self.dialect = dialect
+        self.check_calls = check_calls
+        self.unpaired: list[int] = []
+        """Indexes (into `requests`) of the requests refused for an unanswered tool call."""
         self.refused: list[int] = []
         """Indexes (into `requests`) of the requests refused as too long, in order."""
         self._steps = 0
@@ -168,8 +176,12 @@ class StubModel:
             and api is not None
             and prompt_tokens(api, decoded_body(request)) > self.context_window
         )
+        unpaired = unanswered_ids(api, decoded_body(request)) if api and self.check_calls else []
         with self._lock:
             self.requests.append(request)
+            if unpaired:
+                self.unpaired.append(len(self.requests) - 1)
+                return Reply(status=PAIRING_STATUS, body=pairing_body(api or "openai", unpaired))
             if over:
                 self.refused.append(len(self.requests) - 1)
                 return Reply(status=OVERFLOW_STATUS, overflow=True)
