@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import signal
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -52,9 +53,15 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
 
 
 def run(agent_name: str, stdin: IO[bytes], stdout: IO[str], stderr: IO[str]) -> int:
-    """Run one hook; return 0 always (a failure is one line on `stderr`)."""
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(BUDGET_S)
+    """Run one hook; return 0 always (a failure is one line on `stderr`).
+
+    The time budget is an alarm, set only in the main thread (the hook process's); a caller
+    running it in another thread bounds it itself.
+    """
+    timed = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGALRM, _alarm) if timed else None
+    if timed:
+        signal.alarm(BUDGET_S)
     try:
         text = _handle(agent(agent_name), stdin.read(MAX_STDIN))
         if text:
@@ -67,8 +74,9 @@ def run(agent_name: str, stdin: IO[bytes], stdout: IO[str], stderr: IO[str]) -> 
         line = redact(f"{type(exc).__name__}: {exc}".splitlines()[0][:300])
         stderr.write(f"context-harness hook: {line}; the agent goes on\n")
     finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+        if timed:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
     return 0
 
 

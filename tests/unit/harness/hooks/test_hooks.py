@@ -284,3 +284,18 @@ class TestCarried:
         assert "The approved plan:\n- [approved] 1. parse\n2. test" in block
         assert "- job a2 [running agent] review the parser (owner: main)" in block
         assert "pytest -x" not in block
+
+
+def test_run_in_another_thread(tmp_path: Path) -> None:
+    """A hook run from a thread other than the main one works (no alarm is set there)."""
+    import threading
+
+    path = _transcript(tmp_path / "t.jsonl")
+    results: list[tuple[int, str, str]] = []
+    data = {"hook_event_name": "PreCompact", "transcript_path": str(path)}
+    worker = threading.Thread(target=lambda: results.append(_run(data)))
+    worker.start()
+    worker.join(timeout=60)
+    ((status, out, err),) = results
+    assert (status, err) == (0, "")
+    assert "- [pending] C next" in out
