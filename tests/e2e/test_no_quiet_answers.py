@@ -186,3 +186,24 @@ def test_every_row_of_the_exit_table(status: int, words: list[str], tmp_path: Pa
     assert status in EXIT_CODES
     if status > 1:
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+@pytest.mark.parametrize("kind", ["claude-code-line"])
+def test_a_transcript_over_the_size_limit_says_so(kind: str, tmp_path: Path) -> None:
+    """A record over the 16 MiB line limit: the limit and the line are named, not "no events"."""
+    import json
+
+    from compaction.importers._records import MAX_LINE_BYTES
+
+    big = "y" * (MAX_LINE_BYTES + 10)
+    path = tmp_path / ("t.jsonl" if kind == "claude-code-line" else "t.json")
+    if kind == "claude-code-line":
+        record = {"type": "user", "sessionId": "s", "message": {"role": "user", "content": big}}
+    else:
+        record = {"messages": [{"role": "user", "content": big}]}
+    path.write_text(json.dumps(record) + "\n")
+    done = run_cli("import", "auto", str(path), "-o", str(tmp_path / "s.jsonl"))
+    assert done.returncode == 2, done.stderr
+    assert f"over the size limit of {MAX_LINE_BYTES} bytes (line 1)" in done.stderr
+    assert "no session events" not in done.stderr
+    assert not (tmp_path / "s.jsonl").exists()
