@@ -188,22 +188,37 @@ def test_every_row_of_the_exit_table(status: int, words: list[str], tmp_path: Pa
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
 
 
-@pytest.mark.parametrize("kind", ["claude-code-line"])
-def test_a_transcript_over_the_size_limit_says_so(kind: str, tmp_path: Path) -> None:
+def test_a_transcript_over_the_size_limit_says_so(tmp_path: Path) -> None:
     """A record over the 16 MiB line limit: the limit and the line are named, not "no events"."""
     import json
 
     from compaction.importers._records import MAX_LINE_BYTES
 
     big = "y" * (MAX_LINE_BYTES + 10)
-    path = tmp_path / ("t.jsonl" if kind == "claude-code-line" else "t.json")
-    if kind == "claude-code-line":
-        record = {"type": "user", "sessionId": "s", "message": {"role": "user", "content": big}}
-    else:
-        record = {"messages": [{"role": "user", "content": big}]}
+    path = tmp_path / "t.jsonl"
+    record = {"type": "user", "sessionId": "s", "message": {"role": "user", "content": big}}
     path.write_text(json.dumps(record) + "\n")
     done = run_cli("import", "auto", str(path), "-o", str(tmp_path / "s.jsonl"))
     assert done.returncode == 2, done.stderr
     assert f"over the size limit of {MAX_LINE_BYTES} bytes (line 1)" in done.stderr
     assert "no session events" not in done.stderr
     assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_an_empty_panel_says_where_the_latest_list_is(tmp_path: Path) -> None:
+    """A new turn with no list, the latest (all done) in turn 1: the panel says seq and turn."""
+    from compaction import Session
+    from harness.commands.todos_cmd import todos_text
+
+    log = tmp_path / "s.jsonl"
+    done = [{"content": "Read", "status": "completed"}, {"content": "Fix", "status": "completed"}]
+    with Session(log) as session:
+        session.start_turn("First", mode="agent")
+        session.todo_write({"todos": done})
+        seq = max(e.seq for e in session.events())
+        session.start_turn("Second", mode="agent")
+        full = todos_text(session).plain
+    line = f"no list in this turn; the latest, seq {seq} in turn 1: all 2 completed"
+    assert full == f"{line}\n0 completed, 0 in progress, 0 pending"
+    plain = run_cli("todos", str(log))
+    assert plain.stdout == full + "\n"
