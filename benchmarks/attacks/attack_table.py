@@ -4,8 +4,9 @@ For each class (store URL passwords, per-item caps, two `todo_write` calls in on
 task tools' stale versions, names and invisible subjects and closed stdin, damaged SQLite
 files, a read-only SQLite store, `harness copy` interrupted or misled, compaction under
 concurrent writers per backend, API keys echoed in base64 or another case, `compact` on a
-binary file) it runs generated cases, mostly through the real command line in subprocesses
-with a timeout each, and counts:
+binary file; issue 39's: a checkpoint a full disk stopped, counts at cuts, provider items,
+result clearing, quiet answers, password keys) it runs generated cases, mostly through the
+real command line in subprocesses with a timeout each, and counts:
 
 - **crashes**: a traceback, an exception out of the API, or an exit status outside the
   documented ones (0, 1, 2, 3, 130; 4 is "unexpected error");
@@ -36,7 +37,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from benchmarks import RESULTS
-from benchmarks.attacks import full_disk, model_inputs, readonly_sqlite, storage_attacks
+from benchmarks.attacks import (
+    full_disk,
+    model_inputs,
+    readonly_sqlite,
+    storage_attacks,
+    trust_edges,
+)
 from benchmarks.attacks.attack_kit import Kit, Tally
 from harness.testing import ServerUnavailable
 from harness.testing import start_postgres as start_server
@@ -60,6 +67,12 @@ ATTACKS: dict[str, tuple[Attack, str]] = {
     "concurrent-compaction": (storage_attacks.concurrent_compaction, "3 writers per backend"),
     "key-echoes": (model_inputs.key_echoes, "base64 and case-folded echoes of the key"),
     "compact-binary": (model_inputs.compact_binary, "random bytes given to `compact`"),
+    # Issue 39.
+    "token-counts": (trust_edges.token_counts, "heads and tails at cuts, between neighbours"),
+    "provider-items": (trust_edges.provider_items, "the key in any form, foreign keys"),
+    "result-clearing": (trust_edges.result_clearing, "parallel turns, boards, unanswered"),
+    "quiet-answers": (trust_edges.quiet_answers, "missing stores and sessions, transcripts"),
+    "password-keys": (trust_edges.password_keys, "pwd, passwd, sslpassword; query, keyword"),
 }
 """Each class: its runner and what its cases vary."""
 
