@@ -29,11 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.attacks.attack_kit import Kit, Tally, leaks
-from compaction import CompactionPolicy, Session, compact, get_tokenizer
+from compaction import CompactionPolicy, ConfigError, Session, compact, get_tokenizer
 from compaction.backends import BackendConfig, ClearingPolicy, ToolResultClearer, clearable
-from compaction.errors import ConfigError
 from compaction.tokens import count_joined
-from compaction.views._clip_counts import cut_counts
+from compaction.views import cut_counts
 from harness.testing import Reply, StubModel
 from prompts import compaction_backend
 

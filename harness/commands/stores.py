@@ -46,10 +46,9 @@ def transcript_hint(args: argparse.Namespace) -> str | None:
     line the reader refused.
     """
     from compaction.importers import detect_format
-    from compaction.stores import is_store_url
 
     log = getattr(args, "log", None)
-    if not isinstance(log, str) or is_store_url(log) or not Path(log).is_file():
+    if not isinstance(log, str) or not Path(log).is_file():  # a store URL is no file
         return None
     try:
         with open(log, "rb") as fh:
