@@ -25,7 +25,6 @@ from compaction.events import (
     Resume,
 )
 from compaction.views.clipping import shown_message
-from compaction.views.unanswered import answered_in_place
 
 if TYPE_CHECKING:
     from jinja2 import Template
@@ -81,17 +80,11 @@ class ContextWindow(BaseModel):
     """Seq of each kept message, aligned with `messages`."""
 
     def as_messages(self) -> list[Message]:
-        """Return the chat messages in order, the checkpoint as one user message.
-
-        A tool call that a later user or assistant message left without a result (a log
-        written before such calls were answered at append) is shown answered by the
-        placeholder of `compaction.views.unanswered`, so no request built from it holds an
-        unanswered call.
-        """
+        """Return the chat messages in order, the checkpoint as one user message."""
         out = list(self.system)
         if self.checkpoint is not None:
             out.append(checkpoint_message(self.checkpoint))
-        out += answered_in_place(self.messages)
+        out += self.messages
         return out
 
 

@@ -11,9 +11,9 @@ same bytes.
 Only the newest assistant message can hold an open call in a log written by this toolkit: a
 writer that appends any other user or assistant message (or a ``turn/start``) answers the open
 calls first (`with_answers`, called by `compaction.Session.append_many`). `unanswered_in_log`
-finds every call left without a result anywhere in a log, for ``harness log``'s warning; a log
-written before this rule (a later message after an open call) is shown answered in place by the
-context view (`answered_in_place`, in `ContextWindow.as_messages`).
+finds every call left without a result anywhere in a log, for ``harness log``'s warning (a log
+written before this rule may hold one before a later message: appending cannot answer it in
+place, so the warning names it).
 
 Invariants: `with_answers` only inserts ``tool`` messages, before the first payload that would
 leave a call unanswered; it never reorders or drops the caller's payloads.
@@ -92,25 +92,6 @@ def with_answers(open_calls: Sequence[ToolCall], payloads: Sequence[EventData]) 
     return out
 
 
-def answered_in_place(messages: Sequence[Message]) -> list[Message]:
-    """Return `messages` with a placeholder result after each call a later message left open.
-
-    The calls still open at the end (a tool that may be running now) are left as they are.
-    """
-    out: list[Message] = []
-    pending: dict[str, ToolCall] = {}
-    for message in messages:
-        if message.role == "tool" and message.tool_call_id:
-            pending.pop(message.tool_call_id, None)
-        elif pending and message.role in ("user", "assistant"):
-            out += [interrupted_result(c) for c in pending.values()]
-            pending = {}
-        if message.role == "assistant" and message.tool_calls:
-            pending = {c.id: c for c in message.tool_calls}
-        out.append(message)
-    return out
-
-
 class CallTracker:
     """Follow a log's events and tell which tool calls no ``tool`` message answers.
 
@@ -151,7 +132,6 @@ def unanswered_in_log(events: Iterable[Event]) -> list[tuple[int, ToolCall]]:
 
 __all__ = [
     "CallTracker",
-    "answered_in_place",
     "interrupted_result",
     "interrupted_text",
     "unanswered_calls",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+from cli_runner import run_cli
 
 from compaction import Message, Session, make_event
 from compaction.events import EventData, FunctionCall, ToolCall, TurnStartData, dump_event
@@ -12,8 +15,6 @@ from compaction.views import (
     unanswered_in_log,
     with_answers,
 )
-from harness.testing import unanswered_ids
-from prompts import PromptBuilder, anthropic_request, get_mode, openai_request
 
 
 def calls(*ids: str) -> Message:
@@ -81,15 +82,13 @@ class TestAnsweringAtAppend:
 
 
 class TestOldLogs:
-    def test_a_log_written_before_the_answers_gives_valid_requests(self, tmp_path: Path) -> None:
-        """An old log (the call left open by a later turn): every request shows it answered."""
+    def test_harness_log_names_a_call_an_old_log_left_open(self, tmp_path: Path) -> None:
+        """A log written before the answers (a later turn after the call): warned about."""
         lines: list[EventData] = [TurnStartData(), USER, calls("a"), TurnStartData(), USER]
         log = tmp_path / "old.jsonl"
         log.write_text("".join(dump_event(make_event(i, d)) + "\n" for i, d in enumerate(lines, 1)))
-        builder, mode = PromptBuilder(), get_mode("agent")
-        with Session(log) as session:
-            openai = openai_request(builder, mode, session)
-            anthropic = anthropic_request(builder, mode, session, max_tokens=64)
-        assert unanswered_ids("openai", openai) == []
-        assert unanswered_ids("anthropic", anthropic) == []
-        assert interrupted_text() in str(openai["messages"])
+        done = run_cli("log", log)
+        assert done.returncode == 0
+        assert "warning: tool call a (read) at seq 3 has no result" in done.stdout
+        data = json.loads(run_cli("log", log, "--json").stdout)
+        assert data["unanswered_calls"] == [{"seq": 3, "id": "a", "name": "read"}]
