@@ -14,6 +14,7 @@ PINNED = [
     "CACHE_LIFETIMES",
     "DEFAULT_API_KEY_ENVS",
     "DEFAULT_BASE_URLS",
+    "ITEM_FIELDS",
     "REASON_LIMIT",
     "BackendConfig",
     "BackendName",

@@ -41,7 +41,12 @@ from compaction.backends.base import (
     SpanEncoder,
     record_backend,
 )
-from compaction.views.provider_checkpoint import code_owned_message, code_owned_text, provider_item
+from compaction.views.provider_checkpoint import (
+    ITEM_FIELDS,
+    code_owned_message,
+    code_owned_text,
+    provider_item,
+)
 
 __all__ = [
     "BACKEND_FORMATS",
@@ -50,6 +55,7 @@ __all__ = [
     "CACHE_LIFETIMES",
     "DEFAULT_API_KEY_ENVS",
     "DEFAULT_BASE_URLS",
+    "ITEM_FIELDS",
     "REASON_LIMIT",
     "BackendConfig",
     "BackendName",

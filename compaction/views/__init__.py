@@ -17,6 +17,7 @@ Invariants: replaying the same events gives byte-identical views; a `todo/write`
 enters the context view; compaction never changes the todos view.
 """
 
+from compaction.views._clip_counts import CutCounts, cut_counts
 from compaction.views._panel import (
     STATUS_MARKS,
     LatestTodosProjection,
@@ -75,6 +76,7 @@ __all__ = [
     "ContextProjection",
     "ContextState",
     "ContextWindow",
+    "CutCounts",
     "LatestTodosProjection",
     "Progress",
     "ProgressProjection",
@@ -100,6 +102,7 @@ __all__ = [
     "checkpoint_message_for",
     "checkpoint_preamble",
     "count_statuses",
+    "cut_counts",
     "fold",
     "interrupted_result",
     "interrupted_text",

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import ModuleType
 
 from compaction import ConfigError
+from harness.commands.extras import require
 from harness.output import HelpFormatter, examples, print_json, progress
 
 SUITE_MARKER = Path("benchmarks") / "report" / "results_report.py"
@@ -161,8 +162,6 @@ def writable_folder(folder: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark and print where the report is (its extras checked first)."""
-    from harness.commands.extras import require
-
     require("httpx", "the benchmark suite")
     suite = load_suite()
     out = output_folder(args, suite.DEFAULT_OUT)

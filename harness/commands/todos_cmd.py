@@ -34,9 +34,16 @@ class Carried:
 
 def carried_list(session: Session) -> Carried | None:
     """Return the latest list when the panel is empty but that list is unfinished, else None."""
+    if all(t.status == "completed" for t in session.latest_todos):
+        return None
+    return latest_list(session)
+
+
+def latest_list(session: Session) -> Carried | None:
+    """Return the latest list, and its turn, when this turn's panel is empty; else None."""
     from compaction import TodoPanel, TodoWritten, TurnStarted
 
-    if session.todos.todos or all(t.status == "completed" for t in session.latest_todos):
+    if session.todos.todos or not session.latest_todos:
         return None
     turn, written, panel = 0, 0, None
     for event in session.events():
@@ -55,15 +62,32 @@ def carried_line(carried: Carried) -> str:
     )
 
 
+def latest_line(latest: Carried) -> str:
+    """Return the line above an empty panel whose latest list, all done, is an earlier turn's."""
+    done = sum(1 for t in latest.panel.todos if t.status == "completed")
+    return (
+        f"no list in this turn; the latest, seq {latest.panel.seq} in turn {latest.turn}: "
+        f"all {done} completed"
+    )
+
+
 def todos_text(session: Session) -> Text:
-    """Return the panel, or the carried list under its `carried_line` when the panel is empty."""
+    """Return the panel, or the carried list under its `carried_line` when the panel is empty.
+
+    An empty panel whose latest list (an earlier turn's) is all done says where that list is.
+    """
     from rich.text import Text
 
     from harness.output import panel_text
 
     carried = carried_list(session)
     if carried is None:
-        return panel_text(session.todos)
+        latest = latest_list(session)
+        if latest is None:
+            return panel_text(session.todos)
+        text = Text(latest_line(latest) + "\n", style="italic")
+        text.append_text(panel_text(session.todos))
+        return text
     text = Text(carried_line(carried) + "\n", style="italic")
     text.append_text(panel_text(carried.panel))
     return text

@@ -116,6 +116,12 @@ def _printable(text: str) -> bool:
 
 
 def _render(panel: Todos, latest: Todos, latest_seq: int, turn: int) -> str:
+    if not panel and latest and all(status == "completed" for _, status in latest):
+        where = (
+            f"no list in this turn; the latest, seq {latest_seq} in turn {turn}: "
+            f"all {len(latest)} completed"
+        )
+        return where + "\n" + _panel(panel) + "\n"
     if panel or all(status == "completed" for _, status in latest):
         return _panel(panel) + "\n"
     carried = (

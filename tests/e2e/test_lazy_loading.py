@@ -38,6 +38,7 @@ COMMAND_HELPERS = {
     "harness.commands.todos_plain",
     "harness.commands.todo_write_plain",
     "harness.commands.plain_events",
+    "harness.commands.extras",
 }
 """Modules of `harness.commands` that are parts of commands, not commands of their own."""
 """Modules of harness.commands that are shared helpers, not commands."""
