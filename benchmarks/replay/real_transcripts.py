@@ -45,6 +45,7 @@ from harness.simulation import (
     default_prices,
     log_payloads,
     output_tokens,
+    recorded_todos,
     replay,
     to_exchange,
     user_tools,
@@ -241,9 +242,10 @@ def _run_record(
 def peer_payloads(payloads: Sequence[EventData]) -> list[EventData]:
     """Return a real session's payloads as the peers' drivers take them.
 
-    A todo-tool call (``TodoWrite``) becomes a ``todo_write`` call, which each driver turns into
-    its peer's own todo tool, with each item's ``content`` and ``status`` (the fields every
-    peer's tool takes); every other call is kept as recorded.
+    A todo-tool call (``TodoWrite``, Gemini CLI's ``write_todos``, Codex's ``update_plan``)
+    becomes a ``todo_write`` call, which each driver turns into its peer's own todo tool, with
+    each item's ``content`` and ``status`` (the fields every peer's tool takes; read as
+    `harness.simulation.recorded_todos` reads them); every other call is kept as recorded.
     """
     out: list[EventData] = []
     for p in payloads:
@@ -252,14 +254,9 @@ def peer_payloads(payloads: Sequence[EventData]) -> list[EventData]:
             for call in raw.get("tool_calls") or ():
                 function = call["function"]
                 if function["name"] in TODO_TOOL_NAMES:
-                    try:
-                        todos = json.loads(function["arguments"] or "{}").get("todos") or []
-                    except (ValueError, AttributeError):
-                        continue
                     items = [
-                        {"content": str(t.get("content", "")), "status": str(t.get("status"))}
-                        for t in todos
-                        if isinstance(t, dict)
+                        {"content": t.content, "status": t.status}
+                        for t in recorded_todos(function["arguments"] or "{}")
                     ]
                     function["name"] = TODO_TOOL
                     function["arguments"] = json.dumps({"todos": items}, ensure_ascii=False)

@@ -53,9 +53,17 @@ TodoPlacement = Literal["message", "event", "system"]
 """Where the todo list reaches the model: A, B or C."""
 
 TODO_TOOL = "todo_write"
-TODO_TOOL_NAMES: frozenset[str] = frozenset({TODO_TOOL, "TodoWrite", "write_todos"})
+TODO_TOOL_NAMES: frozenset[str] = frozenset({TODO_TOOL, "TodoWrite", "write_todos", "update_plan"})
 """Full-overwrite todo tools whose arguments are read as the visible list: ours, Claude
-Code's (in imported sessions) and LangChain's."""
+Code's (in imported sessions), LangChain's and Gemini CLI's ``write_todos``, Codex's
+``update_plan``."""
+_LIST_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("todos", ("content", "description")),
+    ("plan", ("step",)),
+)
+"""Where a todo tool's arguments hold the list, and the item's text: ``todos`` with
+``content`` (ours, Claude Code's, LangChain's) or ``description`` (Gemini CLI's), ``plan`` with
+``step`` (Codex's ``update_plan``), as the importers read them."""
 _SYSTEM_HEADING = "# Current todo list"
 _ITEM_PREFIX = "- ["
 
@@ -190,9 +198,27 @@ def _parse_items(text: str) -> dict[str, TodoStatus]:
 def _from_call(arguments: str) -> dict[str, TodoStatus] | None:
     try:
         args = json.loads(arguments)
-        return {str(t["content"]).strip(): t["status"] for t in args["todos"]}
-    except (ValueError, KeyError, TypeError):
+    except ValueError:
         return None
+    if not isinstance(args, dict):
+        return None
+    for key, text_keys in _LIST_KEYS:
+        items = args.get(key)
+        if isinstance(items, list):
+            return _list_items(items, text_keys)
+    return None
+
+
+def _list_items(items: list[Any], text_keys: tuple[str, ...]) -> dict[str, TodoStatus] | None:
+    out: dict[str, TodoStatus] = {}
+    for item in items:
+        if not isinstance(item, dict):
+            return None
+        text = next((item[k] for k in text_keys if isinstance(item.get(k), str)), None)
+        if text is None:
+            return None
+        out[text.strip()] = item.get("status")  # type: ignore[assignment]
+    return out
 
 
 TASK_CREATE_NAMES: frozenset[str] = frozenset({"task_create", "TaskCreate"})
@@ -276,10 +302,12 @@ def _tasks_from_checkpoint(text: str) -> tuple[tuple[str, str], ...] | None:
 
 
 def recorded_todos(arguments: str) -> tuple[TodoItem, ...]:
-    """Return the list a full-overwrite todo call wrote, read leniently (content and status).
+    """Return the list a full-overwrite todo call wrote, read leniently (text and status).
 
-    For other agents' tools (Claude Code's ``TodoWrite`` items also hold ``activeForm``): an
-    item with an unknown status is left out; arguments that are not such a list give ``()``.
+    For other agents' tools (any of `TODO_TOOL_NAMES`: Claude Code's ``TodoWrite`` items also
+    hold ``activeForm``, Gemini CLI's name the text ``description``, Codex's ``update_plan``
+    holds a ``plan`` of ``step``s): an item with an unknown status (Gemini CLI's ``cancelled``)
+    is left out, as the importers leave it; arguments that are not such a list give ``()``.
     """
     state = _from_call(arguments) or {}
     allowed = ("pending", "in_progress", "completed")
