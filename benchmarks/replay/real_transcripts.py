@@ -33,6 +33,7 @@ from typing import Any
 from benchmarks import CHECKOUT
 from benchmarks.matched import matched_policy
 from benchmarks.replay import summary_pricing
+from benchmarks.splits import split_of
 from compaction import CompactionPolicy, EventData, Message, get_tokenizer
 from compaction.events import TaskCreateData, TaskUpdateData
 from compaction.importers import load
@@ -209,6 +210,7 @@ def _run_record(
     return {
         "session": session.name,
         "source": session.source,
+        "split": split_of(session.name),
         "strategy": run,
         "requests": len(result.records),
         "compactions": result.compactions,

@@ -49,6 +49,7 @@ from benchmarks.report.report_sections import (
 from benchmarks.report.run_records import run_summary, summarize
 from benchmarks.speed import throughput
 from benchmarks.speed.throughput_phases import MIN_TIMED_EVENTS
+from benchmarks.splits import EVALUATION, TUNING
 from compaction import CompactionPolicy, get_tokenizer
 from harness.simulation import (
     PROVIDER_MODELS,
@@ -99,7 +100,7 @@ class BenchConfig:
     def full(cls) -> BenchConfig:
         """Return the full configuration (the committed report)."""
         return cls(
-            ((12, 0), (12, 1), (24, 2)),
+            (*TUNING, *EVALUATION),
             30_000,
             throughput.FULL_SIZES,
             "synthetic-t24-s2",
