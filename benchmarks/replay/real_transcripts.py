@@ -280,17 +280,24 @@ def write_exchanges(
     named = sessions_in(folder)
     for name in sessions if sessions is not None else list(named):
         source = folder / named[name]
-        if not source.is_file():
-            continue
-        payloads = log_payloads(load(source))
-        doc = to_exchange(peer_payloads(payloads), name=name, source=source.name)
-        doc["tools"] = session_tools(payloads)
-        target = out_dir / f"{name}.json"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True)
-        target.write_text(text + "\n", encoding="utf-8")
-        paths.append(target)
+        if source.is_file():
+            paths.append(write_exchange(name, source, out_dir / f"{name}.json"))
     return paths
+
+
+def write_exchange(name: str, source: Path, target: Path) -> Path:
+    """Write one transcript as the peers' exchange file (named `name`); return `target`.
+
+    Raises:
+        TranscriptError: the file is not a transcript the importers read.
+    """
+    payloads = log_payloads(load(source))
+    doc = to_exchange(peer_payloads(payloads), name=name, source=source.name)
+    doc["tools"] = session_tools(payloads)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True)
+    target.write_text(text + "\n", encoding="utf-8")
+    return target
 
 
 def run(
