@@ -45,6 +45,7 @@ __all__ = [
     "PeerMetrics",
     "load_exchange_dict",
     "load_record",
+    "owes_answer",
     "prompts",
     "request_lines",
     "score",

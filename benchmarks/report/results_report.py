@@ -32,7 +32,7 @@ from benchmarks import RESULTS
 from benchmarks.matched import matched_policy
 from benchmarks.quality import checkpoint_quality, continuity_report
 from benchmarks.replay import real_transcripts, summary_pricing, usage_check
-from benchmarks.report import fair_report, headline_table
+from benchmarks.report import fair_report, headline_table, like_for_like
 from benchmarks.report.report_sections import (
     MODEL_NAMES,
     _pct,
@@ -267,7 +267,8 @@ def _intro(results: Mapping[str, Any]) -> list[str]:
         " extractive summarizer. Canonical serialization and cache models: see "
         "`benchmarks/README.md`.",
         "",
-        "## Headline",
+        *like_for_like.section(fair_report._comparison(results), fair_report.providers(results)),
+        "## Pooled over every session (both splits)",
         "",
         f"- B (this toolkit) sends {_pct(b['savings_vs_baseline'])} fewer input tokens than "
         "the same sessions without compaction.",
