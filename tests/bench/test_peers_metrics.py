@@ -176,7 +176,7 @@ class TestLoadScript:
         assert queue.overruns == 1
 
     def test_remaining_counts_the_steps_a_turn_still_owes(self, tmp_path: Path):
-        """A turn that goes on past a reply without tool calls still has steps: the driver reruns."""
+        """A turn going on past a reply without tool calls still has steps: the driver reruns."""
         script = load_script(dump_exchange(generate(1, 0), tmp_path / "s.json"))
         queue = StepQueue(script)
         queue.start_turn(0)
