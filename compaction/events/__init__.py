@@ -9,7 +9,7 @@ Invariants: an event is immutable once written; its bytes on disk are a pure fun
 fields (`dump_event`), so the same history always gives the same file.
 """
 
-from compaction.events._base import SCHEMA_VERSION
+from compaction.events._base import MAX_INT, SCHEMA_VERSION, lone_surrogate, surrogate_problem
 from compaction.events._envelope import (
     EVENT_ADAPTER as EVENT_ADAPTER,
 )
@@ -22,6 +22,7 @@ from compaction.events._envelope import (
     EventData,
     MessageAdded,
     MessagesRetracted,
+    OverflowRecorded,
     TaskCreated,
     TaskUpdated,
     TodoWritten,
@@ -61,6 +62,7 @@ from compaction.events._record_data import (
     DroppedItem,
     DroppedSection,
     HookRun,
+    OverflowData,
     ProviderCompactionData,
     Resume,
     RetractData,
@@ -88,6 +90,7 @@ from compaction.events._work_data import (
 )
 
 __all__ = [
+    "MAX_INT",
     "ORIGINS",
     "SCHEMA_VERSION",
     "TASK_STATUSES",
@@ -106,6 +109,8 @@ __all__ = [
     "MessagesRetracted",
     "OpenWork",
     "Origin",
+    "OverflowData",
+    "OverflowRecorded",
     "ProviderCompactionData",
     "Resume",
     "RetractData",
@@ -131,6 +136,8 @@ __all__ = [
     "dump_event",
     "dump_event_bytes",
     "event_json_schema",
+    "lone_surrogate",
     "make_event",
     "parse_event",
+    "surrogate_problem",
 ]

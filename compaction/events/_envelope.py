@@ -13,10 +13,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, TypeAdapter
 
-from compaction.events._base import _Frozen
+from compaction.events._base import MAX_INT, _Frozen
 from compaction.events._message_model import Message
 from compaction.events._record_data import (
     CheckpointData,
+    OverflowData,
     RetractData,
     UsageReportData,
 )
@@ -32,7 +33,7 @@ from compaction.events._work_data import (
 class _Event(_Frozen):
     v: Literal[1] = 1
     """Schema version of this event."""
-    seq: int = Field(ge=1)
+    seq: int = Field(ge=1, le=MAX_INT)
     """Position in the log: 1, 2, 3... with no gaps."""
 
 
@@ -99,6 +100,13 @@ class MessagesRetracted(_Event):
     data: RetractData
 
 
+class OverflowRecorded(_Event):
+    """A provider refused a request as too long: the size refused, the limit it named."""
+
+    type: Literal["context/overflow"] = "context/overflow"
+    data: OverflowData
+
+
 Event = Annotated[
     TurnStarted
     | MessageAdded
@@ -108,7 +116,8 @@ Event = Annotated[
     | UsageReported
     | TaskCreated
     | TaskUpdated
-    | MessagesRetracted,
+    | MessagesRetracted
+    | OverflowRecorded,
     Discriminator("type"),
 ]
 """Any event of a session log, discriminated by `type`."""
@@ -123,6 +132,7 @@ EventData = (
     | TaskCreateData
     | TaskUpdateData
     | RetractData
+    | OverflowData
 )
 """The payload of an event, as handed to `SessionLog.append`."""
 
@@ -136,6 +146,7 @@ EVENT_TYPES: tuple[str, ...] = (
     "task/create",
     "task/update",
     "message/retract",
+    "context/overflow",
 )
 
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
@@ -162,6 +173,8 @@ def make_event(seq: int, data: EventData) -> Event:
             return TaskUpdated(seq=seq, data=data)
         case RetractData():
             return MessagesRetracted(seq=seq, data=data)
+        case OverflowData():
+            return OverflowRecorded(seq=seq, data=data)
         case _:
             raise TypeError(f"not an event payload: {type(data).__name__}")
 

@@ -19,6 +19,7 @@ Rule of this room: it imports only the standard library (and `compaction`'s root
 must); nothing in the product imports it.
 """
 
+from harness.testing._demo_agent import demo_reply
 from harness.testing._model_server import MAX_BODY, PATHS, StubModel
 from harness.testing._overflow_bodies import OVERFLOW_STATUS, Dialect, overflow_body
 from harness.testing._postgres_server import (
@@ -29,10 +30,12 @@ from harness.testing._postgres_server import (
 )
 from harness.testing._prefix_cache import Api, PrefixCache, prompt_pieces, prompt_tokens
 from harness.testing._replies import RecordedRequest, Reply, Script, ToolCall
+from harness.testing._tool_pairing import PAIRING_STATUS, pairing_body, unanswered_ids
 
 __all__ = [
     "MAX_BODY",
     "OVERFLOW_STATUS",
+    "PAIRING_STATUS",
     "PATHS",
     "Api",
     "Dialect",
@@ -44,9 +47,12 @@ __all__ = [
     "ServerUnavailable",
     "StubModel",
     "ToolCall",
+    "demo_reply",
     "overflow_body",
+    "pairing_body",
     "prompt_pieces",
     "prompt_tokens",
     "running_postgres",
     "start_postgres",
+    "unanswered_ids",
 ]
