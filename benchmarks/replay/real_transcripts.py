@@ -46,9 +46,9 @@ from harness.simulation import (
     default_prices,
     log_payloads,
     output_tokens,
-    recorded_todos,
     replay,
     to_exchange,
+    todo_call_list,
     user_tools,
 )
 
@@ -247,7 +247,8 @@ def peer_payloads(payloads: Sequence[EventData]) -> list[EventData]:
     A todo-tool call (``TodoWrite``, Gemini CLI's ``write_todos``, Codex's ``update_plan``)
     becomes a ``todo_write`` call, which each driver turns into its peer's own todo tool, with
     each item's ``content`` and ``status`` (the fields every peer's tool takes; read as
-    `harness.simulation.recorded_todos` reads them); every other call is kept as recorded.
+    `harness.simulation.todo_call_list` reads them); a call the tool refused (no readable list)
+    and every other call are kept as recorded.
     """
     out: list[EventData] = []
     for p in payloads:
@@ -255,11 +256,9 @@ def peer_payloads(payloads: Sequence[EventData]) -> list[EventData]:
             raw = p.model_dump(mode="json", exclude_none=True)
             for call in raw.get("tool_calls") or ():
                 function = call["function"]
-                if function["name"] in TODO_TOOL_NAMES:
-                    items = [
-                        {"content": t.content, "status": t.status}
-                        for t in recorded_todos(function["arguments"] or "{}")
-                    ]
+                written = todo_call_list(function["arguments"] or "{}")
+                if function["name"] in TODO_TOOL_NAMES and written is not None:
+                    items = [{"content": t.content, "status": t.status} for t in written]
                     function["name"] = TODO_TOOL
                     function["arguments"] = json.dumps({"todos": items}, ensure_ascii=False)
             out.append(Message.model_validate(raw))

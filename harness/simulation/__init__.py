@@ -46,6 +46,7 @@ from harness.simulation._context_strategies import (
     recorded_todos,
     render_todos,
     retained,
+    todo_call_list,
     update_args,
     visible_todos,
 )
@@ -159,6 +160,7 @@ __all__ = [
     "serialize",
     "session_cost",
     "to_exchange",
+    "todo_call_list",
     "unfinished",
     "update_args",
     "user_tools",

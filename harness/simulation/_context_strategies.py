@@ -209,15 +209,23 @@ def _from_call(arguments: str) -> dict[str, TodoStatus] | None:
     return None
 
 
+_STATUSES = frozenset({"pending", "in_progress", "completed"})
+_LEFT_OUT = frozenset({"cancelled"})
+"""Gemini CLI's status for an item dropped from the list (the importer leaves it out too)."""
+
+
 def _list_items(items: list[Any], text_keys: tuple[str, ...]) -> dict[str, TodoStatus] | None:
+    """Read a list's items; None when it is no list the tool took (an unknown status, say)."""
     out: dict[str, TodoStatus] = {}
     for item in items:
         if not isinstance(item, dict):
             return None
         text = next((item[k] for k in text_keys if isinstance(item.get(k), str)), None)
-        if text is None:
-            return None
-        out[text.strip()] = item.get("status")  # type: ignore[assignment]
+        status = item.get("status")
+        if text is None or status not in _STATUSES | _LEFT_OUT:
+            return None  # the tool refused it: the list in sight is still the one before
+        if status in _STATUSES:
+            out[text.strip()] = status
     return out
 
 
@@ -309,9 +317,20 @@ def recorded_todos(arguments: str) -> tuple[TodoItem, ...]:
     holds a ``plan`` of ``step``s): an item with an unknown status (Gemini CLI's ``cancelled``)
     is left out, as the importers leave it; arguments that are not such a list give ``()``.
     """
-    state = _from_call(arguments) or {}
-    allowed = ("pending", "in_progress", "completed")
-    return tuple(TodoItem(content=c, status=s) for c, s in state.items() if c and s in allowed)
+    return todo_call_list(arguments) or ()
+
+
+def todo_call_list(arguments: str) -> tuple[TodoItem, ...] | None:
+    """Return the list a todo call writes, or None when its arguments are no list a tool takes.
+
+    Like `recorded_todos`, but tells an empty list (``()``) from a refused call (None: an item
+    without text, a status outside the three and Gemini CLI's ``cancelled``), which the
+    importers do not record either.
+    """
+    state = _from_call(arguments)
+    if state is None:
+        return None
+    return tuple(TodoItem(content=c, status=s) for c, s in state.items() if c)
 
 
 @lru_cache(maxsize=256)

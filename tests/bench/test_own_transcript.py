@@ -49,6 +49,13 @@ class TestTranscriptReplay:
         assert set(result["skipped"]) == labels
         assert all("absent" in why for why in result["skipped"].values())
 
+    def test_claude_code_lists_in_sight_without_compaction(self, tmp_path):
+        """With nothing compacted every design sees the list: a refused TodoWrite changes none."""
+        runs = {r["strategy"]: r for r in replay_json(tmp_path, "claude_code_small.jsonl")["runs"]}
+        assert runs["none"]["todo_checks"] > 0
+        assert runs["none"]["request_retention"] == 1.0
+        assert runs["B"]["task_retention"] == 1.0
+
     def test_codex_plan_is_scored(self, tmp_path):
         """Codex's update_plan is the todo list: checked on every call, kept in sight by B."""
         runs = {r["strategy"]: r for r in replay_json(tmp_path, "codex_small.jsonl")["runs"]}

@@ -130,6 +130,14 @@ class TestVisibleTodos:
         assert visible_todos([plan]) == {t.content: t.status for t in ITEMS}
         assert visible_todos([plan, gemini]) == {"Ship it": "pending"}
 
+    def test_a_refused_call_leaves_the_list_before(self):
+        """A call with a status the tool refuses ("done") wrote nothing: the earlier list stands."""
+        refused = call((), "c2")
+        refused["tool_calls"][0]["function"]["arguments"] = json.dumps(
+            {"todos": [{"content": "Oops", "status": "done"}]}
+        )
+        assert visible_todos([call(ITEMS), refused]) == {t.content: t.status for t in ITEMS}
+
     def test_bad_arguments_are_ignored(self):
         """A malformed call leaves the earlier list in place."""
         broken = call(ITEMS)
