@@ -31,6 +31,7 @@ EVENT_TYPES = frozenset(
         "compaction/checkpoint",
         "usage/report",
         "message/retract",
+        "context/overflow",
     }
 )
 """The ``type`` of every event the log schema knows (a test keeps it equal to the models')."""
