@@ -103,6 +103,11 @@ class TestExtractTodoLists:
             ]
         ]
 
+    def test_a_refused_list_is_no_list(self):
+        """A todo call with a status its tool refuses ("done") wrote no list: it is not read."""
+        refused = json.dumps({"todos": [{"content": "Oops", "status": "done"}]})
+        assert extract_todo_lists(json.dumps({"todos": TODOS}) + refused) == [TODOS]
+
     def test_in_order_of_appearance(self):
         """Several payloads come back in the order they appear."""
         first, second = TODOS[:1], TODOS[1:]
