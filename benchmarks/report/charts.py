@@ -176,13 +176,8 @@ def hit_rate_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> s
     fig, grid = plt.subplots(2, 2, figsize=(12, 9.5), sharex=True, sharey=True)
     for ax, model in zip(grid.flat, PROVIDER_MODELS, strict=True):
         for n, (label, running) in enumerate(_peer_hits(results, session, model.name)):
-            ax.plot(
-                running,
-                color=plt.get_cmap("tab10")((n + 3) % 10),  # told apart by hue, not grey
-                lw=0.9,
-                ls=_PEER_STYLES[n % 5],
-                label=f"peer {label}",
-            )
+            hue = plt.get_cmap("tab10")((n + 3) % 10)  # told apart by hue, not grey
+            ax.plot(running, color=hue, lw=0.9, ls=_PEER_STYLES[n % 5], label=f"peer {label}")
         for name, marker in (("C", "o"), ("A", "s"), ("B", "^")):
             per = runs[name]["per_request"]
             hits, prompts = per["hits"][model.name], per["prompt_tokens"]

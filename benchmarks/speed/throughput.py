@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from benchmarks import CHECKOUT
+from benchmarks.speed.reopen_memory import reopen_rss
 from benchmarks.speed.throughput_corpus import TRANSCRIPTS as TRANSCRIPTS
 from benchmarks.speed.throughput_corpus import events_of as events_of
 from benchmarks.speed.throughput_phases import BATCH as BATCH
@@ -235,44 +236,6 @@ def measure(
         rss = reopen_rss(log) if log.exists() else (None, None)
     point = _point(n, store, log_bytes, appended, live, peaks, (load_before, _load()))
     return replace(point, rounds=timed.rounds, reopen_rss_mb=rss[0], reopen_usage_rss_mb=rss[1])
-
-
-_RSS_SCRIPT = """
-import resource, sys
-from compaction import Session
-def peak():
-    try:  # this process's own high-water mark (ru_maxrss keeps the forking parent's)
-        with open("/proc/self/status") as status:
-            line = next(x for x in status if x.startswith("VmHWM:"))
-        return int(line.split()[1]) / 1024
-    except (OSError, StopIteration):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-with Session(sys.argv[1]) as s:
-    s.context, s.latest_todos, s.tasks
-    views = peak()
-    s.context_tokens
-print(views, peak())
-"""
-
-
-def reopen_rss(log: Path) -> tuple[float, float]:
-    """Return a fresh process's peak RSS in MiB reopening `log`: views, then with the usage view.
-
-    Read from ``VmHWM`` (Linux: the process's own high-water mark; ``ru_maxrss`` would report the
-    forking parent's), else ``ru_maxrss`` (KiB on Linux; bytes on macOS).
-    """
-    import subprocess
-    import sys
-
-    done = subprocess.run(
-        [sys.executable, "-c", _RSS_SCRIPT, str(log)],
-        capture_output=True,
-        text=True,
-        timeout=3_600,
-        check=True,
-    )
-    views, usage = done.stdout.split()
-    return round(float(views), 1), round(float(usage), 1)
 
 
 class _Appended(NamedTuple):

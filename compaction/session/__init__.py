@@ -15,9 +15,8 @@ for an event that did not reach the log; a refused or rejected tool call appends
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager, closing
-from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,7 @@ from compaction.stores.file import FileStore
 from compaction.stores.jsonl import JsonlStore
 from compaction.stores.log_writer import SessionLog, SyncPolicy
 from compaction.stores.protocol import EventStore
-from compaction.stores.sources import SessionSource, collector_paused
+from compaction.stores.sources import SessionSource
 from compaction.tokens import Tokenizer
 from compaction.tools.arguments import Arguments
 from compaction.tools.mode_policy import ModePolicy, PolicyTable, builtin_policies, policy_for
@@ -104,33 +103,13 @@ class Session(LiveViews):
             path, store, session, sync=sync, skip_bad_lines=skip_bad_lines
         )
         self.report = self._source.report
+        self._replay_source = self._source
         self._tools = ToolRuns(self)
         try:
             self._reopen()
         except BaseException:
             self._source.close()
             raise
-
-    def _reopen(self) -> None:
-        """Fold the log into the views, streamed: compacted messages are never held.
-
-        The context fold skips the messages the log's newest checkpoint folds away
-        (`LiveViews.reopen_horizon`); if the fold did not apply such a checkpoint after all,
-        the context is folded again from every event.
-        """
-        self.reopen_horizon = self._source.checkpoint_horizon()
-        with closing(self._source.read_new()) as events:  # streamed, the collector paused
-            for event in events:
-                self._apply(event)
-        if not self._end_reopen():
-            with closing(collector_paused(self._source.events())) as events:
-                self._refold_context(events)
-
-    def _rereadable(self) -> bool:
-        return True
-
-    def _events_again(self, upto: int) -> Iterator[Event]:
-        return takewhile(lambda event: event.seq <= upto, self._source.events())
 
     @classmethod
     def open(

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import closing
+from itertools import takewhile
 
 from compaction.events import (
     CheckpointData,
@@ -40,7 +41,7 @@ from compaction.events import (
     TurnStarted,
 )
 from compaction.invariants import check_checkpoint_span_at
-from compaction.stores.sources import collector_paused
+from compaction.stores.sources import SessionSource, collector_paused
 from compaction.tokens import Tokenizer, get_tokenizer
 from compaction.views import (
     ContextProjection,
@@ -111,6 +112,8 @@ class LiveViews:
         the context fold skips them (0: keep every message)."""
         self._folded_horizon = 0
         """The largest ``last_seq`` of the checkpoints the context fold applied."""
+        self._replay_source: SessionSource | None = None
+        """Where the events come from and are read again (a `compaction.Session`'s source)."""
         if tokenizer is not None:  # loaded already: count as the log is folded, in batches
             self._usage_p = UsageProjection(tokenizer, self._known)
 
@@ -122,12 +125,29 @@ class LiveViews:
         return self._tokenizer
 
     def _rereadable(self) -> bool:
-        """Tell whether `_events_again` can stream applied events again (a session can)."""
-        return False
+        """Tell whether `_events_again` can stream applied events again (with a source)."""
+        return self._replay_source is not None
 
     def _events_again(self, upto: int) -> Iterator[Event]:
-        """Stream the applied events up to seq `upto` again (see `_rereadable`)."""
-        raise NotImplementedError("these views cannot read their events again")
+        """Stream the applied events up to seq `upto` again, from the source."""
+        assert self._replay_source is not None  # only asked when `_rereadable`
+        return takewhile(lambda event: event.seq <= upto, self._replay_source.events())
+
+    def _reopen(self) -> None:
+        """Fold the source's log into the views, streamed: compacted messages are never held.
+
+        The context fold skips the messages the log's newest checkpoint folds away
+        (`reopen_horizon`); if the fold did not apply such a checkpoint after all, the context
+        is folded again from every event.
+        """
+        assert self._replay_source is not None
+        self.reopen_horizon = self._replay_source.checkpoint_horizon()
+        with closing(self._replay_source.read_new()) as events:  # streamed, the collector paused
+            for event in events:
+                self._apply(event)
+        if not self._end_reopen():
+            with closing(collector_paused(self._replay_source.events())) as events:
+                self._refold_context(events)
 
     def _skipped(self, event: Event) -> bool:
         """Tell whether the context fold may skip the event: a message a checkpoint folds."""

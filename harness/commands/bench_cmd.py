@@ -98,6 +98,11 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="rewrite report.md and the charts from DIR/results.json, re-reading the peers",
     )
+    _add_transcript_options(p)
+
+
+def _add_transcript_options(p: argparse.ArgumentParser) -> None:
+    """Add `--transcript` and `--window`: replay one transcript of your own."""
     p.add_argument(
         "--transcript",
         type=Path,
