@@ -306,9 +306,9 @@ def _evaluation_rows(comp: Mapping[str, Any], names: Sequence[str]) -> list[str]
             )
             tokens = like_for_like.figure(pairs, lambda r: float(r["summed_input"]))
             rows.append(
-                f"| B against `{peer}`, {len(pairs)} {kind} evaluation sessions | input "
-                f"{tokens} less; cost, summary calls priced: {priced}; summary calls not "
-                f"priced: {bare} (pooled, per-session range in brackets) |"
+                f"| B against `{peer}`, {len(pairs)} {kind} evaluation sessions | how much less "
+                f"B sends and pays (pooled; per-session range): input tokens {tokens}; cost, "
+                f"summary calls priced: {priced}; summary calls not priced: {bare} |"
             )
     return rows
 
