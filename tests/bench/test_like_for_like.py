@@ -9,7 +9,9 @@ from benchmarks.report import like_for_like
 PROVIDERS = ("openai",)
 
 
-def row(name: str, kind: str, tokens: int, usd: float, bare: float, calls: int = 3) -> dict:
+def row(
+    name: str, kind: str, tokens: int, usd: float, bare: float, calls: int = 3
+) -> dict[str, Any]:
     return {
         "name": name,
         "kind": kind,

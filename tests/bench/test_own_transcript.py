@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_runner import run_cli
@@ -23,12 +24,12 @@ FIELDS = {
 }
 
 
-def replay_json(tmp_path: Path, path: Path | str, *more: str) -> dict:
+def replay_json(tmp_path: Path, path: Path | str, *more: str) -> dict[str, Any]:
     """Run the command with no peer environment present; return its JSON."""
     env = {"HARNESS_PEERS_VENVS": str(tmp_path / "no-venvs")}
     done = run_cli("bench", "--transcript", FIXTURES / path, "--json", *more, env=env)
     assert done.returncode == 0, done.stderr
-    result: dict = json.loads(done.stdout)
+    result: dict[str, Any] = json.loads(done.stdout)
     return result
 
 
