@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 
 from benchmarks.quality.probe_reading import (
     Compaction,
@@ -74,6 +75,8 @@ _FAIL = re.compile(r"(?:[Ee]rror|ERROR)(?:\[\w+\])?:|\bFAIL\b|FAILED|panic:|\.go
 _DONE = re.compile(
     r"\b(?:done|finished|ready for review|all tests pass|is green|complete[d]?)\b", re.I
 )
+_COMMAND = re.compile(r"^\s*<command-(?:name|message|args)>")
+"""A slash command as Claude Code records it: what the person typed, wrapped by the agent."""
 _CONSTRAINT = re.compile(r"\b(?:must|never|always|do not|don't|make sure)\b", re.I)
 _EDIT_TOOLS = frozenset(
     {"edit", "write", "multiedit", "notebookedit", "edit_file", "write_file", "replace"}
@@ -101,11 +104,7 @@ def _requests(log: LogSoFar, c: Compaction, cp: ReadCheckpoint) -> dict[str, boo
         out["latest_request"] = head(typed_[-1][1].text()) in seen
     asked = norm(cp.sections.get("Primary Request and Intent", "")) + "\n"
     asked += norm(cp.sections.get("Critical Context", ""))
-    others = [
-        m.text()
-        for _, m in log.messages()
-        if m.role == "user" and not typed(m) and m.origin != "recorded_summary"
-    ]
+    others = [m.text() for _, m in log.messages() if m.role == "user" and not typed(m)]
     heads = [head(t, 40) for t in others if len(norm(t)) >= 20]
     if heads:
         out["no_injected_request"] = not any(h in asked for h in heads)
@@ -113,15 +112,33 @@ def _requests(log: LogSoFar, c: Compaction, cp: ReadCheckpoint) -> dict[str, boo
     shells = [head(t, 40) for t in users if _SHELL_OR_HOOK.match(t) and len(norm(t)) >= 20]
     if shells:
         out["no_shell_or_hook_request"] = not any(h in asked for h in shells)
-    acted = [
-        m.text()
-        for _, m in log.messages()
-        if m.role == "user" and m.origin in (None, "user", "command")
-    ]
+    acted = [m.text() for _, m in log.messages() if typed(m) or _COMMAND.match(m.text())]
     slash = _SLASH.match(acted[-1].strip()) if acted else None
     if slash is not None:
         out["slash_args_request"] = head(slash.group(1), 30) in asked + "\n" + c.tail
     return out
+
+
+def _open_texts(log: LogSoFar) -> list[str]:
+    """The open items' own text: unfinished todos and the subjects of unfinished tasks."""
+    todos = [c for c, s in log.latest_todos() if s != "completed"]
+    tasks = [
+        str(t["subject"])
+        for t in log.board().values()
+        if t["status"] in ("pending", "in_progress") and t.get("subject")
+    ]
+    return sorted({*todos, *tasks}, key=len, reverse=True)
+
+
+def _claims_done(step: str, open_texts: Sequence[str]) -> bool:
+    """Tell whether Next Step claims work done, once the open items' own text is taken out.
+
+    An item named "Mark tests done/partial/open" says "done" itself; that is no claim.
+    """
+    flat = norm(step)
+    for text in open_texts:
+        flat = flat.replace(norm(text), " ")
+    return _DONE.search(flat) is not None
 
 
 def _open_work(log: LogSoFar, agent: str) -> tuple[str | None, list[str], bool]:
@@ -164,7 +181,7 @@ def _next_step(log: LogSoFar, c: Compaction, cp: ReadCheckpoint) -> dict[str, bo
     lines = [ln.strip().rstrip("*_)\"' ") for ln in step.split("\n")]
     out = {
         "next_step_consistent": not any(ln.endswith("?") for ln in lines)
-        and not (anything_open and _DONE.search(step))
+        and not (anything_open and _claims_done(step, _open_texts(log)))
     }
     if current is not None:
         out["next_step_names_current"] = _names(step, current)

@@ -45,9 +45,29 @@ def head(text: str, n: int = HEAD) -> str:
     return norm(text)[:n]
 
 
+_MACHINE_TEXT = re.compile(
+    r"^\s*(?:<[a-z][\w-]*>"  # a tag an agent wraps its own text in: <task-notification>...
+    r"|\[Request interrupted"
+    r"|\[Operation stopped by hook"
+    r"|Caveat: The messages below were generated"
+    r"|This session is being continued from a previous conversation"
+    r"|Base directory for this skill:)"
+)
+"""Text an agent or its hooks wrote into a user record, recognised by the text itself."""
+
+
+def machine_text(text: str) -> bool:
+    """Tell whether a user record's text was written by the agent or a hook, not a person.
+
+    Judged from the text alone, never from the importer's ``origin``: a probe that trusted the
+    importer would share its blind spots (a notification imported as a request would pass).
+    """
+    return _MACHINE_TEXT.match(text) is not None
+
+
 def typed(message: Message) -> bool:
-    """Tell whether a user message is text a person typed (origin user or absent)."""
-    return message.role == "user" and message.origin in (None, "user")
+    """Tell whether a user message is text a person typed, judged from its text (`machine_text`)."""
+    return message.role == "user" and not machine_text(message.text())
 
 
 # --- reading a rendered Checkpoint (the probes' own parser) -----------------------------------

@@ -103,11 +103,10 @@ class Session(LiveViews):
             path, store, session, sync=sync, skip_bad_lines=skip_bad_lines
         )
         self.report = self._source.report
+        self._replay_source = self._source
         self._tools = ToolRuns(self)
         try:
-            with closing(self._source.read_new()) as events:  # streamed, the collector paused
-                for event in events:
-                    self._apply(event)
+            self._reopen()
         except BaseException:
             self._source.close()
             raise
