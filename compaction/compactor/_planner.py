@@ -19,8 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
-from compaction.checkpoint import Checkpoint, Section, parse_checkpoint, render_checkpoint
-from compaction.compactor._carried import clip_carried, clip_task, unfinished, unfinished_tasks
+from compaction.checkpoint import (
+    FIELD_BY_SECTION,
+    Checkpoint,
+    Section,
+    parse_checkpoint,
+    render_checkpoint,
+)
+from compaction.compactor._carried import carried_checkpoint, unfinished, unfinished_tasks
 from compaction.compactor._outcomes import (
     CompactionPlan,
     CompactionResult,
@@ -238,21 +244,7 @@ class Plan:
 
     def skeleton(self) -> Checkpoint:
         """Return the Checkpoint with its code-owned sections only (empty narrative)."""
-        pending, current = unfinished(self.session.latest_todos)
-        pending_tasks, current_tasks = unfinished_tasks(self.session.tasks)
-        if self.clip_items:
-            seq = self.session.latest_todos_seq
-            pending = tuple(clip_carried(t, seq) for t in pending)
-            current = tuple(clip_carried(t, seq) for t in current)
-            pending_tasks = tuple(clip_task(t) for t in pending_tasks)
-            current_tasks = tuple(clip_task(t) for t in current_tasks)
-        return Checkpoint(
-            pending_jobs=pending,
-            current_work=current,
-            carried_over=bool(pending or current) and self.session.todos.seq is None,
-            pending_tasks=pending_tasks,
-            current_tasks=current_tasks,
-        )
+        return carried_checkpoint(self.session, clip_items=self.clip_items)
 
     def has_long_items(self) -> bool:
         """Tell whether any carried item or task subject is over `MAX_ITEM_CHARS`."""
@@ -294,18 +286,8 @@ class Plan:
         goal = target(session.latest_todos, session.tasks.live(), session.agent)
         current = (goal.name,) if goal is not None and goal.in_progress else ()
         sections = agree_with_resume(sections, self.resume, current)
-        checkpoint = Checkpoint(
-            primary_request=sections[Section.PRIMARY_REQUEST],
-            key_concepts=sections[Section.KEY_CONCEPTS],
-            files_and_code=sections[Section.FILES_AND_CODE],
-            errors_and_fixes=sections[Section.ERRORS_AND_FIXES],
-            pending_jobs=skeleton.pending_jobs,
-            current_work=skeleton.current_work,
-            next_step=sections[Section.NEXT_STEP],
-            critical_context=sections[Section.CRITICAL_CONTEXT],
-            carried_over=skeleton.carried_over,
-            pending_tasks=skeleton.pending_tasks,
-            current_tasks=skeleton.current_tasks,
+        checkpoint = skeleton.model_copy(
+            update={FIELD_BY_SECTION[name]: text for name, text in sections.items()}
         )
         return checkpoint, used, reason, span
 
@@ -339,6 +321,8 @@ class Plan:
             current=checkpoint.current_work,
             pending_tasks=checkpoint.pending_tasks or None,
             current_tasks=checkpoint.current_tasks or None,
+            jobs=checkpoint.jobs or None,
+            plan=checkpoint.plan,
             hooks=hooks or None,
             dropped=dropped_sections(checkpoint, fitted.span) or None,
             resume=self.resume,

@@ -10,6 +10,18 @@ fields (`dump_event`), so the same history always gives the same file.
 """
 
 from compaction.events._base import SCHEMA_VERSION
+from compaction.events._carry_data import (
+    JOB_END_STATUSES,
+    JOB_ID_PATTERN,
+    JOB_KINDS,
+    JobEndData,
+    JobEndStatus,
+    JobKind,
+    JobRef,
+    JobStartData,
+    PlanApproveData,
+    PlanRef,
+)
 from compaction.events._envelope import (
     EVENT_ADAPTER as EVENT_ADAPTER,
 )
@@ -20,8 +32,11 @@ from compaction.events._envelope import (
     CheckpointRecorded,
     Event,
     EventData,
+    JobEnded,
+    JobStarted,
     MessageAdded,
     MessagesRetracted,
+    PlanApproved,
     TaskCreated,
     TaskUpdated,
     TodoWritten,
@@ -88,6 +103,9 @@ from compaction.events._work_data import (
 )
 
 __all__ = [
+    "JOB_END_STATUSES",
+    "JOB_ID_PATTERN",
+    "JOB_KINDS",
     "ORIGINS",
     "SCHEMA_VERSION",
     "TASK_STATUSES",
@@ -101,11 +119,21 @@ __all__ = [
     "FunctionCall",
     "HookRun",
     "ImagePart",
+    "JobEndData",
+    "JobEndStatus",
+    "JobEnded",
+    "JobKind",
+    "JobRef",
+    "JobStartData",
+    "JobStarted",
     "Message",
     "MessageAdded",
     "MessagesRetracted",
     "OpenWork",
     "Origin",
+    "PlanApproveData",
+    "PlanApproved",
+    "PlanRef",
     "ProviderCompactionData",
     "Resume",
     "RetractData",

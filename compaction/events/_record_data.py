@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, JsonValue
 
 from compaction.events._base import _Frozen
+from compaction.events._carry_data import JobRef, PlanRef
 from compaction.events._work_data import TaskRef
 
 Resume = Literal["continue", "await_user"]
@@ -97,6 +98,10 @@ class CheckpointData(_Frozen):
     """The shared list's `pending` tasks in Pending Jobs, copied by code (None: no tasks)."""
     current_tasks: tuple[TaskRef, ...] | None = None
     """The shared list's `in_progress` tasks in Current Work, copied by code (None: no tasks)."""
+    jobs: tuple[JobRef, ...] | None = None
+    """The jobs still running in Current Work, copied by code (None: no job ran)."""
+    plan: PlanRef | None = None
+    """The approved plan at the end of Current Work, carried by code (None: none approved)."""
     hooks: tuple[HookRun, ...] | None = None
     """The receipt: each ``on_compact_start`` hook that ran (None: no hook ran)."""
     dropped: tuple[DroppedSection, ...] | None = None

@@ -32,6 +32,7 @@ from compaction.events import (
 )
 from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
 from compaction.providers.messages import to_messages
+from compaction.session._carry_writes import CarryWrites
 from compaction.session._tool_runs import ToolRuns
 from compaction.session.live_views import LiveViews
 from compaction.stores.file import FileStore
@@ -44,10 +45,11 @@ from compaction.tools.arguments import Arguments
 from compaction.tools.mode_policy import ModePolicy, PolicyTable, builtin_policies, policy_for
 from compaction.tools.tasks import AGENT_PATTERN, is_agent_name
 from compaction.tools.tool_result import ToolResult
+from compaction.views import plan_on_turn
 from compaction.views.clipping import ShownCount, clip_and_count
 
 
-class Session(LiveViews):
+class Session(LiveViews, CarryWrites):
     """A session log with live `todos`, `tasks`, `context` and `usage` views, on any store.
 
     ``Session("s.jsonl")`` works on a JSONL file, as always; ``Session.open("sqlite:///s.db",
@@ -244,8 +246,14 @@ class Session(LiveViews):
     # --- convenience for agent loops ---------------------------------------------------------
 
     def start_turn(self, request: str, *, mode: str | None = None) -> list[Event]:
-        """Record a new user request: a `turn/start`, then the user's message."""
-        return self.append_many([TurnStartData(mode=mode), Message(role="user", content=request)])
+        """Record a new user request: a `turn/start`, then the user's message.
+
+        A turn in another mode after a Plan-mode turn first records the Plan turn's last
+        answer as the approved plan (`plan/approve`, `compaction.views.plan_on_turn`).
+        """
+        turn: list[EventData] = [TurnStartData(mode=mode), Message(role="user", content=request)]
+        plan = plan_on_turn(self.carried, mode)
+        return self.append_many([plan, *turn] if plan is not None else turn)
 
     def end_turn(self, reason: str | None = None) -> OpenWork:
         """Record that the agent finished the current request; return the work left open.

@@ -3,6 +3,7 @@
 - `projection`: the `Projection` protocol and `fold`;
 - `panel`: the todos view (the task panel) and `count_statuses`;
 - `board`: the shared task list (`task/create`, `task/update`);
+- `carry`: the approved plan and the jobs still running (`plan/approve`, `job/start`, `job/end`);
 - `turn_modes`: which mode each stretch of the log ran in;
 - `context`: what the model sees (system messages, the newest Checkpoint, the kept messages);
 - `progress`: assistant messages since each list was written, completions since a checkpoint;
@@ -15,6 +16,7 @@ Invariants: replaying the same events gives byte-identical views; a `todo/write`
 enters the context view; compaction never changes the todos view.
 """
 
+from compaction.views._carry import CarriedWork, CarryProjection, carried_work, plan_on_turn
 from compaction.views._panel import (
     STATUS_MARKS,
     LatestTodosProjection,
@@ -60,6 +62,8 @@ __all__ = [
     "STATUS_MARKS",
     "TASK_MARKS",
     "UNFINISHED",
+    "CarriedWork",
+    "CarryProjection",
     "ContextProjection",
     "ContextState",
     "ContextWindow",
@@ -82,12 +86,14 @@ __all__ = [
     "UsageProjection",
     "UsageState",
     "add_provider_usage",
+    "carried_work",
     "checkpoint_message",
     "checkpoint_message_for",
     "checkpoint_preamble",
     "count_statuses",
     "fold",
     "panel_line",
+    "plan_on_turn",
     "quoted",
     "scaled_tokens",
 ]

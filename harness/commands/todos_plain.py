@@ -31,6 +31,9 @@ EVENT_TYPES = frozenset(
         "compaction/checkpoint",
         "usage/report",
         "message/retract",
+        "plan/approve",
+        "job/start",
+        "job/end",
     }
 )
 """The ``type`` of every event the log schema knows (a test keeps it equal to the models')."""
