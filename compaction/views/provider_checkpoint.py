@@ -53,8 +53,10 @@ def _template() -> Template:
 
 
 def code_owned_text(checkpoint: CheckpointData) -> str:
-    """Return the text after the item: Pending Jobs, Current Work (items, tasks, running jobs,
-    the approved plan), the way back to the span."""
+    """Return the text after the item: Pending Jobs, Current Work, the way back to the span.
+
+    Current Work holds the items, the tasks, the running jobs and the approved plan.
+    """
     pending = [encode_item(t) for t in checkpoint.pending]
     pending += [encode_task(t) for t in checkpoint.pending_tasks or ()]
     current = [encode_item(t) for t in checkpoint.current]
