@@ -12,11 +12,14 @@ Checkpoint cannot fit the window at all does an item longer than the tools now a
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from compaction.checkpoint import Checkpoint
 from compaction.events import PlanRef, TaskRef, TodoItem
+from compaction.secrets import redact_url
+from compaction.stores.file import FileStore
 from compaction.tools.arguments import MAX_ITEM_CHARS
 from compaction.views import CarriedWork
 from compaction.views.board import TaskBoard
@@ -154,3 +157,14 @@ def carried_checkpoint(session: Session, *, clip_items: bool) -> Checkpoint:
         jobs=session.carried.jobs,
         plan=carried_plan(session.carried),
     )
+
+
+def log_argument(session: Session) -> str:
+    """Return the ``harness log`` argument that names the session: its path, or URL and id.
+
+    A store URL has its password redacted (`redact_url`); either part is shell-quoted.
+    """
+    if isinstance(session.store, FileStore):
+        return shlex.quote(str(session.store.path))
+    url, _, name = session.where.rpartition("#")
+    return f"{shlex.quote(redact_url(url))} --session {shlex.quote(name)}"

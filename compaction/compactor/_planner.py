@@ -26,7 +26,12 @@ from compaction.checkpoint import (
     parse_checkpoint,
     render_checkpoint,
 )
-from compaction.compactor._carried import carried_checkpoint, unfinished, unfinished_tasks
+from compaction.compactor._carried import (
+    carried_checkpoint,
+    log_argument,
+    unfinished,
+    unfinished_tasks,
+)
 from compaction.compactor._outcomes import (
     CompactionPlan,
     CompactionResult,
@@ -37,7 +42,7 @@ from compaction.compactor._receipt import dropped_sections, run_hooks
 from compaction.compactor._resume import agree_with_resume, resume_decision
 from compaction.cuts import cut_points, select_cut, tail_tokens
 from compaction.errors import CompactionError
-from compaction.events import CheckpointData, HookRun, Resume
+from compaction.events import CheckpointData, HookRun, Message, Resume
 from compaction.policy import CompactionPolicy
 from compaction.secrets import redact
 from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInput, check_output
@@ -255,8 +260,20 @@ class Plan:
     def checkpoint_tokens(self, checkpoint: Checkpoint, k: int) -> int:
         """Return the tokens a Checkpoint takes in the context, for a cut before message `k`."""
         text = render_checkpoint(checkpoint)
-        message = checkpoint_message_for(text, last_seq=self.last_seq(k), resume=self.resume)
+        message = self.message(checkpoint, text, self.last_seq(k))
         return count_message(self.session.tokenizer, message)
+
+    def message(self, checkpoint: Checkpoint, text: str, last_seq: int) -> Message:
+        """Return the user message that carries `checkpoint` (rendered as `text`) into context."""
+        tasks = bool(checkpoint.pending_tasks or checkpoint.current_tasks)
+        return checkpoint_message_for(
+            text,
+            last_seq=last_seq,
+            resume=self.resume,
+            log=log_argument(self.session),
+            tasks=tasks,
+            todos=bool(checkpoint.pending_jobs or checkpoint.current_work) or not tasks,
+        )
 
     def span(self, k: int, instructions: str | None) -> SummaryInput:
         """Return what the summarizer reads for a cut before message `k`."""
@@ -273,6 +290,7 @@ class Plan:
             tasks=session.tasks.live(),
             agent=session.agent,
             cwd=session.turn_modes.cwd_at(context.seqs[k - 1]) if k else None,
+            jobs=session.carried.jobs,
         )
 
     def write(
@@ -286,9 +304,8 @@ class Plan:
         goal = target(session.latest_todos, session.tasks.live(), session.agent)
         current = (goal.name,) if goal is not None and goal.in_progress else ()
         sections = agree_with_resume(sections, self.resume, current)
-        checkpoint = skeleton.model_copy(
-            update={FIELD_BY_SECTION[name]: text for name, text in sections.items()}
-        )
+        narrative = {FIELD_BY_SECTION[name]: text for name, text in sections.items()}
+        checkpoint = Checkpoint(**{**dict(skeleton), **narrative})  # validated: text normalised
         return checkpoint, used, reason, span
 
     def result(
@@ -305,9 +322,7 @@ class Plan:
         last_seq = self.last_seq(k)
         previous_tokens = checkpoint_tokens(tokenizer, previous) if previous else 0
         replaced = previous_tokens + sum(self.tokens[:k])
-        new_tokens = count_message(
-            tokenizer, checkpoint_message_for(text, last_seq=last_seq, resume=self.resume)
-        )
+        new_tokens = count_message(tokenizer, self.message(checkpoint, text, last_seq))
         data = CheckpointData(
             text=text,
             first_seq=self.first_seq,
@@ -326,6 +341,7 @@ class Plan:
             hooks=hooks or None,
             dropped=dropped_sections(checkpoint, fitted.span) or None,
             resume=self.resume,
+            log=log_argument(self.session),
         )
         return CompactionResult(
             checkpoint=checkpoint,

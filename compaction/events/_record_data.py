@@ -98,6 +98,9 @@ class CheckpointData(_Frozen):
     """The shared list's `pending` tasks in Pending Jobs, copied by code (None: no tasks)."""
     current_tasks: tuple[TaskRef, ...] | None = None
     """The shared list's `in_progress` tasks in Current Work, copied by code (None: no tasks)."""
+    log: str | None = None
+    """The ``harness log`` argument that names this session (a path, or a store URL and
+    ``--session ID``, passwords redacted), which the preamble shows (None: ``LOG``)."""
     jobs: tuple[JobRef, ...] | None = None
     """The jobs still running in Current Work, copied by code (None: no job ran)."""
     plan: PlanRef | None = None

