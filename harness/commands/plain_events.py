@@ -34,6 +34,7 @@ ORIGINS = (
     "shell",
     "hook",
     "reminder",
+    "subagent",
 )
 """A message's origins (a test keeps them equal to `compaction.events.ORIGINS`)."""
 ENVELOPE = ["v", "seq", "type", "data"]

@@ -83,13 +83,16 @@ def expected_resume(messages: Sequence[Message]) -> Resume:
     """The resume rule, written plainly: the last message that is a turn decides.
 
     An assistant message without tool calls is a final answer (``await_user``); anything else
-    (a call, a tool result, a request) means the loop goes on (``continue``).
+    (a call, a tool result, a request) means the loop goes on (``continue``), except the
+    user's interruption or a local command, which stop it (``await_user``).
     """
     for m in reversed(messages):
         if m.role == "system" or m.origin in ("reminder", "mode_switch"):
             continue
         if m.role == "assistant":
             return "continue" if m.tool_calls else "await_user"
+        if m.role == "user" and m.origin in ("interruption", "command"):
+            return "await_user"
         return "continue"
     return "await_user"
 
