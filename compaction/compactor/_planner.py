@@ -91,7 +91,7 @@ def plan_compaction(
 ) -> CompactionResult:
     """Compute the compaction of the session as it is now, appending nothing."""
     tokens_before = session.context_tokens
-    completed = session.progress.completed_since_checkpoint
+    completed = session.progress.completed_since_call
     if not force and not policy.is_due(tokens_before, fixed, completed=completed):
         raise _below_threshold(policy, tokens_before, fixed)
     plan = Plan.of(session, policy, fixed, summarizer)
