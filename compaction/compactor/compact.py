@@ -243,11 +243,11 @@ def maybe_compact(
 
     `fixed_tokens` is the system prompt and tool catalog (`prompts.fixed_tokens`); the check is
     O(1): ``fixed_tokens + session.context_tokens`` against the trigger, or, with
-    `CompactionPolicy.boundary_threshold`, against the boundary floor right after a todo item or
-    task turned completed (since the previous model call; `CompactionPolicy.is_due`). `instructions` and
-    the hooks are those of `compact`. Once the session has learned the provider's token scale
-    (`Session.token_scale`), the policy's window is the provider's tokens: the check and the
-    compaction use `CompactionPolicy.in_counted_tokens`.
+    `CompactionPolicy.boundary_threshold`, against the boundary floor right after a todo item
+    or task turned completed (since the previous model call; `CompactionPolicy.is_due`).
+    `instructions` and the hooks are those of `compact`. Once the session has learned the
+    provider's token scale (`Session.token_scale`), the policy's window is the provider's
+    tokens: the check and the compaction use `CompactionPolicy.in_counted_tokens`.
     """
     if not compaction_due(session, policy, fixed_tokens):
         return None

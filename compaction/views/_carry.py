@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from compaction.contract import PLAN_MODE
 from compaction.events import (
@@ -50,6 +50,25 @@ class CarriedWork:
     def jobs(self) -> tuple[JobRef, ...]:
         """Return the running jobs, in start order."""
         return tuple(self.running.values())
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the running jobs and the approved plan as plain JSON data (for hooks, CLI)."""
+        plan = None
+        if self.plan is not None:
+            plan = {"seq": self.plan_seq, **self.plan.model_dump(mode="json")}
+        return {"jobs": [j.model_dump(mode="json") for j in self.jobs], "plan": plan}
+
+    def lines(self) -> list[str]:
+        """Return one line per running job, then the approved plan's head (for panels)."""
+        out = [
+            f"▶ job {j.id} ({j.kind}{f', {j.owner}' if j.owner else ''}, since seq {j.since}): "
+            f"{j.runs}"
+            for j in self.jobs
+        ]
+        if self.plan is not None:
+            head = next((ln.strip() for ln in self.plan.text.split("\n") if ln.strip()), "")
+            out.append(f"plan approved (seq {self.plan_seq}): {head[:120]}")
+        return out
 
 
 def plan_on_turn(state: CarriedWork, mode: str | None) -> PlanApproveData | None:

@@ -177,6 +177,8 @@ def result_json(result: CompactionResult, *, dry_run: bool) -> dict[str, Any]:
         "current": list(data.current),
         "pending_tasks": task_rows(data.pending_tasks or (), "pending"),
         "current_tasks": task_rows(data.current_tasks or (), "in_progress"),
+        "jobs": [j.model_dump(mode="json") for j in data.jobs or ()],
+        "plan": data.plan.model_dump(mode="json") if data.plan is not None else None,
         "checkpoint": data.text,
     }
 
@@ -201,6 +203,12 @@ def carried_line(data: CheckpointData) -> str:
     if data.pending_tasks or data.current_tasks:
         pending, current = len(data.pending_tasks or ()), len(data.current_tasks or ())
         line += f"; {pending} pending, {current} in progress tasks"
+    if data.jobs:
+        line += f"; {len(data.jobs)} running jobs"
+    if data.plan is not None:
+        line += (
+            f"; the approved plan (seq {data.plan.seq}{', clipped' if data.plan.clipped else ''})"
+        )
     return line
 
 

@@ -85,6 +85,8 @@ def _fold(data: bytes) -> tuple[Todos, Todos, int, int] | None:
         if kind not in EVENT_TYPES or not isinstance(obj["data"], dict):
             return None
         seq = n
+        if kind in ("plan/approve", "job/start", "job/end"):
+            return None  # the full path shows the jobs and the plan below the panel
         if kind == "turn/start":
             turn += 1
             panel = []
