@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -9,7 +10,15 @@ from typing import Any
 
 from hypothesis import event, given
 from hypothesis import strategies as st
-from reference import ReferenceLog, carried, check_refusal, read_back, read_task_lines, safe_cuts
+from reference import (
+    ReadBack,
+    ReferenceLog,
+    carried,
+    check_refusal,
+    read_back,
+    read_task_lines,
+    safe_cuts,
+)
 from strategies import compaction_scripts, task_refs, valid_todo_lists
 
 from compaction import (
@@ -32,9 +41,10 @@ from compaction import (
     read_events,
     render_checkpoint,
 )
+from compaction.compactor._carried import clip_plan
 from compaction.compactor._resume import await_user_step
 from compaction.compactor.compact import unfinished
-from compaction.events import Resume
+from compaction.events import JobRef, Resume
 from compaction.views import checkpoint_message, checkpoint_message_for
 
 NARRATIVE = st.text(max_size=200) | st.sampled_from(
@@ -110,8 +120,19 @@ def check_does_not_fit(
     messages = ref.context_messages()
     resume = expected_resume(messages)
     step = await_user_step() if resume == "await_user" else ""  # the shortest forced Next Step
+    jobs = tuple(
+        JobRef(id=i, kind=k, runs=r, owner=o, since=n) for i, k, r, o, n in ref.expected_jobs()
+    )
+    plan = ref.expected_plan()
     skeleton = render_checkpoint(
-        Checkpoint(pending_jobs=pending, current_work=current, carried_over=carried, next_step=step)
+        Checkpoint(
+            pending_jobs=pending,
+            current_work=current,
+            carried_over=carried,
+            next_step=step,
+            jobs=jobs,
+            plan=clip_plan(plan[1], plan[0]) if plan else None,
+        )
     )
     message = checkpoint_message_for(skeleton, last_seq=session.applied_seq, resume=resume)
     least = count_message(session.tokenizer, message)
@@ -141,6 +162,7 @@ def check_compaction(session: Session, result: CompactionResult, ref: ReferenceL
     # All eight sections, in order, and nothing else at level two.
     assert [ln[3:] for ln in text.split("\n") if ln.startswith("## ")] == list(SECTION_NAMES)
     assert parsed == result.checkpoint
+    check_carried_work(ref, back, parsed)
     # The view: system, the checkpoint, the kept tail; no tool result without its call.
     ctx = session.context
     assert ctx.checkpoint == result.data
@@ -158,6 +180,43 @@ def check_compaction(session: Session, result: CompactionResult, ref: ReferenceL
     assert recount == result.tokens_after
 
 
+PLAN_CHARS = 6000
+"""The plan's budget, from the rule: whole up to 6,000 characters."""
+_STRUCTURE = re.compile(r"^(#{1,3} |\d+\. )")
+"""The generated plans' headings and numbered steps (prose lines open with ``Note:``)."""
+
+
+def check_carried_work(ref: ReferenceLog, back: ReadBack, parsed: Checkpoint) -> None:
+    """The running jobs and the approved plan stand in Current Work exactly, per the reference.
+
+    Jobs: every job started and not ended, in start order, with its kind, what it runs, its
+    owner and its start's seq. The plan: the latest approved, whole up to the budget; past it
+    clipped, with every heading and numbered step verbatim and in order.
+    """
+    assert back.jobs == ref.expected_jobs()
+    assert [(j.id, j.kind, j.runs, j.owner, j.since) for j in parsed.jobs] == back.jobs
+    expected = ref.expected_plan()
+    if expected is None:
+        assert back.plan is None
+        assert parsed.plan is None
+        return
+    seq, text = expected
+    assert back.plan is not None
+    got_seq, chars, clipped, carried = back.plan
+    assert (got_seq, chars) == (seq, len(text))
+    assert parsed.plan is not None
+    assert (parsed.plan.seq, parsed.plan.text, parsed.plan.clipped) == (seq, carried, clipped)
+    if len(text) <= PLAN_CHARS:
+        assert not clipped
+        assert carried == text
+        return
+    assert clipped
+    kept = iter(carried.split("\n"))
+    for line in text.split("\n"):
+        if _STRUCTURE.match(line):
+            assert line in kept, line  # a subsequence: in order, verbatim
+
+
 @given(compaction_scripts())
 def test_compactions_keep_every_unfinished_task(
     script: Script,
@@ -168,6 +227,9 @@ def test_compactions_keep_every_unfinished_task(
         results = run_script(path, script)
         event(f"{len(results)} compactions")
         event("some tail kept" if any(r.kept_messages for r in results) else "no tail kept")
+        event("jobs carried" if any(r.data.jobs for r in results) else "no job carried")
+        plans = [r.data.plan for r in results if r.data.plan]
+        event("a clipped plan" if any(p.clipped for p in plans) else f"{bool(plans)} plan")
         events = list(read_events(path))
         check_log(events)  # includes checkpoint_cut: no tool call split from its result
         checkpoints = [e for e in events if isinstance(e, CheckpointRecorded)]
