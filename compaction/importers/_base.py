@@ -98,6 +98,8 @@ class EventBuilder:
         call_hook: CallHook | None = None,
     ) -> None:
         self.call_hook = call_hook
+        self.at: float | None = None
+        """The current record's own timestamp (a reader sets it): a request records it."""
         self._carry_p = CarryProjection()
         self._carry = self._carry_p.init()
         self._assistant_seq: int | None = None
@@ -167,7 +169,7 @@ class EventBuilder:
         if plan is not None:
             self.emit(plan)
             self.report.handled["plan approved on leaving Plan mode"] += 1
-        self.emit(TurnStartData(mode=mode, cwd=cwd or None))
+        self.emit(TurnStartData(mode=mode, cwd=cwd or None, at=self.at))
         self.emit(Message(role="user", content=content, origin=origin))
         self._turn_open = True
         self.report.turns += 1

@@ -68,6 +68,7 @@ from compaction.importers._recorded_calls import (
     RecordedCall,
     call_from,
     content_text,
+    timestamp_of,
     todo_items,
     token_figure,
     unknown,
@@ -145,6 +146,7 @@ class _Reader(RecordReader):
         if rec is None:
             return
         kind = rec.get("type")
+        self.builder.at = timestamp_of(rec.get("timestamp"))
         boundary = self.boundary_line is not None and not rec.get("isCompactSummary")
         if boundary and kind in ("user", "assistant"):
             self.report.skip("compact_boundary with no summary after it")

@@ -55,6 +55,7 @@ from compaction.importers._recorded_calls import (
     Content,
     RecordedCall,
     call_from,
+    timestamp_of,
     todo_items,
     token_figure,
     unknown,
@@ -128,6 +129,7 @@ class _Reader(RecordReader):
         if rec is None:
             return
         kind = rec.get("type")
+        self.builder.at = timestamp_of(rec.get("timestamp"))
         payload = rec.get("payload")
         if "payload" not in rec and (kind in ITEM_TYPES or "record_type" in rec or lineno == 1):
             self.legacy(lineno, rec)

@@ -31,6 +31,7 @@ from compaction.importers._recorded_calls import (
     RecordedCall,
     call_from,
     content_text,
+    timestamp_of,
     todo_items,
     token_figure,
     unknown,
@@ -67,6 +68,7 @@ class _Reader(RecordReader):
             return
         msg: Mapping[str, Any] = raw
         kind = msg.get("type")
+        self.builder.at = timestamp_of(msg.get("timestamp"))
         if kind == "user":
             self.builder.request(content_text(msg.get("content")))
         elif kind == "gemini":

@@ -84,6 +84,8 @@ def reads_or_searches(tool: str, command: str) -> bool:
         return False
     words = command.split()
     return bool(words) and words[0].rsplit("/", 1)[-1] in QUIET_COMMANDS
+
+
 PATH_KEYS: Final = ("file_path", "path", "notebook_path", "absolute_path", "filename", "file")
 COMMAND_KEYS: Final = ("command", "cmd", "script")
 FAILURE_CHARS: Final = 200

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
 from compaction import CompactionPolicy, Session, check_log, compact, parse_checkpoint
 from compaction.events import (
@@ -27,7 +28,7 @@ from compaction.importers._jobs import (
     codex_call,
     codex_notice,
 )
-from compaction.importers._recorded_calls import call_from
+from compaction.importers._recorded_calls import call_from, timestamp_of
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "transcripts"
 PLAN = (
@@ -250,3 +251,43 @@ class TestCodex:
     def test_notices(self, text: str, expected: list[object]) -> None:
         """A notification ends the agent it names when its status is final."""
         assert codex_notice(text) == expected
+
+
+class TestRecordedTimes:
+    @pytest.mark.parametrize(
+        ("name", "first"),
+        [
+            ("claude_code_plan_jobs.jsonl", "2026-02-01T10:01:00Z"),
+            ("codex_jobs.jsonl", "2026-02-01T11:02:00Z"),
+        ],
+    )
+    def test_sessions_shows_when_the_imported_session_ran(
+        self, tmp_path: Path, name: str, first: str
+    ) -> None:
+        """Turns keep the transcript's timestamps; `harness sessions` shows the first and last."""
+        log = tmp_path / "s.jsonl"
+        import_transcript(FIXTURES / name, log)
+        events = list(Session(log).events())
+        times = [e.data.at for e in events if isinstance(e, TurnStarted)]
+        assert times
+        assert all(t is not None for t in times)
+        out = run_cli("sessions", log, "--json")
+        assert out.returncode == 0, out.stderr
+        [row] = json.loads(out.stdout)["sessions"]
+        assert row["first_turn"] == first
+        assert row["last_turn"] >= first
+
+    @pytest.mark.parametrize(
+        ("value", "expected"),
+        [
+            ("2026-01-23T15:37:47.029Z", 1769182667.029),
+            ("2026-01-23T15:37:47", 1769182667.0),
+            ("2026-01-23T16:37:47+01:00", 1769182667.0),
+            ("yesterday", None),
+            (12, None),
+            ("", None),
+        ],
+    )
+    def test_timestamps(self, value: object, expected: float | None) -> None:
+        """ISO 8601 times read as seconds since the epoch (UTC when no zone); others are None."""
+        assert timestamp_of(value) == expected
