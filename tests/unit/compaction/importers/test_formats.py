@@ -184,8 +184,10 @@ def _import_format(
 
 
 def _datas(events: list[Event]) -> list[EventData]:
-    """Each event's data; a checkpoint's token figures (the tokenizer's) set to 0, a turn's
-    recorded time left out (`TestRecordedTimes` checks it)."""
+    """Each event's data, a checkpoint's token figures and a turn's recorded time zeroed.
+
+    The token figures are the tokenizer's; `test_jobs.TestRecordedTimes` checks the times.
+    """
     out: list[EventData] = []
     for event in events:
         data = event.data
