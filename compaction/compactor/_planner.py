@@ -39,6 +39,7 @@ from compaction.compactor._outcomes import (
     CompactStarts,
 )
 from compaction.compactor._receipt import dropped_sections, run_hooks
+from compaction.compactor._refusals import below_threshold, does_not_fit
 from compaction.compactor._resume import agree_with_resume, resume_decision
 from compaction.cuts import cut_points, select_cut, tail_tokens
 from compaction.errors import CompactionError
@@ -93,7 +94,7 @@ def plan_compaction(
     tokens_before = session.context_tokens
     completed = session.progress.completed_since_call
     if not force and not policy.is_due(tokens_before, fixed, completed=completed):
-        raise _below_threshold(policy, tokens_before, fixed)
+        raise below_threshold(policy, tokens_before, fixed)
     plan = Plan.of(session, policy, fixed, summarizer)
     k = plan.first_cut()
     preview = plan.preview(k, tokens_before, instructions)
@@ -101,23 +102,10 @@ def plan_compaction(
     try:
         fitted = plan.fit(k, instructions)
     except CompactionError as exc:
-        if exc.code != "does_not_fit" or not plan.has_long_items():
+        if exc.code != "does_not_fit":
             raise
-        # Carried whole, one over-long item fills the window: clip long items, plan again.
-        plan = replace(plan, clip_items=True)
-        fitted = plan.fit(plan.first_cut(), instructions)
+        fitted = plan.refit(instructions, exc)
     return plan.result(fitted, tokens_before, instructions, hooks)
-
-
-def _below_threshold(policy: CompactionPolicy, context: int, fixed: int) -> CompactionError:
-    parts = f" ({fixed} fixed + {context} context)" if fixed else ""
-    reserve = f", {policy.output_reserve} reserved for the reply" if policy.output_reserve else ""
-    return CompactionError(
-        "below_threshold",
-        f"the request holds {fixed + context} tokens{parts}{reserve}, below the trigger of "
-        f"{policy.trigger_tokens} ({policy.threshold:g} of a {policy.window_tokens}-token "
-        "window); nothing was done (force it with force=True, CLI --force)",
-    )
 
 
 def _start(
@@ -142,6 +130,16 @@ class Fitted(NamedTuple):
     """The summarizer that wrote the narrative (the fallback's name when the first failed)."""
     fallback_reason: str | None
     span: SummaryInput
+    bare: bool = False
+    """True when only the code-owned sections fit: the narrative is left empty (the receipt
+    says so in `CheckpointData.narrative_left_out`)."""
+
+
+NARRATIVE_LEFT_OUT = (
+    "only the carried items and the fixed prompt fit the window: the narrative sections are "
+    "empty; every replaced event is whole in the log"
+)
+"""The receipt's note on a Checkpoint written with an empty narrative."""
 
 
 @dataclass(frozen=True)
@@ -245,7 +243,30 @@ class Plan:
             elif k < candidates[-1]:
                 k = candidates[-1]
             else:
-                raise self.does_not_fit(size, tail[k])
+                raise does_not_fit(self.policy, self.fixed, self.system, size, tail[k])
+
+    def refit(self, instructions: str | None, refusal: CompactionError) -> Fitted:
+        """Fit again when no Checkpoint fits: long items clipped, then the narrative left empty.
+
+        Only when even the code-owned sections alone (and the shortest tail) do not fit is the
+        compaction refused (`refusal`, ``does_not_fit``).
+        """
+        plan = self
+        if self.has_long_items():
+            # Carried whole, one over-long item fills the window: clip long items, plan again.
+            plan = replace(self, clip_items=True)
+            try:
+                return plan.fit(plan.first_cut(), instructions)
+            except CompactionError as again:
+                if again.code != "does_not_fit":
+                    raise
+                refusal = again
+        skeleton, tail = plan.skeleton(), tail_tokens(plan.tokens)
+        for c in cut_points(plan.context.messages):
+            if plan.checkpoint_tokens(skeleton, c) + tail[c] <= plan.room:
+                span = plan.span(c, instructions)
+                return Fitted(c, skeleton, plan.summarizer.name, None, span, bare=True)
+        raise refusal
 
     def skeleton(self) -> Checkpoint:
         """Return the Checkpoint with its code-owned sections only (empty narrative)."""
@@ -342,6 +363,7 @@ class Plan:
             dropped=dropped_sections(checkpoint, fitted.span) or None,
             resume=self.resume,
             log=log_argument(self.session),
+            narrative_left_out=NARRATIVE_LEFT_OUT if fitted.bare else None,
         )
         return CompactionResult(
             checkpoint=checkpoint,
@@ -351,23 +373,4 @@ class Plan:
             replaced_tokens=replaced,
             kept_messages=len(self.context.messages) - k,
             fixed_tokens=self.fixed,
-        )
-
-    def does_not_fit(self, checkpoint: int, tail: int) -> CompactionError:
-        """Return the error naming each part of a request that cannot fit the window."""
-        p = self.policy
-        parts = [
-            f"{self.fixed} fixed (system prompt and tools)",
-            f"{self.system} system messages",
-            f"{checkpoint} Checkpoint",
-        ]
-        if tail:
-            parts.append(f"{tail} of tail that cannot be cut (a tool call waiting for its result)")
-        parts.append(f"{p.output_reserve} reserved for the reply")
-        total = self.fixed + self.system + checkpoint + tail + p.output_reserve
-        return CompactionError(
-            "does_not_fit",
-            f"{' + '.join(parts)} = {total} tokens, over the {p.window_tokens}-token window "
-            "even with nothing kept; use a larger window, a smaller tool catalog or system "
-            "prompt, fewer unfinished tasks, or a smaller output reserve",
         )

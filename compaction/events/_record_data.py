@@ -105,6 +105,9 @@ class CheckpointData(_Frozen):
     """The jobs still running in Current Work, copied by code (None: no job ran)."""
     plan: PlanRef | None = None
     """The approved plan at the end of Current Work, carried by code (None: none approved)."""
+    narrative_left_out: str | None = None
+    """The receipt: why the narrative sections are empty (only the carried items and the fixed
+    prompt fit the window), or None when a summarizer wrote them."""
     hooks: tuple[HookRun, ...] | None = None
     """The receipt: each ``on_compact_start`` hook that ran (None: no hook ran)."""
     dropped: tuple[DroppedSection, ...] | None = None

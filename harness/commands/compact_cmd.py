@@ -172,6 +172,7 @@ def result_json(result: CompactionResult, *, dry_run: bool) -> dict[str, Any]:
         "kept_messages": result.kept_messages,
         "summarizer": data.summarizer,
         "fallback_reason": data.fallback_reason,
+        "narrative_left_out": data.narrative_left_out,
         "instructions": data.instructions,
         "pending": list(data.pending),
         "current": list(data.current),
@@ -327,6 +328,8 @@ def _report(result: CompactionResult, *, dry_run: bool) -> None:
     out.print(carried_line(data), markup=False)
     if data.fallback_reason:
         out.print(f"fallback: {data.fallback_reason}", markup=False)
+    if data.narrative_left_out:
+        out.print(f"narrative left empty: {data.narrative_left_out}", markup=False)
     backend = backend_options.backend_line(result)
     if backend:
         out.print(backend, markup=False)
