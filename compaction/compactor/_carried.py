@@ -127,18 +127,30 @@ def _left_out(count: int, seq: int) -> str:
     return f"[... {count} {lines} left out: the whole plan is event {seq}]"
 
 
-def carried_plan(carried: CarriedWork) -> PlanRef | None:
+def carried_plan(carried: CarriedWork, budget: int = PLAN_CHARS) -> PlanRef | None:
     """Return the approved plan a Checkpoint carries now (None: no plan was approved)."""
     if carried.plan is None or carried.plan_seq is None:
         return None
-    return clip_plan(carried.plan.text, carried.plan_seq)
+    return clip_plan(carried.plan.text, carried.plan_seq, budget)
 
 
-def carried_checkpoint(session: Session, *, clip_items: bool) -> Checkpoint:
+def plan_budget(summary_tokens: int) -> int:
+    """Return the characters of the plan a Checkpoint carries whole, for a narrative budget.
+
+    As many characters as the narrative's tokens hold (about 4 a token), at most `PLAN_CHARS`:
+    a small window keeps the plan's headings and steps, a large one the plan whole.
+    """
+    return min(PLAN_CHARS, 4 * summary_tokens)
+
+
+def carried_checkpoint(
+    session: Session, *, clip_items: bool, plan_chars: int = PLAN_CHARS
+) -> Checkpoint:
     """Return the Checkpoint with its code-owned parts only (an empty narrative).
 
     With `clip_items`, an item or task subject over `MAX_ITEM_CHARS` travels as its head and
-    a note (`clip_carried`): set only when the Checkpoint cannot fit the window otherwise.
+    a note (`clip_carried`): set only when the Checkpoint cannot fit the window otherwise. The
+    approved plan is carried whole up to `plan_chars` (`clip_plan`).
     """
     pending, current = unfinished(session.latest_todos)
     pending_tasks, current_tasks = unfinished_tasks(session.tasks)
@@ -155,7 +167,7 @@ def carried_checkpoint(session: Session, *, clip_items: bool) -> Checkpoint:
         pending_tasks=pending_tasks,
         current_tasks=current_tasks,
         jobs=session.carried.jobs,
-        plan=carried_plan(session.carried),
+        plan=carried_plan(session.carried, plan_chars),
     )
 
 

@@ -27,8 +27,10 @@ from compaction.checkpoint import (
     render_checkpoint,
 )
 from compaction.compactor._carried import (
+    PLAN_CHARS,
     carried_checkpoint,
     log_argument,
+    plan_budget,
     unfinished,
     unfinished_tasks,
 )
@@ -161,6 +163,9 @@ class Plan:
     clip_items: bool = False
     """Carry items over `MAX_ITEM_CHARS` as head and note (`clip_carried`): set only when the
     Checkpoint with every item whole cannot fit the window."""
+    plan_chars: int = PLAN_CHARS
+    """The approved plan's budget (`plan_budget`); 0, its headings and steps only, when even
+    the code-owned sections do not fit otherwise."""
 
     @classmethod
     def of(
@@ -185,6 +190,7 @@ class Plan:
             summarizer=summarizer or fallback,
             fallback=fallback,
             resume=resume_decision(context.messages),
+            plan_chars=plan_budget(policy.summary_tokens),
         )
 
     @property
@@ -261,16 +267,19 @@ class Plan:
                 if again.code != "does_not_fit":
                     raise
                 refusal = again
-        skeleton, tail = plan.skeleton(), tail_tokens(plan.tokens)
-        for c in cut_points(plan.context.messages):
-            if plan.checkpoint_tokens(skeleton, c) + tail[c] <= plan.room:
-                span = plan.span(c, instructions)
-                return Fitted(c, skeleton, plan.summarizer.name, None, span, bare=True)
+        for bare in (plan, replace(plan, plan_chars=0)):  # at last, the plan's structure only
+            skeleton, tail = bare.skeleton(), tail_tokens(bare.tokens)
+            for c in cut_points(bare.context.messages):
+                if bare.checkpoint_tokens(skeleton, c) + tail[c] <= bare.room:
+                    span = bare.span(c, instructions)
+                    return Fitted(c, skeleton, bare.summarizer.name, None, span, bare=True)
         raise refusal
 
     def skeleton(self) -> Checkpoint:
         """Return the Checkpoint with its code-owned sections only (empty narrative)."""
-        return carried_checkpoint(self.session, clip_items=self.clip_items)
+        return carried_checkpoint(
+            self.session, clip_items=self.clip_items, plan_chars=self.plan_chars
+        )
 
     def has_long_items(self) -> bool:
         """Tell whether any carried item or task subject is over `MAX_ITEM_CHARS`."""
