@@ -25,6 +25,7 @@ PINNED = [
     "ReturnedItem",
     "SpanEncoder",
     "ToolResultClearer",
+    "clearable",
     "cleared_note",
     "cleared_window",
     "clearing_due",

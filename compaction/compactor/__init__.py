@@ -31,6 +31,8 @@ if _typing.TYPE_CHECKING:
         compacting_call,
         is_context_overflow,
         overflow_policy,
+        record_overflow,
+        refused_limit,
     )
     from compaction.compactor.reminders import REMIND_AFTER, remind_if_stale, stale_reminder
     from compaction.compactor.tool_calls import call_tool
@@ -49,6 +51,8 @@ _EXPORTS: dict[str, str] = {
     "is_context_overflow": "compaction.compactor.overflow",
     "maybe_compact": "compaction.compactor.compact",
     "overflow_policy": "compaction.compactor.overflow",
+    "record_overflow": "compaction.compactor.overflow",
+    "refused_limit": "compaction.compactor.overflow",
     "remind_if_stale": "compaction.compactor.reminders",
     "resume_decision": "compaction.compactor._resume",
     "stale_reminder": "compaction.compactor.reminders",
@@ -69,6 +73,8 @@ __all__ = [
     "is_context_overflow",
     "maybe_compact",
     "overflow_policy",
+    "record_overflow",
+    "refused_limit",
     "remind_if_stale",
     "resume_decision",
     "stale_reminder",

@@ -9,7 +9,7 @@ Invariants: an event is immutable once written; its bytes on disk are a pure fun
 fields (`dump_event`), so the same history always gives the same file.
 """
 
-from compaction.events._base import SCHEMA_VERSION
+from compaction.events._base import MAX_INT, SCHEMA_VERSION, lone_surrogate, surrogate_problem
 from compaction.events._carry_data import (
     JOB_END_STATUSES,
     JOB_ID_PATTERN,
@@ -36,6 +36,7 @@ from compaction.events._envelope import (
     JobStarted,
     MessageAdded,
     MessagesRetracted,
+    OverflowRecorded,
     PlanApproved,
     TaskCreated,
     TaskUpdated,
@@ -76,6 +77,7 @@ from compaction.events._record_data import (
     DroppedItem,
     DroppedSection,
     HookRun,
+    OverflowData,
     ProviderCompactionData,
     Resume,
     RetractData,
@@ -106,6 +108,7 @@ __all__ = [
     "JOB_END_STATUSES",
     "JOB_ID_PATTERN",
     "JOB_KINDS",
+    "MAX_INT",
     "ORIGINS",
     "SCHEMA_VERSION",
     "TASK_STATUSES",
@@ -131,6 +134,8 @@ __all__ = [
     "MessagesRetracted",
     "OpenWork",
     "Origin",
+    "OverflowData",
+    "OverflowRecorded",
     "PlanApproveData",
     "PlanApproved",
     "PlanRef",
@@ -159,6 +164,8 @@ __all__ = [
     "dump_event",
     "dump_event_bytes",
     "event_json_schema",
+    "lone_surrogate",
     "make_event",
     "parse_event",
+    "surrogate_problem",
 ]

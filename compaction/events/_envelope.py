@@ -13,11 +13,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, TypeAdapter
 
-from compaction.events._base import _Frozen
+from compaction.events._base import MAX_INT, _Frozen
 from compaction.events._carry_data import JobEndData, JobStartData, PlanApproveData
 from compaction.events._message_model import Message
 from compaction.events._record_data import (
     CheckpointData,
+    OverflowData,
     RetractData,
     UsageReportData,
 )
@@ -33,7 +34,7 @@ from compaction.events._work_data import (
 class _Event(_Frozen):
     v: Literal[1] = 1
     """Schema version of this event."""
-    seq: int = Field(ge=1)
+    seq: int = Field(ge=1, le=MAX_INT)
     """Position in the log: 1, 2, 3... with no gaps."""
 
 
@@ -121,6 +122,13 @@ class JobEnded(_Event):
     data: JobEndData
 
 
+class OverflowRecorded(_Event):
+    """A provider refused a request as too long: the size refused, the limit it named."""
+
+    type: Literal["context/overflow"] = "context/overflow"
+    data: OverflowData
+
+
 Event = Annotated[
     TurnStarted
     | MessageAdded
@@ -131,6 +139,7 @@ Event = Annotated[
     | TaskCreated
     | TaskUpdated
     | MessagesRetracted
+    | OverflowRecorded
     | PlanApproved
     | JobStarted
     | JobEnded,
@@ -148,6 +157,7 @@ EventData = (
     | TaskCreateData
     | TaskUpdateData
     | RetractData
+    | OverflowData
     | PlanApproveData
     | JobStartData
     | JobEndData
@@ -164,6 +174,7 @@ EVENT_TYPES: tuple[str, ...] = (
     "task/create",
     "task/update",
     "message/retract",
+    "context/overflow",
     "plan/approve",
     "job/start",
     "job/end",
@@ -193,6 +204,8 @@ def make_event(seq: int, data: EventData) -> Event:
             return TaskUpdated(seq=seq, data=data)
         case RetractData():
             return MessagesRetracted(seq=seq, data=data)
+        case OverflowData():
+            return OverflowRecorded(seq=seq, data=data)
         case _:
             return _carry_event(seq, data)
 

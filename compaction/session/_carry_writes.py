@@ -1,6 +1,7 @@
 """What a session records for the approved plan and jobs: `plan/approve`, `job/start`, `job/end`.
 
-A host that runs sub-agents or background commands records each start and end; a host whose
+`Session.start_turn` lives here too: a new turn is where a plan gets approved. A host that runs
+sub-agents or background commands records each start and end; a host whose
 user approves a plan records it (a turn in Plan mode followed by one in another mode records the
 Plan turn's last answer by itself, in `Session.start_turn`). Every later Checkpoint carries the
 plan and the jobs still running, by code (`compaction.compactor`).
@@ -21,9 +22,11 @@ from compaction.events import (
     JobEndStatus,
     JobKind,
     JobStartData,
+    Message,
     PlanApproveData,
+    TurnStartData,
 )
-from compaction.views import CarriedWork
+from compaction.views import CarriedWork, plan_on_turn
 
 
 class _Host(Protocol):
@@ -40,7 +43,17 @@ class _Host(Protocol):
 
 
 class CarryWrites:
-    """The `Session` methods that record the approved plan and jobs."""
+    """The `Session` methods that record turns' starts, the approved plan and jobs."""
+
+    def start_turn(self: _Host, request: str, *, mode: str | None = None) -> list[Event]:
+        """Record a new user request: a `turn/start`, then the user's message.
+
+        A turn in another mode after a Plan-mode turn first records the Plan turn's last
+        answer as the approved plan (`plan/approve`, `compaction.views.plan_on_turn`).
+        """
+        turn: list[EventData] = [TurnStartData(mode=mode), Message(role="user", content=request)]
+        plan = plan_on_turn(self.carried, mode)
+        return self.append_many([plan, *turn] if plan is not None else turn)
 
     def approve_plan(self: _Host, text: str, *, source_seq: int | None = None) -> Event:
         """Record an approved plan (`plan/approve`); every later Checkpoint carries it.

@@ -8,7 +8,9 @@
 - `context`: what the model sees (system messages, the newest Checkpoint, the kept messages);
 - `progress`: assistant messages since each list was written, completions since a checkpoint;
 - `usage_view`: tokens per event and what providers reported;
-- `token_scale`: provider prompt tokens per counted token, learned from `usage/report`.
+- `token_scale`: provider prompt tokens per counted token, learned from `usage/report`;
+- `refusals`: the window a provider proved by refusing a request as too long;
+- `unanswered`: tool calls a killed process left without a result, and their placeholder answer.
 
 Rule of this room: a view reads events and nothing else; it imports no tool, store or compactor.
 
@@ -50,6 +52,7 @@ from compaction.views.context import (
     checkpoint_preamble,
 )
 from compaction.views.progress import Progress, ProgressProjection
+from compaction.views.refusals import Refusals, RefusalsProjection
 from compaction.views.token_scale import (
     ScaleSample,
     TokenEvidence,
@@ -57,11 +60,20 @@ from compaction.views.token_scale import (
     scaled_tokens,
 )
 from compaction.views.turn_modes import TurnModes, TurnModesProjection
+from compaction.views.unanswered import (
+    CallTracker,
+    interrupted_result,
+    interrupted_text,
+    unanswered_calls,
+    unanswered_in_log,
+    with_answers,
+)
 
 __all__ = [
     "STATUS_MARKS",
     "TASK_MARKS",
     "UNFINISHED",
+    "CallTracker",
     "CarriedWork",
     "CarryProjection",
     "ContextProjection",
@@ -72,6 +84,8 @@ __all__ = [
     "ProgressProjection",
     "Projection",
     "ProviderTotals",
+    "Refusals",
+    "RefusalsProjection",
     "ScaleSample",
     "TaskBoard",
     "TasksProjection",
@@ -92,8 +106,13 @@ __all__ = [
     "checkpoint_preamble",
     "count_statuses",
     "fold",
+    "interrupted_result",
+    "interrupted_text",
     "panel_line",
     "plan_on_turn",
     "quoted",
     "scaled_tokens",
+    "unanswered_calls",
+    "unanswered_in_log",
+    "with_answers",
 ]
