@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from compaction.checkpoint import Checkpoint
+from compaction.errors import ConfigError
 from compaction.events import PlanRef, TaskRef, TodoItem
 from compaction.secrets import redact_url
-from compaction.stores.file import FileStore
 from compaction.tools.arguments import MAX_ITEM_CHARS
 from compaction.views import CarriedWork
 from compaction.views.board import TaskBoard
@@ -176,7 +176,9 @@ def log_argument(session: Session) -> str:
 
     A store URL has its password redacted (`redact_url`); either part is shell-quoted.
     """
-    if isinstance(session.store, FileStore):
-        return shlex.quote(str(session.store.path))
+    try:
+        return shlex.quote(str(session.path))  # a session on one JSONL file
+    except ConfigError:
+        pass
     url, _, name = session.where.rpartition("#")
     return f"{shlex.quote(redact_url(url))} --session {shlex.quote(name)}"

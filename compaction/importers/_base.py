@@ -41,7 +41,6 @@ from compaction.events import (
 )
 from compaction.importers._import_report import ImportReport, RuleBreak
 from compaction.importers._jobs import CarryData
-from compaction.importers._reader import RecordReader
 from compaction.importers._recorded_calls import (
     STRICT_FIX,
     TODO_STATUS_NAMES,
@@ -385,7 +384,6 @@ __all__ = [
     "TODO_STATUS_NAMES",
     "Content",
     "EventBuilder",
-    "RecordReader",
     "RecordedCall",
     "TodoHook",
     "UnreadableTodos",

@@ -59,10 +59,11 @@ from compaction.events import (
     TodoItem,
     UsageReportData,
 )
-from compaction.importers._base import EventBuilder, RecordReader
+from compaction.importers._base import EventBuilder
 from compaction.importers._claude_code_tasks import TaskFolder
 from compaction.importers._import_report import ImportReport
 from compaction.importers._jobs import claude_code_call, claude_code_notice
+from compaction.importers._reader import RecordReader
 from compaction.importers._recorded_calls import (
     Content,
     RecordedCall,

@@ -48,9 +48,10 @@ from compaction.events import (
     TodoItem,
     UsageReportData,
 )
-from compaction.importers._base import EventBuilder, RecordReader
+from compaction.importers._base import EventBuilder
 from compaction.importers._import_report import ImportReport
 from compaction.importers._jobs import codex_call, codex_notice
+from compaction.importers._reader import RecordReader
 from compaction.importers._recorded_calls import (
     Content,
     RecordedCall,

@@ -25,8 +25,9 @@ from typing import Any
 
 from compaction.errors import TranscriptError
 from compaction.events import Event, TodoItem, UsageReportData
-from compaction.importers._base import EventBuilder, RecordReader
+from compaction.importers._base import EventBuilder
 from compaction.importers._import_report import ImportReport
+from compaction.importers._reader import RecordReader
 from compaction.importers._recorded_calls import (
     RecordedCall,
     call_from,

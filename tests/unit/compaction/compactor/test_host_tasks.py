@@ -41,8 +41,9 @@ def model_steps(session: Session, steps: int, *, tools: tuple[str, ...]) -> list
         if isinstance(event, MessageAdded):
             reminders.append(event.data.text())
         maybe_compact(session, POLICY)
-        session.add_message(call(f"c{session.applied_seq}_{i}", tools[0], cmd="pytest -x"))
-        session.add_message(result(f"c{session.applied_seq}_{i}", "FAILED test_commas " * 150))
+        call_id = f"c{session.applied_seq}_{i}"
+        session.add_message(call(call_id, tools[0], cmd="pytest -x"))
+        session.add_message(result(call_id, "FAILED test_commas " * 150))
     return reminders
 
 
