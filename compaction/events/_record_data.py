@@ -72,6 +72,12 @@ class ProviderCompactionData(_Frozen):
     """The model that compacted."""
     fallback_reason: str | None = None
     """Why the provider's item is missing (one line, secrets redacted); None when it is there."""
+    open_items_kept: tuple[str, ...] | None = None
+    """Where the provider's summary is readable (Anthropic's block ``content``): the open items
+    (unfinished todo items, task subjects, running jobs' ids) it names; None when unreadable.
+    The code-owned items always travel beside the item, whatever it kept."""
+    open_items_missed: tuple[str, ...] | None = None
+    """The open items a readable summary does not name (None when unreadable)."""
 
 
 class CheckpointData(_Frozen):
