@@ -22,6 +22,7 @@ from compaction.stores._log_tail import TailRepair
 from compaction.stores._opening import (
     SCHEMES,
     is_store_url,
+    log_file,
     open_session_store,
     open_store,
     session_file,
@@ -65,6 +66,7 @@ __all__ = [
     "is_staging",
     "is_store_url",
     "lock_exclusive",
+    "log_file",
     "open_session_store",
     "open_store",
     "read_events",

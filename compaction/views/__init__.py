@@ -51,8 +51,8 @@ from compaction.views.context import (
     checkpoint_message_for,
     checkpoint_preamble,
 )
+from compaction.views.overflow_refusals import Refusals, RefusalsProjection
 from compaction.views.progress import Progress, ProgressProjection
-from compaction.views.refusals import Refusals, RefusalsProjection
 from compaction.views.token_scale import (
     ScaleSample,
     TokenEvidence,

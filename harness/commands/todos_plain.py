@@ -31,6 +31,7 @@ EVENT_TYPES = frozenset(
         "compaction/checkpoint",
         "usage/report",
         "message/retract",
+        "context/overflow",
         "plan/approve",
         "job/start",
         "job/end",
