@@ -27,6 +27,7 @@ from compaction.errors import TranscriptError
 from compaction.events import Event, TodoItem, UsageReportData
 from compaction.importers._base import EventBuilder
 from compaction.importers._import_report import ImportReport
+from compaction.importers._jobs import gemini_call
 from compaction.importers._reader import RecordReader
 from compaction.importers._recorded_calls import (
     RecordedCall,
@@ -151,7 +152,7 @@ def load_gemini(
         raise TranscriptError(
             path, 1, "not a Gemini CLI session (no messages array)", fix="Name another format"
         )
-    reader: _Reader
+    builder = EventBuilder(report, tokenizer, lambda call: reader.todo_hook(call), gemini_call)
     builder = EventBuilder(report, tokenizer, lambda call: reader.todo_hook(call))
     reader = _Reader(builder, report, path, strict)
     report.lines = 1

@@ -10,6 +10,8 @@ record them, and the `EventBuilder` appends those right after the call's result:
   ``<status>``, a ``BashOutput``/``TaskOutput`` result with a final ``<status>`` (or
   ``toolUseResult.task.status``) ends one; ``KillShell``/``KillBash``/``TaskStop`` kill one. An
   ``ExitPlanMode`` call whose result says "User has approved your plan" approves its ``plan``.
+- **Gemini CLI**: a ``run_shell_command`` whose output lists ``Background PIDs: 1234`` starts a
+  command under each PID; a later ``kill PID`` command ends it.
 - **Codex**: ``spawn_agent`` (its output names ``agent_id``) starts a sub-agent and
   ``close_agent`` stops it; a ``<subagent_notification>`` with a final status ends it; an
   ``exec_command`` whose output says "Process running with session ID N" starts a background
@@ -178,3 +180,22 @@ def codex_notice(text: str) -> list[CarryData]:
             fields["status"] = str(next(iter(status)))
     job = tags.get("agent_id") or fields.get("agent_id") or fields.get("id")
     return _end(job, tags.get("status") or fields.get("status", ""))
+
+
+_GEMINI_PIDS = re.compile(r"^Background PIDs: ([0-9][0-9, ]*)$", re.M)
+_KILL = re.compile(r"^\s*kill(?:\s+-\S+)*((?:\s+\d+)+)\s*$")
+
+
+def gemini_call(call: RecordedCall) -> list[CarryData]:
+    """Return what a Gemini CLI shell call records: background PIDs started, or killed."""
+    if call.name != "run_shell_command" or call.result is None:
+        return []
+    text, command = call.result_text(), str(_args(call).get("command") or "")
+    killed = _KILL.match(command)
+    if killed is not None and not call.is_error:
+        return [e for pid in killed.group(1).split() for e in _end(pid, "killed")]
+    pids = _GEMINI_PIDS.search(text)
+    if pids is None:
+        return []
+    started = [p.strip() for p in pids.group(1).split(",") if p.strip()]
+    return [e for pid in started for e in _start(pid, "command", command)]

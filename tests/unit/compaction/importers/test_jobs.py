@@ -27,6 +27,7 @@ from compaction.importers._jobs import (
     claude_code_notice,
     codex_call,
     codex_notice,
+    gemini_call,
 )
 from compaction.importers._recorded_calls import call_from, timestamp_of
 
@@ -291,3 +292,32 @@ class TestRecordedTimes:
     def test_timestamps(self, value: object, expected: float | None) -> None:
         """ISO 8601 times read as seconds since the epoch (UTC when no zone); others are None."""
         assert timestamp_of(value) == expected
+
+
+class TestGemini:
+    @pytest.mark.parametrize(
+        ("command", "output", "expected"),
+        [
+            (
+                "npm run dev &",
+                "Output: (empty)\nBackground PIDs: 4242\nExit Code: 0",
+                [JobStartData(id="4242", kind="command", runs="npm run dev &")],
+            ),
+            ("ls", "Output: a\nBackground PIDs: (none)\nExit Code: 0", []),
+            (
+                "kill 4242",
+                "Output: (empty)\nExit Code: 0",
+                [JobEndData(id="4242", status="killed")],
+            ),
+            (
+                "kill -9 1 2",
+                "Exit Code: 0",
+                [JobEndData(id="1", status="killed"), JobEndData(id="2", status="killed")],
+            ),
+        ],
+        ids=["background", "none", "kill", "kill-two"],
+    )
+    def test_shell_calls(self, command: str, output: str, expected: list[object]) -> None:
+        """Background PIDs start commands; a kill ends them."""
+        call = finished("run_shell_command", {"command": command}, output)
+        assert gemini_call(call) == expected  # type: ignore[arg-type]
