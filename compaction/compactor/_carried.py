@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import re
 import shlex
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from compaction.checkpoint import Checkpoint
@@ -171,14 +173,30 @@ def carried_checkpoint(
     )
 
 
+def _shown_path(path: Path) -> str:
+    """Return a log's path as the preamble shows it.
+
+    Relative to the working directory inside it; the file name alone inside the system's
+    temporary folder (throwaway logs: a replay gives the same bytes wherever it ran); else
+    absolute.
+    """
+    whole = path.resolve()
+    for base, keep in ((Path.cwd(), "relative"), (Path(tempfile.gettempdir()), "name")):
+        if whole.is_relative_to(base.resolve()):
+            return str(whole.relative_to(base.resolve())) if keep == "relative" else path.name
+    return str(whole)
+
+
 def log_argument(session: Session) -> str:
     """Return the ``harness log`` argument that names the session: its path, or URL and id.
 
     A store URL has its password redacted (`redact_url`); either part is shell-quoted.
     """
     try:
-        return shlex.quote(str(session.path))  # a session on one JSONL file
+        path = session.path  # a session on one JSONL file
     except ConfigError:
         pass
+    else:
+        return shlex.quote(_shown_path(path))
     url, _, name = session.where.rpartition("#")
     return f"{shlex.quote(redact_url(url))} --session {shlex.quote(name)}"

@@ -252,7 +252,7 @@ def test_same_log_same_bytes(script: Script) -> None:
         a, b = Path(tmp) / "a.jsonl", Path(tmp) / "b.jsonl"
         run_script(a, script)
         run_script(b, script)
-        named = [p.read_bytes().replace(str(p).encode(), b"LOG") for p in (a, b)]
+        named = [p.read_bytes().replace(p.name.encode(), b"LOG") for p in (a, b)]
         assert named[0] == named[1]
 
 

@@ -40,7 +40,7 @@ class TestPreamble:
             message = session.context.as_messages()[0]
         text = message.text()
         assert f"replaces events 1..{r.data.last_seq} of this session" in text
-        assert f"`harness log {log_path} --seq N`" in text
+        assert f"`harness log {log_path.name} --seq N`" in text  # a temporary log: its name
         assert "LOG" not in text
         assert "`Session.event(seq)`" in text
         assert "copied from your todo list, exactly as you last wrote it" in text
