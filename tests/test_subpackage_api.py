@@ -11,8 +11,8 @@ PINNED: dict[str, list[str]] = {
         "MAX_EVENT_BYTES", "SCHEMES", "STAGING", "BadLine", "EventStore", "FileStore", "JsonlStore",
         "LogReader", "PostgresStore", "ReadReport", "SessionInfo", "SessionLog", "SessionSource",
         "SqliteStore", "SyncPolicy", "TailRepair", "check_session_id", "copy_session",
-        "is_staging", "is_store_url", "lock_exclusive", "open_session_store", "open_store",
-        "read_events",
+        "is_staging", "is_store_url", "lock_exclusive", "log_file", "open_session_store",
+        "open_store", "read_events",
         "session_file", "session_of", "unlock", "where_of", "write_new_session",
     ],
     "compaction.llm": [
