@@ -22,9 +22,24 @@ TASK_LIST: Final = "task_list"
 """The shared task list's read tool."""
 COMPACT_CONTEXT: Final = "compact_context"
 """The model's own compaction tool."""
+PLAN_MODE: Final = "plan"
+"""The mode whose turns plan: a Plan-mode turn followed by another turn approves its answer."""
+PLAN_APPROVE: Final = "plan/approve"
+"""The event that records an approved plan."""
+JOB_START: Final = "job/start"
+"""The event that records a sub-agent or background command started."""
+JOB_END: Final = "job/end"
+"""The event that records a job ended."""
+CARRY_EVENTS: Final = (PLAN_APPROVE, JOB_START, JOB_END)
+"""Events a Checkpoint carries from by code and the model's context never shows."""
 
 __all__ = [
+    "CARRY_EVENTS",
     "COMPACT_CONTEXT",
+    "JOB_END",
+    "JOB_START",
+    "PLAN_APPROVE",
+    "PLAN_MODE",
     "TASK_CREATE",
     "TASK_LIST",
     "TASK_UPDATE",

@@ -9,6 +9,7 @@ import compaction.backends as backends
 
 PINNED = [
     "BACKEND_FORMATS",
+    "BACKEND_FORMS",
     "BACKEND_NAMES",
     "CACHED_PRICES",
     "CACHE_LIFETIMES",

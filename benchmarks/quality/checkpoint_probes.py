@@ -31,7 +31,11 @@ Probes (a probe that does not apply to a compaction returns no verdict and is no
   an exact entry relative to it, and one outside it keeps its absolute (or ``~``) path;
 - ``concepts_project_first``: names common to every project (``fmt.Errorf``, ``t.Fatalf``...)
   never outnumber the project's own in Key Technical Concepts;
-- ``no_ended_constraint``: no constraint typed in Plan mode survives the end of Plan mode.
+- ``no_ended_constraint``: no constraint typed in Plan mode survives the end of Plan mode;
+- ``plan_carried``: with an approved plan (``plan/approve``), its headings and numbered steps
+  stand verbatim, in order, in the plan block of Current Work (``  | `` lines);
+- ``jobs_carried``: every job started and not ended (``job/start`` without its ``job/end``) is
+  a ``- job ID (`` line of Current Work, and no other job is.
 
 Invariants: deterministic; pure functions of the log and the compaction's text.
 """
@@ -70,7 +74,12 @@ PROBES: tuple[str, ...] = (
     "files_relative_to_cwd",
     "concepts_project_first",
     "no_ended_constraint",
+    "plan_carried",
+    "jobs_carried",
 )
+_PLAN_STRUCTURE = re.compile(r"^ {0,3}(?:#{1,6}\s|\d{1,3}[.)](?:\s|$))")
+_FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
+_JOB_ID = re.compile(r"^- job (\S+) \(")
 _FAIL = re.compile(r"(?:[Ee]rror|ERROR)(?:\[\w+\])?:|\bFAIL\b|FAILED|panic:|\.go:\d+:\d+: ")
 _DONE = re.compile(
     r"\b(?:done|finished|ready for review|all tests pass|is green|complete[d]?)\b", re.I
@@ -319,7 +328,58 @@ def _constraints(log: LogSoFar, c: Compaction, cp: ReadCheckpoint) -> dict[str, 
     return {"no_ended_constraint": not any(e in critical for e in ended)}
 
 
-CHECKS = (_requests, _next_step, _tasks, _errors, _files, _concepts, _constraints)
+def _structure(text: str) -> list[str]:
+    """Return a plan's headings and numbered steps (outside code fences), in order."""
+    out, fenced = [], False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and _PLAN_STRUCTURE.match(line):
+            out.append(line)
+    return out
+
+
+_PLAN_ESCAPE = re.compile(r"\\(\\|u[0-9a-f]{4})")
+
+
+def _plan_char(match: re.Match[str]) -> str:
+    code = match[1]
+    return "\\" if code == "\\" else chr(int(code[1:], 16))
+
+
+def _plan_lines(lines: list[str]) -> list[str]:
+    r"""Decode Current Work's plan lines (after ``  | ``; ``\\`` is one backslash)."""
+    return [
+        _PLAN_ESCAPE.sub(_plan_char, line[4:])
+        for line in lines
+        if line == "  |" or line.startswith("  | ")
+    ]
+
+
+def _carried_work(log: LogSoFar, c: Compaction, cp: ReadCheckpoint) -> dict[str, bool]:
+    out: dict[str, bool] = {}
+    current = cp.raw.get("Current Work", [])
+    plan = log.approved_plan()
+    if plan is not None:
+        kept = iter(_plan_lines(current))
+        out["plan_carried"] = all(step in kept for step in _structure(plan))
+    running = log.running_jobs()
+    listed = [m.group(1) for line in current if (m := _JOB_ID.match(line))]
+    if running or listed:
+        out["jobs_carried"] = listed == running
+    return out
+
+
+CHECKS = (
+    _requests,
+    _next_step,
+    _tasks,
+    _errors,
+    _files,
+    _concepts,
+    _constraints,
+    _carried_work,
+)
 
 
 def probe(log: LogSoFar, compaction: Compaction) -> dict[str, bool]:

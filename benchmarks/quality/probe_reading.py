@@ -82,6 +82,8 @@ class ReadCheckpoint:
     """Todo items of Pending Jobs and Current Work."""
     tasks: dict[str, list[tuple[str, str | None, str, tuple[str, ...]]]]
     """Task lines of Pending Jobs and Current Work: id, owner, subject, blockers."""
+    raw: dict[str, list[str]] = field(default_factory=dict)
+    """Each section's lines as rendered (the plan and job lines of Current Work)."""
 
 
 def unescape(text: str) -> str:
@@ -113,7 +115,7 @@ def read_checkpoint(text: str) -> ReadCheckpoint:
     for name, body in sections.items():
         if body == "(none)":
             sections[name] = ""
-    return ReadCheckpoint(sections=sections, items=items, tasks=tasks)
+    return ReadCheckpoint(sections=sections, items=items, tasks=tasks, raw=raw)
 
 
 # --- the log, read the plain way ----------------------------------------------------------------
@@ -163,6 +165,25 @@ class LogSoFar:
             if isinstance(e, TaskCreated | TaskUpdated):
                 tasks[e.data.task.id] = e.data.task.model_dump()
         return tasks
+
+    def approved_plan(self) -> str | None:
+        """Return the latest approved plan's text (None: none was approved)."""
+        plan = None
+        for e in self.events:
+            if e.type == "plan/approve":
+                plan = e.data.text
+        return plan
+
+    def running_jobs(self) -> list[str]:
+        """Return the ids of the jobs started and not ended, in start order."""
+        running: dict[str, None] = {}
+        for e in self.events:
+            if e.type == "job/start":
+                running.pop(e.data.id, None)
+                running[e.data.id] = None
+            elif e.type == "job/end":
+                running.pop(e.data.id, None)
+        return list(running)
 
     def foreign_checkpoints(self) -> list[CheckpointData]:
         """Return the checkpoints another agent recorded."""

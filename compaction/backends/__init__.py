@@ -31,6 +31,7 @@ from compaction.backends._table import (
     resolve_backend,
 )
 from compaction.backends.base import (
+    BACKEND_FORMS,
     BACKEND_NAMES,
     DEFAULT_API_KEY_ENVS,
     REASON_LIMIT,
@@ -50,6 +51,7 @@ from compaction.views.provider_checkpoint import (
 
 __all__ = [
     "BACKEND_FORMATS",
+    "BACKEND_FORMS",
     "BACKEND_NAMES",
     "CACHED_PRICES",
     "CACHE_LIFETIMES",

@@ -10,6 +10,18 @@ fields (`dump_event`), so the same history always gives the same file.
 """
 
 from compaction.events._base import MAX_INT, SCHEMA_VERSION, lone_surrogate, surrogate_problem
+from compaction.events._carry_data import (
+    JOB_END_STATUSES,
+    JOB_ID_PATTERN,
+    JOB_KINDS,
+    JobEndData,
+    JobEndStatus,
+    JobKind,
+    JobRef,
+    JobStartData,
+    PlanApproveData,
+    PlanRef,
+)
 from compaction.events._envelope import (
     EVENT_ADAPTER as EVENT_ADAPTER,
 )
@@ -20,9 +32,12 @@ from compaction.events._envelope import (
     CheckpointRecorded,
     Event,
     EventData,
+    JobEnded,
+    JobStarted,
     MessageAdded,
     MessagesRetracted,
     OverflowRecorded,
+    PlanApproved,
     TaskCreated,
     TaskUpdated,
     TodoWritten,
@@ -90,6 +105,9 @@ from compaction.events._work_data import (
 )
 
 __all__ = [
+    "JOB_END_STATUSES",
+    "JOB_ID_PATTERN",
+    "JOB_KINDS",
     "MAX_INT",
     "ORIGINS",
     "SCHEMA_VERSION",
@@ -104,6 +122,13 @@ __all__ = [
     "FunctionCall",
     "HookRun",
     "ImagePart",
+    "JobEndData",
+    "JobEndStatus",
+    "JobEnded",
+    "JobKind",
+    "JobRef",
+    "JobStartData",
+    "JobStarted",
     "Message",
     "MessageAdded",
     "MessagesRetracted",
@@ -111,6 +136,9 @@ __all__ = [
     "Origin",
     "OverflowData",
     "OverflowRecorded",
+    "PlanApproveData",
+    "PlanApproved",
+    "PlanRef",
     "ProviderCompactionData",
     "Resume",
     "RetractData",

@@ -44,6 +44,8 @@ from compaction.invariants import check_checkpoint_span_at
 from compaction.stores.sources import SessionSource, collector_paused
 from compaction.tokens import Tokenizer, get_tokenizer
 from compaction.views import (
+    CarriedWork,
+    CarryProjection,
     ContextProjection,
     ContextState,
     ContextWindow,
@@ -91,6 +93,8 @@ class LiveViews:
         self._tasks: TasksState = self._tasks_p.init()
         self._progress_p = ProgressProjection()
         self._progress: Progress = self._progress_p.init()
+        self._carry_p = CarryProjection()
+        self._carry: CarriedWork = self._carry_p.init()
         self._todos: TodoPanel = self._todos_p.init()
         self._latest: TodoPanel = self._latest_p.init()
         self._context: ContextState = self._context_p.init()
@@ -168,6 +172,7 @@ class LiveViews:
         self._tasks = self._tasks_p.apply(self._tasks, event)
         self._progress = self._progress_p.apply(self._progress, event)
         self._scale = self._scale_p.apply(self._scale, event)
+        self._carry = self._carry_p.apply(self._carry, event)
         self._refusals = self._refusals_p.apply(self._refusals, event)
         if isinstance(event, TurnStarted):
             self.mode = event.data.mode
@@ -251,6 +256,11 @@ class LiveViews:
     def progress(self) -> Progress:
         """Assistant messages since each list was written; completions since the last checkpoint."""
         return self._progress_p.view(self._progress)
+
+    @property
+    def carried(self) -> CarriedWork:
+        """The approved plan and the jobs still running (what every Checkpoint carries)."""
+        return self._carry_p.view(self._carry)
 
     @property
     def latest_todos(self) -> tuple[TodoItem, ...]:

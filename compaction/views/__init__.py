@@ -3,6 +3,7 @@
 - `projection`: the `Projection` protocol and `fold`;
 - `panel`: the todos view (the task panel) and `count_statuses`;
 - `board`: the shared task list (`task/create`, `task/update`);
+- `carry`: the approved plan and the jobs still running (`plan/approve`, `job/start`, `job/end`);
 - `turn_modes`: which mode each stretch of the log ran in;
 - `context`: what the model sees (system messages, the newest Checkpoint, the kept messages);
 - `progress`: assistant messages since each list was written, completions since a checkpoint;
@@ -17,6 +18,7 @@ Invariants: replaying the same events gives byte-identical views; a `todo/write`
 enters the context view; compaction never changes the todos view.
 """
 
+from compaction.views._carry import CarriedWork, CarryProjection, carried_work, plan_on_turn
 from compaction.views._clip_counts import CutCounts, cut_counts
 from compaction.views._panel import (
     STATUS_MARKS,
@@ -73,6 +75,8 @@ __all__ = [
     "TASK_MARKS",
     "UNFINISHED",
     "CallTracker",
+    "CarriedWork",
+    "CarryProjection",
     "ContextProjection",
     "ContextState",
     "ContextWindow",
@@ -98,6 +102,7 @@ __all__ = [
     "UsageProjection",
     "UsageState",
     "add_provider_usage",
+    "carried_work",
     "checkpoint_message",
     "checkpoint_message_for",
     "checkpoint_preamble",
@@ -107,6 +112,7 @@ __all__ = [
     "interrupted_result",
     "interrupted_text",
     "panel_line",
+    "plan_on_turn",
     "quoted",
     "scaled_tokens",
     "unanswered_calls",

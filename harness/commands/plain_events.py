@@ -34,6 +34,7 @@ ORIGINS = (
     "shell",
     "hook",
     "reminder",
+    "subagent",
 )
 """A message's origins (a test keeps them equal to `compaction.events.ORIGINS`)."""
 ENVELOPE = ["v", "seq", "type", "data"]
@@ -147,7 +148,10 @@ def _strings(value: object) -> bool:
 
 
 def _turn_start(data: dict[str, Any]) -> bool:
-    return _ordered(data, ("mode", "cwd")) and all(type(v) is str for v in data.values())
+    at = data.get("at", 0.0)
+    timed = type(at) in (int, float) and 0 <= at <= MAX_INT
+    strings = all(type(v) is str for k, v in data.items() if k != "at")
+    return _ordered(data, ("mode", "cwd", "at")) and strings and timed
 
 
 def _turn_end(data: dict[str, Any]) -> bool:

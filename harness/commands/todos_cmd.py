@@ -78,19 +78,20 @@ def todos_text(session: Session) -> Text:
     """
     from rich.text import Text
 
-    from harness.output import panel_text
+    from harness.output import panel_text, with_carried
 
     carried = carried_list(session)
     if carried is None:
         latest = latest_list(session)
         if latest is None:
-            return panel_text(session.todos)
-        text = Text(latest_line(latest) + "\n", style="italic")
+            return with_carried(panel_text(session.todos), session)
+        text = Text(latest_line(latest) + "
+", style="italic")
         text.append_text(panel_text(session.todos))
-        return text
+        return with_carried(text, session)
     text = Text(carried_line(carried) + "\n", style="italic")
     text.append_text(panel_text(carried.panel))
-    return text
+    return with_carried(text, session)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -115,7 +116,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--json",
         action="store_true",
         help="print the todos view as JSON: counts by status, the source seq, the items, "
-        "and the list carried from an earlier turn (or null)",
+        "the list carried from an earlier turn (or null), the running jobs and the approved plan",
     )
     p.add_argument("--follow", action="store_true", help="redraw the panel as the log grows")
     p.add_argument(
@@ -149,6 +150,7 @@ def _show(args: argparse.Namespace, session: Session) -> int:
         print_json(
             {"counts": session.todos.counts(), **session.todos.model_dump(mode="json")}
             | {"carried": None if carried is None else _carried_json(carried)}
+            | session.carried.to_json()
         )
         return 0
     return show_panel(session, todos_text, follow=args.follow, interval=args.interval)

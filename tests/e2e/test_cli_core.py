@@ -115,6 +115,8 @@ class TestTodos:
             "seq": 3,
             "todos": json.loads(THREE)["todos"],
             "carried": None,
+            "jobs": [],
+            "plan": None,
         }
         assert out.stdout == json.dumps(json.loads(out.stdout), indent=2, sort_keys=True) + "\n"
 

@@ -91,7 +91,7 @@ class TestConstantsAreTheModels:
         assert [*plain_events.MESSAGE_FIELDS, "provider_fields"] == list(Message.model_fields)
         assert [*plain_events.OPEN_FIELDS, "task_ids"] == list(OpenWork.model_fields)
         assert list(ClipData.model_fields) == plain_events.CLIP_FIELDS
-        assert list(TurnStartData.model_fields) == ["mode", "cwd"]
+        assert list(TurnStartData.model_fields) == ["mode", "cwd", "at"]
 
     def test_policy_table_is_the_shipped_one(self) -> None:
         """The plain read of the shipped table equals `builtin_policies()`."""
