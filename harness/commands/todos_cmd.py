@@ -85,8 +85,7 @@ def todos_text(session: Session) -> Text:
         latest = latest_list(session)
         if latest is None:
             return with_carried(panel_text(session.todos), session)
-        text = Text(latest_line(latest) + "
-", style="italic")
+        text = Text(latest_line(latest) + "\n", style="italic")
         text.append_text(panel_text(session.todos))
         return with_carried(text, session)
     text = Text(carried_line(carried) + "\n", style="italic")
