@@ -120,15 +120,17 @@ class FileStore:
 
         Scans the raw lines: only a line whose envelope names the checkpoint type is parsed, so
         the scan costs a read of the file. A line that does not parse is passed over (the fold
-        checks the horizon against the checkpoints it applies).
+        checks the horizon against the checkpoints it applies); a file that cannot be read has
+        none (0), and the read that follows reports it.
         """
-        if not self.path.exists():
-            return 0
         horizon = 0
-        with self.path.open("rb") as fh:
-            for line in fh:
-                if _CHECKPOINT_MARK in line[:_ENVELOPE_BYTES]:
-                    horizon = max(horizon, _last_seq(line))
+        try:
+            with self.path.open("rb") as fh:
+                for line in fh:
+                    if _CHECKPOINT_MARK in line[:_ENVELOPE_BYTES]:
+                        horizon = max(horizon, _last_seq(line))
+        except OSError:  # missing or unreadable: no horizon, and the read that follows says why
+            return 0
         return horizon
 
     def last_seq(self, session: str) -> int:
