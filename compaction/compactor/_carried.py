@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from compaction.contract import MAX_ITEM_CHARS
 from compaction.events import TaskRef, TodoItem
-from compaction.tools.arguments import MAX_ITEM_CHARS
 from compaction.views.board import TaskBoard
 
 

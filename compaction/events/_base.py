@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-SCHEMA_VERSION = 1
-"""Version written into every new event (`v`)."""
+from compaction.contract import SCHEMA_VERSION as SCHEMA_VERSION
 
 
 class _Frozen(BaseModel):

@@ -35,12 +35,25 @@ COMMAND_HELPERS = {
     "harness.commands.backend_options",
     "harness.commands.log_receipts",
     "harness.commands.log_plot",
-    "harness.commands.todos_plain",
-    "harness.commands.todo_write_plain",
-    "harness.commands.plain_events",
 }
 """Modules of `harness.commands` that are parts of commands, not commands of their own."""
-"""Modules of harness.commands that are shared helpers, not commands."""
+FAST_PATH = {
+    "compaction._lazy",
+    "compaction.contract",
+    "compaction.errors",
+    "compaction.stores",
+    "compaction.stores._locking",
+    "compaction.stores._plain_shapes",
+    "compaction.stores.plain_log",
+    "compaction.tools",
+    "compaction.tools._plain_call",
+    "compaction.tools._todo_rules",
+    "compaction.tools.arguments",
+    "compaction.views",
+    "compaction.views._panel_text",
+}
+"""The standard-library modules of `compaction` the CLI's fast path loads: the contract, the
+lazy roots, the JSONL store's plain fold and append, the todo tool's rules, the panel's words."""
 
 PROBE = textwrap.dedent(
     """
@@ -200,11 +213,7 @@ class TestCommandImports:
         status, modules = probe("todos", str(chat_log))
         assert status == 0
         assert heavy_in(modules) == set()
-        # compaction._lazy is the roots' 40-line loader (standard library only).
-        assert {m for m in modules if m.startswith("compaction.")} <= {
-            "compaction.errors",
-            "compaction._lazy",
-        }
+        assert {m for m in modules if m.startswith("compaction.")} <= FAST_PATH
         assert "harness.output" not in modules
 
     def test_todo_write_imports_no_tokenizer(self, chat_log: Path) -> None:
@@ -231,10 +240,7 @@ class TestCommandImports:
             assert [t.content for t in s.todos.todos] == ["Read the code", "Fix the bug"]
         assert heavy_in(modules) == set()
         assert {m.split(".")[0] for m in modules} & {"pydantic", "pydantic_core"} == set()
-        assert {m for m in modules if m.startswith("compaction.")} <= {
-            "compaction.errors",
-            "compaction._lazy",
-        }
+        assert {m for m in modules if m.startswith("compaction.")} <= FAST_PATH
 
     def test_todo_write_rejected_takes_the_models(self, chat_log: Path) -> None:
         """Control: a call the tool rejects is answered by the tool itself (pydantic loads)."""
