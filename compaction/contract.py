@@ -54,15 +54,15 @@ USAGE_REPORT: Final[UsageReportType] = "usage/report"
 MessageRetractType = Literal["message/retract"]
 MESSAGE_RETRACT: Final[MessageRetractType] = "message/retract"
 """Messages were taken back out of the context."""
-EVENT_TYPES: Final = (
+EVENT_TYPES: Final[tuple[str, ...]] = (
     TURN_START,
     MESSAGE,
     TODO_WRITE_EVENT,
-    TASK_CREATE_EVENT,
-    TASK_UPDATE_EVENT,
     TURN_END,
     CHECKPOINT,
     USAGE_REPORT,
+    TASK_CREATE_EVENT,
+    TASK_UPDATE_EVENT,
     MESSAGE_RETRACT,
 )
 """Every event type the log schema knows."""

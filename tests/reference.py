@@ -24,7 +24,7 @@ from compaction import (
     parse_checkpoint,
 )
 from compaction.compactor.compact import CARRIED_HEAD
-from compaction.tools import MAX_ITEM_CHARS
+from compaction.contract import MAX_ITEM_CHARS
 
 SECTIONS = (
     "Primary Request and Intent",

@@ -23,7 +23,6 @@ from compaction._lazy import lazy_root as _lazy_root
 
 if _typing.TYPE_CHECKING:
     from compaction.compactor._outcomes import CompactionPlan, CompactionResult
-    from compaction.compactor._resume import resume_decision
     from compaction.compactor.compact import compact, compaction_due, maybe_compact
     from compaction.compactor.compact_context import COMPACT_CONTEXT, compact_context_schema
     from compaction.compactor.overflow import (
@@ -32,7 +31,7 @@ if _typing.TYPE_CHECKING:
         is_context_overflow,
         overflow_policy,
     )
-    from compaction.compactor.reminders import REMIND_AFTER, remind_if_stale, stale_reminder
+    from compaction.compactor.reminders import REMIND_AFTER, remind_if_stale
     from compaction.compactor.tool_calls import call_tool
 
 _EXPORTS: dict[str, str] = {
@@ -50,8 +49,6 @@ _EXPORTS: dict[str, str] = {
     "maybe_compact": "compaction.compactor.compact",
     "overflow_policy": "compaction.compactor.overflow",
     "remind_if_stale": "compaction.compactor.reminders",
-    "resume_decision": "compaction.compactor._resume",
-    "stale_reminder": "compaction.compactor.reminders",
 }
 """Each public name and the module that defines it (imported on first use)."""
 
@@ -70,8 +67,6 @@ __all__ = [
     "maybe_compact",
     "overflow_policy",
     "remind_if_stale",
-    "resume_decision",
-    "stale_reminder",
 ]
 
 __getattr__, __dir__ = _lazy_root(__name__, _EXPORTS, globals(), __all__)

@@ -35,7 +35,7 @@ from typing import Final, TypeVar
 from compaction.compactor.compact import compact, maybe_compact
 from compaction.errors import CompactionError, ConfigError, HarnessError
 from compaction.policy import CompactionPolicy
-from compaction.providers.usage_reports import usage_report
+from compaction.providers import usage_report
 from compaction.secrets import redact
 from compaction.session import Session
 from compaction.summarizers import Summarizer

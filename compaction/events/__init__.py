@@ -35,7 +35,6 @@ from compaction.events._envelope import (
     parse_event,
 )
 from compaction.events._message_model import (
-    ORIGINS,
     ClipData,
     FunctionCall,
     ImagePart,
@@ -88,7 +87,6 @@ from compaction.events._work_data import (
 )
 
 __all__ = [
-    "ORIGINS",
     "SCHEMA_VERSION",
     "TASK_STATUSES",
     "CheckpointData",

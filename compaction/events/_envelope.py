@@ -127,17 +127,8 @@ EventData = (
 )
 """The payload of an event, as handed to `SessionLog.append`."""
 
-EVENT_TYPES: tuple[str, ...] = (
-    "turn/start",
-    "message",
-    "todo/write",
-    "turn/end",
-    "compaction/checkpoint",
-    "usage/report",
-    "task/create",
-    "task/update",
-    "message/retract",
-)
+EVENT_TYPES = contract.EVENT_TYPES
+"""Every event type, in the order the log's statistics list them (`compaction.contract`)."""
 
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 

@@ -21,29 +21,11 @@ import typing as _typing
 from compaction._lazy import lazy_root as _lazy_root
 
 if _typing.TYPE_CHECKING:
-    from compaction.contract import MAX_EVENT_BYTES
-    from compaction.stores._copy import STAGING, copy_session, is_staging, write_new_session
-    from compaction.stores._locking import lock_exclusive, unlock
-    from compaction.stores._log_tail import TailRepair
-    from compaction.stores._opening import (
-        SCHEMES,
-        is_store_url,
-        open_session_store,
-        open_store,
-        session_file,
-        session_of,
-        where_of,
-    )
-    from compaction.stores._postgres import PostgresStore
+    from compaction.stores._copy import copy_session, is_staging, write_new_session
+    from compaction.stores._opening import open_session_store, open_store, session_file, where_of
     from compaction.stores._sqlite import SqliteStore
     from compaction.stores.file import FileStore
-    from compaction.stores.jsonl import JsonlStore
-    from compaction.stores.log_reader import (
-        BadLine,
-        LogReader,
-        ReadReport,
-        read_events,
-    )
+    from compaction.stores.log_reader import ReadReport, read_events
     from compaction.stores.log_writer import SessionLog, SyncPolicy
     from compaction.stores.plain_log import (
         PlainLog,
@@ -53,82 +35,54 @@ if _typing.TYPE_CHECKING:
         fold_plain,
         read_plain,
     )
-    from compaction.stores.protocol import EventStore, SessionInfo, check_session_id
+    from compaction.stores.protocol import EventStore
     from compaction.stores.sources import SessionSource
 
 _EXPORTS: dict[str, str] = {
-    "BadLine": "compaction.stores.log_reader",
     "EventStore": "compaction.stores.protocol",
     "FileStore": "compaction.stores.file",
-    "JsonlStore": "compaction.stores.jsonl",
-    "LogReader": "compaction.stores.log_reader",
-    "MAX_EVENT_BYTES": "compaction.contract",
     "PlainLog": "compaction.stores.plain_log",
     "PlainTodos": "compaction.stores.plain_log",
-    "PostgresStore": "compaction.stores._postgres",
     "ReadReport": "compaction.stores.log_reader",
-    "SCHEMES": "compaction.stores._opening",
-    "STAGING": "compaction.stores._copy",
-    "SessionInfo": "compaction.stores.protocol",
     "SessionLog": "compaction.stores.log_writer",
     "SessionSource": "compaction.stores.sources",
     "SqliteStore": "compaction.stores._sqlite",
     "SyncPolicy": "compaction.stores.log_writer",
-    "TailRepair": "compaction.stores._log_tail",
     "append_plain": "compaction.stores.plain_log",
-    "check_session_id": "compaction.stores.protocol",
     "copy_session": "compaction.stores._copy",
     "event_line": "compaction.stores.plain_log",
     "fold_plain": "compaction.stores.plain_log",
     "is_staging": "compaction.stores._copy",
-    "is_store_url": "compaction.stores._opening",
-    "lock_exclusive": "compaction.stores._locking",
     "open_session_store": "compaction.stores._opening",
     "open_store": "compaction.stores._opening",
     "read_events": "compaction.stores.log_reader",
     "read_plain": "compaction.stores.plain_log",
     "session_file": "compaction.stores._opening",
-    "session_of": "compaction.stores._opening",
-    "unlock": "compaction.stores._locking",
     "where_of": "compaction.stores._opening",
     "write_new_session": "compaction.stores._copy",
 }
 """Each public name and the module that defines it (imported on first use)."""
 
 __all__ = [
-    "MAX_EVENT_BYTES",
-    "SCHEMES",
-    "STAGING",
-    "BadLine",
     "EventStore",
     "FileStore",
-    "JsonlStore",
-    "LogReader",
     "PlainLog",
     "PlainTodos",
-    "PostgresStore",
     "ReadReport",
-    "SessionInfo",
     "SessionLog",
     "SessionSource",
     "SqliteStore",
     "SyncPolicy",
-    "TailRepair",
     "append_plain",
-    "check_session_id",
     "copy_session",
     "event_line",
     "fold_plain",
     "is_staging",
-    "is_store_url",
-    "lock_exclusive",
     "open_session_store",
     "open_store",
     "read_events",
     "read_plain",
     "session_file",
-    "session_of",
-    "unlock",
     "where_of",
     "write_new_session",
 ]

@@ -21,82 +21,34 @@ import typing as _typing
 from compaction._lazy import lazy_root as _lazy_root
 
 if _typing.TYPE_CHECKING:
-    from compaction.contract import MAX_ARGUMENT_BYTES, MAX_ITEM_CHARS
-    from compaction.tools._plain_call import POLICY_FILE, plain_todo_call
-    from compaction.tools.arguments import (
-        Arguments,
-        load_arguments,
-        show,
-    )
-    from compaction.tools.dispatch import BUILTIN_TOOLS, ToolHandler, call_tool
+    from compaction.tools._plain_call import plain_todo_call
+    from compaction.tools.dispatch import BUILTIN_TOOLS, ToolHandler
     from compaction.tools.mode_policy import (
-        DEFAULT_POLICY,
-        EVENT_TOOLS,
         ModePolicy,
         PolicyChecker,
         PolicyTable,
-        PolicyWarning,
         builtin_policies,
         dump_policies,
-        load_policies,
-        policy_for,
     )
-    from compaction.tools.task_rules import plan_update
-    from compaction.tools.tasks import (
-        TASK_CREATE,
-        TASK_LIST,
-        TASK_TOOL_NAMES,
-        TASK_UPDATE,
-        TASK_WRITE_TOOLS,
-        parse_task_create,
-        parse_task_list,
-        read_update,
-        task_parameters_schema,
-    )
-    from compaction.tools.todos import (
-        TOOL_NAME,
-        is_blank,
-        parameters_schema,
-        parse_todo_write,
-        summary_line,
-    )
+    from compaction.tools.tasks import TASK_TOOL_NAMES, TASK_WRITE_TOOLS, task_parameters_schema
+    from compaction.tools.todos import TOOL_NAME, parameters_schema, parse_todo_write, summary_line
     from compaction.tools.tool_result import ToolResult
 
 _EXPORTS: dict[str, str] = {
-    "Arguments": "compaction.tools.arguments",
     "BUILTIN_TOOLS": "compaction.tools.dispatch",
-    "DEFAULT_POLICY": "compaction.tools.mode_policy",
-    "EVENT_TOOLS": "compaction.tools.mode_policy",
-    "MAX_ARGUMENT_BYTES": "compaction.contract",
-    "MAX_ITEM_CHARS": "compaction.contract",
     "ModePolicy": "compaction.tools.mode_policy",
-    "POLICY_FILE": "compaction.tools._plain_call",
     "PolicyChecker": "compaction.tools.mode_policy",
     "PolicyTable": "compaction.tools.mode_policy",
-    "PolicyWarning": "compaction.tools.mode_policy",
-    "TASK_CREATE": "compaction.tools.tasks",
-    "TASK_LIST": "compaction.tools.tasks",
     "TASK_TOOL_NAMES": "compaction.tools.tasks",
-    "TASK_UPDATE": "compaction.tools.tasks",
     "TASK_WRITE_TOOLS": "compaction.tools.tasks",
     "TOOL_NAME": "compaction.tools.todos",
     "ToolHandler": "compaction.tools.dispatch",
     "ToolResult": "compaction.tools.tool_result",
     "builtin_policies": "compaction.tools.mode_policy",
-    "call_tool": "compaction.tools.dispatch",
     "dump_policies": "compaction.tools.mode_policy",
-    "is_blank": "compaction.tools.todos",
-    "load_arguments": "compaction.tools.arguments",
-    "load_policies": "compaction.tools.mode_policy",
     "parameters_schema": "compaction.tools.todos",
-    "parse_task_create": "compaction.tools.tasks",
-    "parse_task_list": "compaction.tools.tasks",
     "parse_todo_write": "compaction.tools.todos",
     "plain_todo_call": "compaction.tools._plain_call",
-    "plan_update": "compaction.tools.task_rules",
-    "policy_for": "compaction.tools.mode_policy",
-    "read_update": "compaction.tools.tasks",
-    "show": "compaction.tools.arguments",
     "summary_line": "compaction.tools.todos",
     "task_parameters_schema": "compaction.tools.tasks",
 }
@@ -104,39 +56,19 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "BUILTIN_TOOLS",
-    "DEFAULT_POLICY",
-    "EVENT_TOOLS",
-    "MAX_ARGUMENT_BYTES",
-    "MAX_ITEM_CHARS",
-    "POLICY_FILE",
-    "TASK_CREATE",
-    "TASK_LIST",
     "TASK_TOOL_NAMES",
-    "TASK_UPDATE",
     "TASK_WRITE_TOOLS",
     "TOOL_NAME",
-    "Arguments",
     "ModePolicy",
     "PolicyChecker",
     "PolicyTable",
-    "PolicyWarning",
     "ToolHandler",
     "ToolResult",
     "builtin_policies",
-    "call_tool",
     "dump_policies",
-    "is_blank",
-    "load_arguments",
-    "load_policies",
     "parameters_schema",
-    "parse_task_create",
-    "parse_task_list",
     "parse_todo_write",
     "plain_todo_call",
-    "plan_update",
-    "policy_for",
-    "read_update",
-    "show",
     "summary_line",
     "task_parameters_schema",
 ]

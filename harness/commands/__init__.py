@@ -38,4 +38,4 @@ def register_of(name: str) -> Register:
     return register
 
 
-__all__ = ["COMMANDS", "Register", "register_of"]
+__all__ = ["COMMANDS", "register_of"]

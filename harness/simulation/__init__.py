@@ -16,8 +16,6 @@ tokenizer), wall time aside; nothing touches the network.
 
 from harness.simulation._blind import (
     BLIND_RUNS,
-    CONTENT_BLIND_SUMMARY,
-    BlindSummarizer,
     blind_summarizer,
 )
 from harness.simulation._cache_models import (
@@ -27,10 +25,8 @@ from harness.simulation._cache_models import (
     CacheSimulator,
     DeepSeekCache,
     OpenAICache,
-    VLLMCache,
     common_prefix,
     pack,
-    replay_hits,
 )
 from harness.simulation._context_strategies import (
     BASELINE,
@@ -43,13 +39,9 @@ from harness.simulation._context_strategies import (
     TODO_TOOL_NAMES,
     Strategy,
     created_task_id,
-    render_todos,
-    retained,
     update_args,
-    visible_todos,
 )
 from harness.simulation._demo import (
-    CONTRASTS,
     DEFAULT_SEED,
     DEFAULT_TURNS,
     DEFAULT_WINDOW,
@@ -58,12 +50,8 @@ from harness.simulation._demo import (
     run_demo,
 )
 from harness.simulation._pricing import (
-    PRICES_PATH,
-    Cost,
-    Price,
     PriceTable,
     default_prices,
-    load_prices,
     output_tokens,
     session_cost,
 )
@@ -73,26 +61,19 @@ from harness.simulation._request_replay import (
     SegmentTokens,
     SummarizerFor,
     SummaryCallRecord,
-    anthropic_offsets,
     log_payloads,
     replay,
     serialize,
 )
 from harness.simulation._session_exchange import (
-    EXCHANGE_FORMAT,
     dump_exchange,
-    load_exchange,
     to_exchange,
 )
 from harness.simulation._session_profiles import (
-    DEFAULT_PROFILE,
     PROFILES,
-    SessionProfile,
-    get_profile,
 )
 from harness.simulation._sessions import (
     generate,
-    unfinished,
     user_tools,
     write_session,
 )
@@ -100,16 +81,11 @@ from harness.simulation._sessions import (
 __all__ = [
     "BASELINE",
     "BLIND_RUNS",
-    "CONTENT_BLIND_SUMMARY",
-    "CONTRASTS",
-    "DEFAULT_PROFILE",
     "DEFAULT_SEED",
     "DEFAULT_TURNS",
     "DEFAULT_WINDOW",
     "DEMO_PROFILE",
     "ENVIRONMENT",
-    "EXCHANGE_FORMAT",
-    "PRICES_PATH",
     "PROFILES",
     "PROVIDER_MODELS",
     "STRATEGIES",
@@ -120,46 +96,32 @@ __all__ = [
     "TODO_TOOL",
     "TODO_TOOL_NAMES",
     "AnthropicCache",
-    "BlindSummarizer",
     "CacheModel",
     "CacheSimulator",
-    "Cost",
     "DeepSeekCache",
     "DemoResult",
     "OpenAICache",
-    "Price",
     "PriceTable",
     "ReplayResult",
     "SegmentTokens",
-    "SessionProfile",
     "Strategy",
     "SummarizerFor",
     "SummaryCallRecord",
-    "VLLMCache",
-    "anthropic_offsets",
     "blind_summarizer",
     "common_prefix",
     "created_task_id",
     "default_prices",
     "dump_exchange",
     "generate",
-    "get_profile",
-    "load_exchange",
-    "load_prices",
     "log_payloads",
     "output_tokens",
     "pack",
-    "render_todos",
     "replay",
-    "replay_hits",
-    "retained",
     "run_demo",
     "serialize",
     "session_cost",
     "to_exchange",
-    "unfinished",
     "update_args",
     "user_tools",
-    "visible_todos",
     "write_session",
 ]

@@ -8,14 +8,8 @@ import pytest
 from contracts.sdk_shapes import problems
 
 from compaction import ConfigError, Session, get_tokenizer
-from compaction.backends import (
-    CACHE_LIFETIMES,
-    ClearingPolicy,
-    ResultSlot,
-    ToolResultClearer,
-    cleared_note,
-    clearing_due,
-)
+from compaction.backends import ClearingPolicy, ToolResultClearer
+from compaction.backends._clearing import CACHE_LIFETIMES, ResultSlot, cleared_note, clearing_due
 from harness.simulation import AnthropicCache, DeepSeekCache, OpenAICache
 from prompts import BUILTIN_MODES, PromptBuilder, anthropic_request, clear_tool_uses_edit
 
