@@ -8,6 +8,9 @@ from __future__ import annotations
 import typing as _typing
 
 from compaction._lazy import lazy_root as _lazy_root
+from compaction._shadow import check_prompts as _check_prompts
+
+_check_prompts()  # a user's prompts.py must not hide the toolkit's prompts package
 
 if _typing.TYPE_CHECKING:
     from compaction.checkpoint import (
@@ -25,7 +28,6 @@ if _typing.TYPE_CHECKING:
         CompactionResult,
         RequestOverflowError,
         call_tool,
-        compact,
         compacting_call,
         compaction_due,
         is_context_overflow,
@@ -33,6 +35,7 @@ if _typing.TYPE_CHECKING:
         overflow_policy,
         remind_if_stale,
     )
+    from compaction.compactor.compact import compact  # the module of the same name hides it
     from compaction.errors import (
         CompactionError,
         ConfigError,

@@ -141,9 +141,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if words == ["--version"]:
         print(f"harness {version()}")
         return 0
+    problem = _toolkit_problem()
+    if problem is not None:
+        print(f"harness: {problem}", file=sys.stderr)
+        return 2
     command = words[0] if words and words[0] in COMMANDS else None
     args = build_parser(command).parse_args(words)
     return _run(args)
+
+
+def _toolkit_problem() -> str | None:
+    """Return why the toolkit cannot be imported, in one line (a user's prompts.py), or None."""
+    try:
+        import compaction  # noqa: F401  (importing it checks no other `prompts` hides ours)
+    except ImportError as exc:
+        if os.environ.get("HARNESS_DEBUG"):
+            raise
+        return _one_line(exc)
+    return None
 
 
 def _run(args: argparse.Namespace) -> int:

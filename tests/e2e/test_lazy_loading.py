@@ -39,6 +39,7 @@ COMMAND_HELPERS = {
 """Modules of `harness.commands` that are parts of commands, not commands of their own."""
 FAST_PATH = {
     "compaction._lazy",
+    "compaction._shadow",
     "compaction.contract",
     "compaction.errors",
     "compaction.stores",
@@ -53,7 +54,8 @@ FAST_PATH = {
     "compaction.views._panel_text",
 }
 """The standard-library modules of `compaction` the CLI's fast path loads: the contract, the
-lazy roots, the JSONL store's plain fold and append, the todo tool's rules, the panel's words."""
+lazy roots and the prompts check, the JSONL store's plain fold and append, the todo tool's rules,
+the panel's words."""
 
 PROBE = textwrap.dedent(
     """
@@ -364,9 +366,10 @@ class TestLazyRoots:
         )
         modules = set(json.loads(done.stdout))
         assert heavy_in(modules) == set()
-        # compaction._lazy is the roots' own loader (their __getattr__): it imports nothing.
+        # compaction._lazy is the roots' own loader (their __getattr__) and compaction._shadow the
+        # check that no user's prompts.py hides the toolkit's: they import nothing else.
         parts = {m for m in modules if m.startswith(f"{package.__name__}.")}
-        assert parts - {"compaction._lazy"} == set()
+        assert parts - {"compaction._lazy", "compaction._shadow"} == set()
 
     def test_table_is_the_public_names(self, package: ModuleType) -> None:
         """The name -> module table holds exactly __all__, and the type-only imports agree."""
