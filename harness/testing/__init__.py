@@ -19,6 +19,7 @@ Rule of this room: it imports only the standard library (and `compaction`'s root
 must); nothing in the product imports it.
 """
 
+from harness.testing._demo_agent import demo_reply
 from harness.testing._model_server import MAX_BODY, PATHS, StubModel
 from harness.testing._overflow_bodies import OVERFLOW_STATUS, Dialect, overflow_body
 from harness.testing._postgres_server import (
@@ -44,6 +45,7 @@ __all__ = [
     "ServerUnavailable",
     "StubModel",
     "ToolCall",
+    "demo_reply",
     "overflow_body",
     "prompt_pieces",
     "prompt_tokens",

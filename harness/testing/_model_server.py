@@ -73,6 +73,7 @@ class StubModel:
             request over it is refused as too long, in the provider's words, without using a
             step of the script. None: no limit.
         dialect: whose words a chat-completions refusal uses (``openai`` or ``deepseek``).
+        port: the loopback port to listen on; 0 takes a free one.
     """
 
     def __init__(
@@ -85,6 +86,7 @@ class StubModel:
         read_timeout: float = 10.0,
         context_window: int | None = None,
         dialect: Dialect = "openai",
+        port: int = 0,
     ) -> None:
         self.script = list(script) or [Reply()]
         self.context_window = context_window
@@ -100,7 +102,7 @@ class StubModel:
         self.cache = PrefixCache()
         self._lock = threading.Lock()
         self._released = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
