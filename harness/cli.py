@@ -112,6 +112,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         command: the name of the one command to register (its module alone is imported); None
             registers them all, for ``harness --help`` and for a name that is no command.
     """
+    from harness.commands.env_options import environment_epilog
     from harness.plain import HelpFormatter, examples
 
     parser = argparse.ArgumentParser(
@@ -122,7 +123,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             "harness demo",
             "harness import auto SESSION.jsonl -o s.jsonl && harness todos s.jsonl",
             "harness COMMAND --help",
-        ),
+            'eval "$(harness completion bash)"',
+        )
+        + "\n\n"
+        + environment_epilog(),
     )
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -145,8 +149,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         print(f"harness: {problem}", file=sys.stderr)
         return 2
+    from harness.plain import EnvValueError
+
     command = words[0] if words and words[0] in COMMANDS else None
-    args = build_parser(command).parse_args(words)
+    try:
+        args = build_parser(command).parse_args(words)
+    except EnvValueError as exc:  # a HARNESS_* default that cannot be used
+        _say(f"harness: {exc}")
+        return 2
     return _run(args)
 
 

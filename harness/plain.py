@@ -17,6 +17,8 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
+from compaction import ConfigError
+
 
 def print_json(obj: object) -> None:
     """Print `obj` as indented JSON with sorted keys (same input, same bytes)."""
@@ -54,6 +56,15 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
+
+
+class EnvValueError(ConfigError):
+    """An environment variable that gives an option its default holds a value it cannot take."""
+
+    def __init__(self, name: str, value: str, reason: str) -> None:
+        self.name = name
+        shown = value if len(value) <= 80 else value[:77] + "..."
+        super().__init__(f"{name}={shown!r}: {reason}; fix it or unset it")
 
 
 EXAMPLES_HEADING = "examples:"
@@ -129,6 +140,7 @@ __all__ = [
     "PANEL_STYLES",
     "SGR_CODES",
     "STYLED_ENV",
+    "EnvValueError",
     "HelpFormatter",
     "cli_text",
     "examples",

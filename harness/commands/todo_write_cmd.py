@@ -18,7 +18,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from compaction.contract import MAX_ARGUMENT_BYTES, TODO_WRITE_EVENT
-from harness.commands.stores import LOG_HELP, add_session_option, open_session
+from harness.commands.stores import LOG_HELP, add_log_argument, add_session_option, open_session
 from harness.plain import HelpFormatter, examples, print_json
 
 if TYPE_CHECKING:  # imported where used: an accepted call on a JSONL file needs no model
@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "in a mode that forbids todo_write (plan) the call is refused."
         ),
     )
-    p.add_argument("log", metavar="LOG", help=LOG_HELP + "; created if missing")
+    add_log_argument(p, LOG_HELP + "; created if missing")
     add_session_option(p)
     p.add_argument(
         "--args",

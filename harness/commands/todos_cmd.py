@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.commands.stores import LOG_HELP, add_session_option
+from harness.commands.stores import add_log_argument, add_session_option
 from harness.plain import (
     DONE_STYLE,
     PANEL_STYLES,
@@ -105,7 +105,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "unfinished list from an earlier turn is shown under 'carried from turn N'."
         ),
     )
-    p.add_argument("log", metavar="LOG", help=LOG_HELP)
+    add_log_argument(p)
     add_session_option(p)
     p.add_argument(
         "--json",

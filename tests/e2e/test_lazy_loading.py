@@ -35,6 +35,7 @@ COMMAND_HELPERS = {
     "harness.commands.backend_options",
     "harness.commands.log_receipts",
     "harness.commands.log_plot",
+    "harness.commands.env_options",
 }
 """Modules of `harness.commands` that are parts of commands, not commands of their own."""
 FAST_PATH = {
