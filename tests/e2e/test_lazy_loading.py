@@ -10,6 +10,8 @@ import argparse
 import ast
 import importlib
 import json
+import os
+import pty
 import subprocess
 import sys
 import textwrap
@@ -159,6 +161,19 @@ def probe(*argv: str, stdin: str = "") -> tuple[object, set[str]]:
     return out["status"], set(out["modules"])
 
 
+def read_all(fd: int) -> bytes:
+    """Read a pty's main side until the other side is closed (EIO on Linux), then close it."""
+    chunks: list[bytes] = []
+    try:
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
 def write_list(log: Path) -> None:
     """Append WRITE's list to `log` with ``harness todo-write``, in this process (set-up only)."""
     done = run_in_process("todo-write", log, stdin=WRITE)
@@ -218,6 +233,40 @@ class TestCommandImports:
         assert heavy_in(modules) == set()
         assert {m for m in modules if m.startswith("compaction.")} <= FAST_PATH
         assert "harness.output" not in modules
+
+    def test_todos_on_a_terminal_imports_no_pydantic_and_no_rich(
+        self, chat_log: Path, tmp_path: Path
+    ) -> None:
+        """`todos LOG` drawn on a terminal (a pty) styles the panel itself: no rich, no model."""
+        write_list(chat_log)
+        report = tmp_path / "report.json"
+        code = (
+            "import json, sys\nfrom harness.cli import main\n"
+            "status = main(['todos', sys.argv[1]])\nsys.stdout.flush()\n"
+            "open(sys.argv[2], 'w').write(json.dumps({'status': status, "
+            "'tty': sys.stdout.isatty(), 'modules': sorted(sys.modules)}))"
+        )
+        styled = ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+        env = {k: v for k, v in os.environ.items() if k not in styled} | {"TERM": "xterm"}
+        main_fd, terminal = pty.openpty()
+        try:
+            subprocess.run(
+                [sys.executable, "-c", code, str(chat_log), str(report)],
+                stdout=terminal,
+                env=env,
+                timeout=120,
+                check=True,
+            )
+        finally:
+            os.close(terminal)
+        drawn = read_all(main_fd)
+        result = json.loads(report.read_text(encoding="utf-8"))
+        assert (result["status"], result["tty"]) == (0, True)
+        modules = set(result["modules"])
+        assert heavy_in(modules) == set()
+        assert {m for m in modules if m.startswith("compaction.")} <= FAST_PATH
+        assert "harness.output" not in modules
+        assert b"\x1b[1m1 completed, 1 in progress, 0 pending\x1b[0m" in drawn
 
     def test_todo_write_imports_no_tokenizer(self, chat_log: Path) -> None:
         """`todo-write` loads no tokenizer, no console, no summarizer, importer or other command."""
