@@ -54,6 +54,9 @@ USAGE_REPORT: Final[UsageReportType] = "usage/report"
 MessageRetractType = Literal["message/retract"]
 MESSAGE_RETRACT: Final[MessageRetractType] = "message/retract"
 """Messages were taken back out of the context."""
+ContextOverflowType = Literal["context/overflow"]
+CONTEXT_OVERFLOW: Final[ContextOverflowType] = "context/overflow"
+"""A provider refused a request as too long."""
 EVENT_TYPES: Final[tuple[str, ...]] = (
     TURN_START,
     MESSAGE,
@@ -64,8 +67,9 @@ EVENT_TYPES: Final[tuple[str, ...]] = (
     TASK_CREATE_EVENT,
     TASK_UPDATE_EVENT,
     MESSAGE_RETRACT,
+    CONTEXT_OVERFLOW,
 )
-"""Every event type the log schema knows."""
+"""Every event type the log schema knows, in the order the log's statistics list them."""
 
 # The envelope of a log line.
 SchemaVersion = Literal[1]
@@ -107,6 +111,8 @@ MAX_ITEM_CHARS: Final = 2000
 """Longest single text a built-in tool stores (a todo's content, a task's description), in
 characters after trimming: a longer one is rejected, so one item can never crowd the Checkpoint
 (which carries every unfinished item whole) out of the context window."""
+MAX_INT: Final = 2**53 - 1
+"""The largest integer an event holds: JSON's safe integer, which every reader keeps exactly."""
 MAX_EVENT_BYTES: Final = 64 * 1024 * 1024
 """Largest line an append writes (64 MiB). A longer event is refused, so a torn tail is shorter."""
 
@@ -124,10 +130,12 @@ def seq_follows(last_seq: int, seq: int, *, allow_gaps: bool = False) -> bool:
 __all__ = [
     "CHECKPOINT",
     "COMPACT_CONTEXT",
+    "CONTEXT_OVERFLOW",
     "ENVELOPE",
     "EVENT_TYPES",
     "MAX_ARGUMENT_BYTES",
     "MAX_EVENT_BYTES",
+    "MAX_INT",
     "MAX_ITEM_CHARS",
     "MESSAGE",
     "MESSAGE_RETRACT",
@@ -147,6 +155,7 @@ __all__ = [
     "TURN_START",
     "USAGE_REPORT",
     "CheckpointType",
+    "ContextOverflowType",
     "MessageRetractType",
     "MessageType",
     "Origin",

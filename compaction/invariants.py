@@ -53,6 +53,28 @@ def check_next_seq(
     )
 
 
+def check_checkpoint_span_at(first: int, last: int, seq: int, previous_last: int) -> None:
+    """The one checkpoint-span rule, shared by `LogChecker` and `Session.append_many`.
+
+    A checkpoint at `seq` replaces events ``first..last``: a span that runs forward, ends
+    before the checkpoint, and ends after the previous checkpoint's span (`previous_last`, 0
+    for none).
+
+    Raises:
+        LogIntegrityError: ``checkpoint_span``, naming the span and the seq.
+    """
+    if not (first <= last < seq):
+        raise LogIntegrityError(
+            "checkpoint_span", f"span {first}..{last} is not before the checkpoint", seq=seq
+        )
+    if last <= previous_last:
+        raise LogIntegrityError(
+            "checkpoint_span",
+            f"span ends at {last}, not after the previous checkpoint's ({previous_last})",
+            seq=seq,
+        )
+
+
 class LogChecker:
     """Checks the durable rules in one streaming pass, keeping only seqs and call ids.
 
@@ -100,18 +122,7 @@ class LogChecker:
         first, last = e.data.first_seq, e.data.last_seq
         previous_last = self._ends[-1][0] if self._ends else 0
         if "checkpoint_span" in self.rules:
-            if not (first <= last < e.seq):
-                raise LogIntegrityError(
-                    "checkpoint_span",
-                    f"span {first}..{last} is not before the checkpoint",
-                    seq=e.seq,
-                )
-            if last <= previous_last:
-                raise LogIntegrityError(
-                    "checkpoint_span",
-                    f"span ends at {last}, not after the previous checkpoint's ({previous_last})",
-                    seq=e.seq,
-                )
+            check_checkpoint_span_at(first, last, e.seq, previous_last)
         self._ends.append((last, e.seq))
 
     def finish(self) -> None:
@@ -170,6 +181,7 @@ def check_log(events: Iterable[Event]) -> None:
 __all__ = [
     "RULES",
     "LogChecker",
+    "check_checkpoint_span_at",
     "check_log",
     "check_next_seq",
 ]

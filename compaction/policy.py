@@ -170,6 +170,21 @@ class CompactionPolicy:
         """Most tokens a request may hold so the reply's reserve still fits the window."""
         return self.window_tokens - self.output_reserve
 
+    def capped(self, window_tokens: int | None) -> CompactionPolicy:
+        """Return this policy with a window of at most `window_tokens` (a provider's proof).
+
+        The reserve shrinks to stay under the trigger; None, a larger window, or one too small
+        to make a valid policy returns the policy itself.
+        """
+        if window_tokens is None or window_tokens >= self.window_tokens:
+            return self
+        window = max(1, window_tokens)
+        reserve = min(self.output_reserve, int(window * self.threshold) // 2)
+        try:
+            return replace(self, window_tokens=window, output_reserve=reserve)
+        except ConfigError:
+            return self
+
     def in_counted_tokens(self, scale: float | None) -> CompactionPolicy:
         """Return this policy in the toolkit's counted tokens, for a provider's token scale.
 

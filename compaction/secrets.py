@@ -2,7 +2,8 @@
 
 Invariants: `redact` removes every given secret (verbatim, in any letter case, and in base64 at
 any byte alignment) and every ``Bearer <token>``, ``sk-...`` key, ``user:password@`` part of a
-URL and ``password=...`` query or keyword value, whatever the text around them; it runs on every
+URL and password query or keyword value (every name in `PASSWORD_KEYS`, in any letter case; a
+query's names percent-decoded first), whatever the text around them; it runs on every
 message built from a server's answer before the message reaches an error, an event or the
 screen. `redact_url` is the one function that makes a store URL printable: every command that
 shows a URL shows it through it.
@@ -31,13 +32,20 @@ _PATTERNS = (
 _USERINFO = re.compile(r"(?<=://)([^/\s:@?#]*):[^/\s]*@")
 """``user:password@`` after a scheme; greedy up to the authority's last ``@`` (``p@ss`` too)."""
 
-_QUERY_PASSWORD = re.compile(r"(?i)([?&](?:password|passwd|pwd|sslpassword)=)[^&#\s]*")
-"""``?password=...`` or ``&password=...`` in a URL's query."""
+PASSWORD_KEYS: Final = frozenset({"password", "passwd", "pwd", "sslpassword"})
+"""Parameter names whose value is a password (any letter case): libpq's ``password`` and
+``sslpassword``, and the ``pwd`` / ``passwd`` other drivers take."""
+
+_QUERY_PASSWORD = re.compile(r"([?&])([^=&#\s]+=)([^&#\s]*)")
+"""A parameter of a URL's query; its value is a password when its name, percent-decoded (libpq
+decodes a URI's parameter names too: ``?pass%77ord=``), is one of `PASSWORD_KEYS`."""
 
 _KEYWORD_PASSWORD = re.compile(
-    r"(?i)(?<![?&\w])((?:password|passwd|pwd|sslpassword)\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s'\"]+)"
+    r"(?i)(?<![?&\w%])((?:password|passwd|pwd|sslpassword)\s*=\s*)"
+    r"('(?:[^'\\]|\\.)*'?|\"[^\"]*\"?|[^\s'\"]\S*)"
 )
-"""libpq's keyword form, ``password=secret`` or ``password='a secret'``."""
+"""libpq's keyword form, ``password=secret``, ``password='a secret'`` (or double-quoted, which
+libpq takes as part of the value)."""
 
 _MIN_SECRET: Final = 4
 _MIN_ENCODED: Final = 8
@@ -51,15 +59,27 @@ def redact_url(url: str) -> str:
     the keyword form ``password=... host=...``; a URL without a password comes back unchanged.
     """
     text = _USERINFO.sub(lambda m: f"{m.group(1)}:{URL_PASSWORD}@", url)
-    text = _QUERY_PASSWORD.sub(lambda m: f"{m.group(1)}{URL_PASSWORD}", text)
+    text = _QUERY_PASSWORD.sub(lambda m: _query_value(m, URL_PASSWORD), text)
     return _KEYWORD_PASSWORD.sub(lambda m: f"{m.group(1)}{URL_PASSWORD}", text)
+
+
+def _is_password_param(match: re.Match[str]) -> bool:
+    """Tell whether a query parameter's name, percent-decoded, names a password."""
+    return unquote(match.group(2)[:-1]).strip().lower() in PASSWORD_KEYS
+
+
+def _query_value(match: re.Match[str], shown: str) -> str:
+    """Return a query parameter with its value replaced by `shown` when it is a password."""
+    if not _is_password_param(match):
+        return match.group(0)
+    return f"{match.group(1)}{match.group(2)}{shown}"
 
 
 def passwords_in(url: str) -> list[str]:
     """Return the passwords a store URL or conninfo string holds (to redact them elsewhere)."""
     found = [m.group(0)[m.group(0).index(":") + 1 : -1] for m in _USERINFO.finditer(url)]
-    found += [m.group(0).partition("=")[2] for m in _QUERY_PASSWORD.finditer(url)]
-    found += [m.group(2).strip("'") for m in _KEYWORD_PASSWORD.finditer(url)]
+    found += [m.group(3) for m in _QUERY_PASSWORD.finditer(url) if _is_password_param(m)]
+    found += [m.group(2).strip("'\"") for m in _KEYWORD_PASSWORD.finditer(url)]
     found += [unquote(p) for p in found]
     return [p for p in found if p]
 
@@ -93,6 +113,22 @@ def _remove_secret(text: str, secret: str) -> str:
     return text
 
 
+def holds_secret(text: str, secret: str) -> bool:
+    """Tell whether `text` holds `secret` in any form `redact` removes, or base64 of it re-cased.
+
+    The secret verbatim in any letter case, or base64-encoded (at any byte alignment, either
+    alphabet) as given or in upper, lower or swapped case. A secret shorter than 4 characters
+    is never found (it would match ordinary words).
+    """
+    value = secret.strip()
+    if len(value) < _MIN_SECRET:
+        return False
+    if value.casefold() in text.casefold():
+        return True
+    cased = {value, value.upper(), value.lower(), value.swapcase()}
+    return any(form in text for each in cased for form in encoded_forms(each))
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """Return `text` with the given secrets and anything shaped like a token replaced.
 
@@ -108,12 +144,14 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     text = _PATTERNS[1].sub(f"sk-{REDACTED}", text)
     text = _PATTERNS[2].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
     text = _USERINFO.sub(f"{REDACTED}@", text)
-    text = _QUERY_PASSWORD.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
+    text = _QUERY_PASSWORD.sub(lambda m: _query_value(m, REDACTED), text)
     return _KEYWORD_PASSWORD.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
 
 
 __all__ = [
+    "PASSWORD_KEYS",
     "REDACTED",
+    "holds_secret",
     "redact",
     "redact_url",
 ]

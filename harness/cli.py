@@ -74,8 +74,10 @@ def _version_field(path: str) -> str | None:
 EXIT_CODES: dict[int, str] = {
     0: "success",
     1: "a rejected tool call (nothing appended)",
-    2: "usage or input error (options, config, templates, a malformed log)",
-    3: "I/O error (a file cannot be read or written, stdin or stdout closed, broken pipe)",
+    2: "usage or input error (options, config, templates, a malformed log, a transcript given "
+    "as a log, a missing extra)",
+    3: "I/O error (a file, store or session that is not there or cannot be read or written, "
+    "stdin or stdout closed; a broken pipe, quietly)",
     4: "unexpected error (HARNESS_DEBUG=1 shows the traceback)",
     130: "interrupted",
 }
@@ -182,14 +184,16 @@ def _run(args: argparse.Namespace) -> int:
             status: int = args.func(args)
         sys.stdout.flush()
     except BrokenPipeError:
-        _silence_stdout()
-        _say(f"{name}: stdout: broken pipe (the reader stopped reading)")
+        _silence_stdout()  # the reader stopped reading (`| head`): quiet, as cat and grep are
         return 3
     except OSError as exc:
         _say(f"{name}: {_os_error(exc, args)}")
         return 3
     except LogError as exc:
         cause = exc.__cause__ or exc.__context__
+        if not isinstance(cause, OSError) and (hint := _transcript_hint(args)) is not None:
+            _say(f"{name}: {cli_text(hint)}")
+            return 2
         _say(f"{name}: {cli_text(_one_line(exc))}")
         return 3 if isinstance(cause, OSError) else 2
     except HarnessError as exc:
@@ -203,6 +207,13 @@ def _run(args: argparse.Namespace) -> int:
         _say(f"{name}: unexpected error: {type(exc).__name__}: {_one_line(exc)}")
         return 4
     return status
+
+
+def _transcript_hint(args: argparse.Namespace) -> str | None:
+    """The import command for a transcript given as LOG (`stores.transcript_hint`), else None."""
+    from harness.commands.stores import transcript_hint
+
+    return transcript_hint(args)
 
 
 def _os_error(exc: OSError, args: argparse.Namespace) -> str:

@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from benchmarks import RESULTS
-from benchmarks.attacks import model_inputs, readonly_sqlite, storage_attacks
+from benchmarks.attacks import full_disk, model_inputs, readonly_sqlite, storage_attacks
 from benchmarks.attacks.attack_kit import Kit, Tally
 from harness.testing import ServerUnavailable
 from harness.testing import start_postgres as start_server
@@ -55,6 +55,7 @@ ATTACKS: dict[str, tuple[Attack, str]] = {
     "task-closed-stdin": (model_inputs.closed_stdin, "`harness tool` with fd 0 closed"),
     "sqlite-damage": (storage_attacks.sqlite_damage, "truncated, corrupt page, foreign, locked"),
     "sqlite-read-only": (readonly_sqlite.read_only_sqlite, "0444 file, 0555 or 0777 folder"),
+    "sqlite-full-disk": (full_disk.sqlite_full_disk, "a checkpoint a full disk stopped"),
     "copy": (storage_attacks.copy_attacks, "SIGKILL, missing, symlink, damaged, stray file"),
     "concurrent-compaction": (storage_attacks.concurrent_compaction, "3 writers per backend"),
     "key-echoes": (model_inputs.key_echoes, "base64 and case-folded echoes of the key"),

@@ -18,9 +18,16 @@ seq (`harness log LOG --seq N` brings it back). The log is never touched. The de
 only on the requests' contexts and send times, so a host restarted from a log that records the
 times (`Session.report_usage(..., at=...)`) rebuilds them with `ToolResultClearer.from_log`.
 
-Invariants: a result among the latest `keep_calls` tool results is never cleared; a cleared
-result stays cleared for the clearer's life; the note names the result's seq; the same
-requests at the same times give the same views.
+What may be cleared at all (`clearable`) is counted in turns: an assistant message's tool calls,
+parallel ones together, are one turn, and the results of the latest `ClearingPolicy.keep_calls`
+turns stay whole. A result the model has not answered yet (no assistant message after it) is
+never cleared, nor is the newest ``task_list`` result: it is the only copy of the shared board
+the request holds (an older one may go: the newest holds the board).
+
+Invariants: a result of the latest `keep_calls` tool-calling turns, a result no assistant
+message follows, and the newest ``task_list`` result are never cleared; a cleared result stays
+cleared for the clearer's life; the note names the result's seq; the same requests at the same
+times give the same views.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from importlib import resources
 from typing import Final, Literal
 
 from compaction.backends._request_times import EventSource, contexts_at, recorded_requests
+from compaction.contract import TASK_LIST
 from compaction.errors import ConfigError
 from compaction.events import Message
 from compaction.tokens import Tokenizer, count_message
@@ -53,7 +61,8 @@ class ClearingPolicy:
     """When old tool results may be cleared.
 
     Args:
-        keep_calls: the latest this many tool results are never cleared.
+        keep_calls: the results of the latest this many tool-calling turns are never cleared
+            (an assistant message's calls are one turn, parallel ones together); at least 1.
         ttl_seconds: the provider's cache lifetime: a longer gap means the prefix has expired.
         payback_calls: also clear while the cache is warm when the clearing pays back within
             this many later calls (None: only after an expiry).
@@ -75,8 +84,8 @@ class ClearingPolicy:
 
     def __post_init__(self) -> None:
         problems = []
-        if self.keep_calls < 0:
-            problems.append(f"keep_calls must be >= 0, not {self.keep_calls}")
+        if self.keep_calls < 1:
+            problems.append(f"keep_calls must be >= 1, not {self.keep_calls}")
         if self.ttl_seconds <= 0:
             problems.append(f"ttl_seconds must be > 0, not {self.ttl_seconds}")
         if self.payback_calls is not None and self.payback_calls < 1:
@@ -133,7 +142,7 @@ def clearing_due(
 
     Args:
         policy: the lifetimes, prices and payback horizon.
-        candidates: the results older than ``keep_calls`` calls, not cleared yet.
+        candidates: the results `clearable` allows, not cleared yet.
         gap_seconds: seconds since the previous request (None: no previous request).
         request_tokens: tokens of the request as it would be without clearing.
         note_tokens: tokens a cleared result's note takes.
@@ -201,8 +210,7 @@ class ToolResultClearer:
     def view(self, window: ContextWindow, *, at: float) -> ContextWindow:
         """Return the context to send at time `at` (seconds), clearing what the rule allows."""
         pairs = list(zip(window.seqs, window.messages, strict=True))
-        tool_seqs = [s for s, m in pairs if m.role == "tool"]
-        old = set(tool_seqs[: max(len(tool_seqs) - self.policy.keep_calls, 0)])
+        old = clearable(window, self.policy.keep_calls)
         slots, offset = [], 0
         for seq, message in pairs:
             n = self.counts.get(seq)
@@ -220,6 +228,41 @@ class ToolResultClearer:
         )
         self.last_at = at
         return cleared_window(window, self.cleared)
+
+
+def clearable(window: ContextWindow, keep_calls: int) -> frozenset[int]:
+    """Return the seqs of the tool results that may be cleared from `window`.
+
+    Every result but those of the latest `keep_calls` tool-calling turns (a turn is the
+    results after one assistant message), those no assistant message follows yet (unanswered)
+    and the newest ``task_list`` result (the only copy of the board it needs).
+    """
+    pairs = list(zip(window.seqs, window.messages, strict=True))
+    names = {
+        call.id: call.function.name
+        for _, message in pairs
+        if message.role == "assistant"
+        for call in message.tool_calls or ()
+    }
+    answered_before = max(
+        (i for i, (_, m) in enumerate(pairs) if m.role == "assistant"), default=-1
+    )
+    results: list[tuple[int, int, int]] = []  # (seq, turn: the calling message's index, index)
+    turn = -1
+    for i, (seq, message) in enumerate(pairs):
+        if message.role == "assistant":
+            turn = i
+        elif message.role == "tool":
+            results.append((seq, turn, i))
+    kept_turns = sorted({t for _, t, _ in results})[-keep_calls:]
+    boards = [
+        seq for seq, _, i in results if names.get(pairs[i][1].tool_call_id or "") == TASK_LIST
+    ]
+    return frozenset(
+        seq
+        for seq, t, i in results
+        if t not in kept_turns and i < answered_before and seq not in boards[-1:]
+    )
 
 
 def cleared_window(window: ContextWindow, cleared: set[int] | frozenset[int]) -> ContextWindow:

@@ -67,6 +67,11 @@ class ProviderBackend(ABC):
         """Return `text` without the API key or anything shaped like a token."""
         return self.client.redact(text)
 
+    def api_keys(self) -> list[str]:
+        """Return the key this backend sends (from its variable at call time), if set."""
+        key = self.client.environ.get(self.client.config.api_key_env, "")
+        return [key] if key else []
+
     @abstractmethod
     def body(self, span: BackendSpan) -> dict[str, Any]:
         """Return the request that compacts `span`."""

@@ -11,11 +11,12 @@ a messages answer's ``content``), and is recorded unchanged.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from compaction.backends.base import BackendSpan
+from compaction.backends.base import DEFAULT_API_KEY_ENVS, BackendSpan
 from compaction.events import ProviderCompactionData
 from compaction.secrets import redact
 
@@ -64,6 +65,9 @@ class ReturnedItem:
     """The answer's usage."""
     model: str | None = None
     """The model that answered."""
+    api_key_env: str | None = None
+    """The variable holding the key the call was made with (None: the backend's own,
+    `DEFAULT_API_KEY_ENVS`); an item that holds the key is refused."""
 
     @property
     def name(self) -> str:
@@ -77,5 +81,11 @@ class ReturnedItem:
         )
 
     def redact(self, text: str) -> str:
-        """Return `text` without anything shaped like a token."""
-        return redact(text)
+        """Return `text` without the API key or anything shaped like a token."""
+        return redact(text, self.api_keys())
+
+    def api_keys(self) -> list[str]:
+        """Return the key the answer's call was made with, when its variable is set."""
+        name = self.api_key_env or DEFAULT_API_KEY_ENVS.get(self.backend, "")
+        key = os.environ.get(name, "") if name else ""
+        return [key] if key else []

@@ -11,20 +11,26 @@ timeout, a garbage answer, an answer without the item) records the reason instea
 Checkpoint stands. The reason is one line with the API key, bearer tokens and every opaque item
 the span carried redacted.
 
+An item is vetted before it is recorded (`vetted`): one that holds the backend's API key in
+any form (any letter case, base64) is refused like any other failure, and only the fields the
+provider documents for its item are kept (`ITEM_FIELDS`), so a foreign ``role`` or ``content``
+key never reaches a request.
+
 Invariants: a backend never changes the local Checkpoint text or the code-owned lists; a failed
-backend leaves ``provider.item`` None with a one-line ``fallback_reason``; the item is recorded
-whole, exactly as the provider returned it.
+or refused backend leaves ``provider.item`` None with a one-line ``fallback_reason``; the item
+is recorded with its documented fields exactly as the provider returned them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
-from compaction.errors import ConfigError
+from compaction.errors import ConfigError, ProviderError
 from compaction.events import CheckpointData, Message, ProviderCompactionData
-from compaction.secrets import redact
+from compaction.secrets import holds_secret, redact
+from compaction.views.provider_checkpoint import documented_item, provider_item
 
 BackendName = Literal["local", "openai-responses", "anthropic", "auto"]
 """What ``compact(..., backend=...)`` and ``harness compact --backend`` accept."""
@@ -60,10 +66,7 @@ class BackendSpan:
 
     def previous_item(self, backend: str) -> dict[str, Any] | None:
         """Return the previous checkpoint's opaque item when `backend` made it, else None."""
-        provider = self.previous.provider if self.previous else None
-        if provider is None or provider.backend != backend or provider.item is None:
-            return None
-        return dict(provider.item)
+        return provider_item(self.previous, backend)
 
     def secrets(self) -> list[str]:
         """Return the opaque strings the span carries (never to appear in an error)."""
@@ -135,6 +138,10 @@ class CompactionBackend(Protocol):
         """Return `text` without the API key or anything shaped like a token."""
         ...
 
+    def api_keys(self) -> Sequence[str]:
+        """Return the API keys the backend sends (none set: empty); no item may hold one."""
+        ...
+
 
 def one_line(text: str, secrets: Sequence[str] = ()) -> str:
     """Return `text` redacted, on one line, at most `REASON_LIMIT` characters."""
@@ -150,7 +157,7 @@ def record_backend(
     Any exception of the backend falls back to the local Checkpoint (already in `data`).
     """
     try:
-        provider = backend.compact_span(span)
+        provider = vetted(backend, backend.compact_span(span))
     except Exception as exc:  # any failure of a provider leaves the local Checkpoint standing
         reason = backend.redact(f"{backend.name} failed: {type(exc).__name__}: {exc}")
         provider = ProviderCompactionData(
@@ -158,3 +165,32 @@ def record_backend(
             fallback_reason=one_line(reason + "; the local Checkpoint stands", span.secrets()),
         )
     return data.model_copy(update={"provider": provider})
+
+
+def _strings(value: object) -> Iterator[str]:
+    """Yield every string in a JSON value, its objects' keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield str(key)
+            yield from _strings(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _strings(inner)
+
+
+def vetted(backend: CompactionBackend, provider: ProviderCompactionData) -> ProviderCompactionData:
+    """Return what a backend returned with its item's documented fields only (`ITEM_FIELDS`).
+
+    Raises:
+        ProviderError: the item, usage or model holds one of the backend's API keys in any form
+            (`holds_secret`: any letter case, base64): such an item is never stored or sent.
+    """
+    if provider.item is None:
+        return provider
+    keys = [key for key in backend.api_keys() if key]
+    found = [provider.item, provider.usage, provider.model]
+    if keys and any(holds_secret(text, key) for text in _strings(found) for key in keys):
+        raise ProviderError("bad_response", "the compaction item holds the API key; refused")
+    return provider.model_copy(update={"item": documented_item(provider.backend, provider.item)})

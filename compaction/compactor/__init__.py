@@ -23,13 +23,14 @@ from compaction._lazy import lazy_root as _lazy_root
 
 if _typing.TYPE_CHECKING:
     from compaction.compactor._outcomes import CompactionPlan, CompactionResult
-    from compaction.compactor.compact import compact, compaction_due, maybe_compact
+    from compaction.compactor.compact import compaction_due, maybe_compact
     from compaction.compactor.compact_context import COMPACT_CONTEXT, compact_context_schema
     from compaction.compactor.overflow import (
         RequestOverflowError,
         compacting_call,
         is_context_overflow,
         overflow_policy,
+        record_overflow,
     )
     from compaction.compactor.reminders import REMIND_AFTER, remind_if_stale
     from compaction.compactor.tool_calls import call_tool
@@ -41,13 +42,13 @@ _EXPORTS: dict[str, str] = {
     "CompactionResult": "compaction.compactor._outcomes",
     "RequestOverflowError": "compaction.compactor.overflow",
     "call_tool": "compaction.compactor.tool_calls",
-    "compact": "compaction.compactor.compact",
     "compact_context_schema": "compaction.compactor.compact_context",
     "compacting_call": "compaction.compactor.overflow",
     "compaction_due": "compaction.compactor.compact",
     "is_context_overflow": "compaction.compactor.overflow",
     "maybe_compact": "compaction.compactor.compact",
     "overflow_policy": "compaction.compactor.overflow",
+    "record_overflow": "compaction.compactor.overflow",
     "remind_if_stale": "compaction.compactor.reminders",
 }
 """Each public name and the module that defines it (imported on first use)."""
@@ -59,13 +60,13 @@ __all__ = [
     "CompactionResult",
     "RequestOverflowError",
     "call_tool",
-    "compact",
     "compact_context_schema",
     "compacting_call",
     "compaction_due",
     "is_context_overflow",
     "maybe_compact",
     "overflow_policy",
+    "record_overflow",
     "remind_if_stale",
 ]
 

@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 from typing import Final, TypeVar
 
 from compaction.checkpoint import Checkpoint, Section
-from compaction.errors import CompactionError
-from compaction.events import DroppedItem, DroppedSection, HookRun
+from compaction.errors import CompactionError, ConfigError
+from compaction.events import DroppedItem, DroppedSection, HookRun, surrogate_problem
 from compaction.summarizers import SummaryInput
 
 MAX_ITEMS: Final = 20
@@ -70,6 +70,10 @@ def run_hooks(
                 "vetoed", f"on_compact_start hook {name!r} vetoed the compaction; nothing was done"
             )
         added = answer.strip() if isinstance(answer, str) and answer.strip() else None
+        if added and (
+            problem := surrogate_problem(f"on_compact_start hook {name!r}'s text", added)
+        ):
+            raise ConfigError(f"{problem}; return valid Unicode text")
         if added:
             current = "\n".join(filter(None, [current, added]))
         runs.append(HookRun(name=name, added=added))

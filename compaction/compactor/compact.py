@@ -85,8 +85,8 @@ from compaction.compactor._planner import plan_compaction
 from compaction.compactor._planner import previous_checkpoint as previous_checkpoint
 from compaction.cuts import select_cut as select_cut
 from compaction.cuts import unsafe_cuts as unsafe_cuts
-from compaction.errors import CompactionError, SeqConflictError
-from compaction.events import CheckpointRecorded
+from compaction.errors import CompactionError, ConfigError, SeqConflictError
+from compaction.events import CheckpointRecorded, surrogate_problem
 from compaction.policy import DEFAULT_WINDOW as DEFAULT_WINDOW
 from compaction.policy import CompactionPolicy as CompactionPolicy
 from compaction.session import Session
@@ -145,8 +145,12 @@ def compact(
             ``does_not_fit`` (the fixed part, the system messages, the Checkpoint and the
             reserve alone exceed the window), or ``conflict`` (retryable: other writers
             appended during every attempt).
+        ConfigError: `instructions` (or a hook's text) hold a lone surrogate, which no log
+            line can hold.
     """
     policy = policy or CompactionPolicy()
+    if instructions and (problem := surrogate_problem("instructions", instructions)):
+        raise ConfigError(f"{problem}; give valid Unicode text")
 
     def attempt() -> CompactionResult | None:
         session.refresh()
@@ -247,8 +251,11 @@ def maybe_compact(
     turned completed since the last compaction (`CompactionPolicy.is_due`). `instructions` and
     the hooks are those of `compact`. Once the session has learned the provider's token scale
     (`Session.token_scale`), the policy's window is the provider's tokens: the check and the
-    compaction use `CompactionPolicy.in_counted_tokens`.
+    compaction use `CompactionPolicy.in_counted_tokens`. Once a provider refused a request as
+    too long (a ``context/overflow`` event), the window is at most what that refusal proved
+    (`Session.refused_window`, `CompactionPolicy.capped`).
     """
+    policy = policy.capped(session.refused_window)
     if not compaction_due(session, policy, fixed_tokens):
         return None
     return compact(

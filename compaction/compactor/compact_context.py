@@ -13,6 +13,11 @@ Model experience (these strings are a contract; tests pin them):
   (52000 -> 10750).``
 - nothing to compact: ``Nothing to compact: the context holds no message before this call
   that can be replaced.`` (not an error: the model goes on)
+- too little new: ``Nothing to compact: only 340 tokens of new content since the last
+  Checkpoint (the floor is 2000); go on with the task.`` (not an error). A call made before
+  `MIN_NEW_TOKENS` of new messages arrived since the last Checkpoint compacts nothing: a model
+  that calls the tool again and again would otherwise write a Checkpoint each time, each saving
+  less. The host sets the floor (``min_new_tokens=`` of `compaction.call_tool`; 0: no floor).
 - cannot: ``compact_context: not compacted: <why>.`` (``is_error``), e.g. when the Checkpoint
   alone would not fit the window;
 - rejected: ``compact_context: rejected, nothing was changed. Fix the arguments and call
@@ -28,12 +33,15 @@ from typing import Any, Final
 
 from compaction import contract
 from compaction.errors import ToolInputError
+from compaction.events import surrogate_problem
 from compaction.tools.arguments import Arguments, load_arguments, show
 
 COMPACT_CONTEXT: Final = contract.COMPACT_CONTEXT
 """The tool's name."""
 FOCUS_CHARS: Final = 2000
 """Longest ``focus`` accepted."""
+MIN_NEW_TOKENS: Final = 2000
+"""Default floor: tokens of messages that must have arrived since the last Checkpoint."""
 
 
 def compact_context_schema() -> dict[str, Any]:
@@ -70,6 +78,8 @@ def parse_compact_context(arguments: Arguments | None) -> str | None:
         problems.append('"focus" must be a string')
     elif isinstance(focus, str) and len(focus) > FOCUS_CHARS:
         problems.append(f'"focus" is longer than {FOCUS_CHARS} characters; send a short one')
+    elif isinstance(focus, str) and (problem := surrogate_problem('"focus"', focus)):
+        problems.append(problem)
     if problems:
         raise ToolInputError(COMPACT_CONTEXT, problems)
     return focus.strip() or None if isinstance(focus, str) else None
@@ -89,6 +99,14 @@ NOTHING_LINE: Final = (
 """The result when there is nothing to compact."""
 
 
+def too_little_line(new_tokens: int, floor: int) -> str:
+    """Return the result when less than the floor of new content arrived since the Checkpoint."""
+    return (
+        f"Nothing to compact: only {new_tokens} tokens of new content since the last "
+        f"Checkpoint (the floor is {floor}); go on with the task."
+    )
+
+
 def not_compacted_line(why: str) -> str:
     """Return the error result when compaction was attempted and could not be done."""
     return f"{COMPACT_CONTEXT}: not compacted: {why.rstrip('.')}."
@@ -96,5 +114,6 @@ def not_compacted_line(why: str) -> str:
 
 __all__ = [
     "COMPACT_CONTEXT",
+    "MIN_NEW_TOKENS",
     "compact_context_schema",
 ]

@@ -28,12 +28,13 @@ its text, never the network; a recognised error is never swallowed twice.
 
 from __future__ import annotations
 
-import dataclasses
+import re
 from collections.abc import Callable, Mapping
 from typing import Final, TypeVar
 
 from compaction.compactor.compact import compact, maybe_compact
-from compaction.errors import CompactionError, ConfigError, HarnessError
+from compaction.errors import CompactionError, HarnessError
+from compaction.events import MAX_INT, OverflowData
 from compaction.policy import CompactionPolicy
 from compaction.providers import usage_report
 from compaction.secrets import redact
@@ -50,13 +51,31 @@ OVERFLOW_CLASSES: Final = frozenset({"ContextOverflowError", "ContextWindowExcee
 OVERFLOW_PHRASES: Final = (
     "context_length_exceeded",
     "prompt is too long",
+    "exceed context limit",
     "maximum context length",
     "exceeds the context window",
+    "longer than the maximum model length",
     "exceeds the maximum number of tokens",
     "input is too long",
     "too many input tokens",
 )
-"""Lowercased phrases of the providers' messages (OpenAI, Anthropic, DeepSeek, Gemini, Bedrock)."""
+"""Lowercased phrases of the providers' messages: OpenAI chat and Responses; Anthropic's three
+(``prompt is too long``, ``input length and `max_tokens` exceed context limit``, ``Input is too
+long for requested model``); DeepSeek's and vLLM's ``maximum context length``; vLLM's ``longer
+than the maximum model length``; Gemini's and Bedrock's. A phrase counts only on an error that
+carries a 400-class status (`REFUSAL_STATUSES`): ``ValueError("tool input is too long")`` is
+not a provider's refusal."""
+REFUSAL_STATUSES: Final = range(400, 429)
+"""HTTP statuses of a provider's refusal of the request itself (400, 413, 422...; not 429)."""
+LIMIT_PATTERNS: Final = (
+    re.compile(r"tokens? > (\d{1,12}) maximum"),
+    re.compile(r"exceed context limit: \d{1,12} \+ \d{1,12} > (\d{1,12})"),
+    re.compile(r"maximum context length is (\d{1,12}) tokens"),
+    re.compile(r"maximum model length of (\d{1,12})"),
+)
+"""Where a refusal names the provider's window (Anthropic, OpenAI, DeepSeek, vLLM)."""
+MAX_TEXT: Final = 4096
+"""Characters of an error's text read for a phrase or a limit."""
 RETRY_ANYWAY: Final = ("nothing_to_compact", "no_safe_cut", "does_not_fit")
 """Refusals of the forced compaction after an overflow that still lead to the one retry: the
 provider's answer to it decides (a second refusal is `RequestOverflowError`, naming the size)."""
@@ -76,7 +95,7 @@ class RequestOverflowError(HarnessError):
     def __init__(self, request_tokens: int, window_tokens: int, cause: BaseException) -> None:
         self.request_tokens = request_tokens
         self.window_tokens = window_tokens
-        text = str(cause).strip()
+        text = error_text(cause).strip()
         first = redact(text.splitlines()[0][:200]) if text else ""
         detail = f" ({type(cause).__name__}: {first})" if first else f" ({type(cause).__name__})"
         super().__init__(
@@ -86,11 +105,28 @@ class RequestOverflowError(HarnessError):
         )
 
 
+def _attribute(value: object, name: str) -> object:
+    """Read an attribute of a hostile object: None when reading it raises."""
+    try:
+        return getattr(value, name, None)
+    except Exception:  # an error object's property may raise anything
+        return None
+
+
+def error_text(exc: BaseException) -> str:
+    """Return an error's text, at most `MAX_TEXT` characters; "" when ``str()`` raises."""
+    try:
+        text = str(exc)
+    except Exception:  # a hostile __str__
+        return ""
+    return text[:MAX_TEXT] if isinstance(text, str) else ""
+
+
 def _code_of(exc: BaseException) -> object:
-    code = getattr(exc, "code", None)
+    code = _attribute(exc, "code")
     if isinstance(code, str):
         return code
-    body = getattr(exc, "body", None)
+    body = _attribute(exc, "body")
     if isinstance(body, Mapping):
         error = body.get("error", body)
         if isinstance(error, Mapping):
@@ -98,18 +134,36 @@ def _code_of(exc: BaseException) -> object:
     return None
 
 
+def _status_of(exc: BaseException) -> int | None:
+    """The HTTP status an SDK error carries (``status_code``, ``status``, its response's)."""
+    for value in (
+        _attribute(exc, "status_code"),
+        _attribute(exc, "status"),
+        _attribute(_attribute(exc, "response"), "status_code"),
+    ):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
 def _is_one(exc: BaseException) -> bool:
-    if type(exc).__name__ in OVERFLOW_CLASSES or _code_of(exc) in OVERFLOW_CODES:
+    if type(exc).__name__ in OVERFLOW_CLASSES:
         return True
-    text = str(exc).lower()
+    if _status_of(exc) not in REFUSAL_STATUSES:
+        return False
+    if _code_of(exc) in OVERFLOW_CODES:
+        return True
+    text = error_text(exc).lower()
     return any(phrase in text for phrase in OVERFLOW_PHRASES)
 
 
 def is_context_overflow(exc: BaseException) -> bool:
     """Tell whether an error is a provider's refusal of a request as too long.
 
-    The error itself or any error it was raised from (up to `CHAIN_DEPTH` causes) counts: a
-    framework that wraps the SDK's error still shows it.
+    A framework's own overflow class counts (`OVERFLOW_CLASSES`); otherwise the error must carry
+    a 400-class status and say it with a code or a provider's phrase. The error itself or any
+    error it was raised from (up to `CHAIN_DEPTH` causes) counts: a framework that wraps the
+    SDK's error still shows it. Never raises, whatever the error object does.
     """
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -119,8 +173,42 @@ def is_context_overflow(exc: BaseException) -> bool:
         if _is_one(current):
             return True
         seen.add(id(current))
-        current = current.__cause__ or current.__context__
+        current = _cause_of(current)
     return False
+
+
+def _cause_of(exc: BaseException) -> BaseException | None:
+    cause = _attribute(exc, "__cause__") or _attribute(exc, "__context__")
+    return cause if isinstance(cause, BaseException) else None
+
+
+def refused_limit(exc: BaseException) -> int | None:
+    """Return the window a provider's refusal names (in its tokens), or None when it names none.
+
+    Reads the error and its causes (Anthropic's ``... > 200000 maximum`` and ``... > 200000,
+    decrease input length``, ``maximum context length is N tokens``, vLLM's ``maximum model
+    length of N``); at most 12 digits are read, so a hostile figure is never parsed.
+    """
+    current: BaseException | None = exc
+    for _ in range(CHAIN_DEPTH):
+        if current is None:
+            return None
+        text = error_text(current)
+        for pattern in LIMIT_PATTERNS:
+            if found := pattern.search(text):
+                return int(found.group(1)) or None
+        current = _cause_of(current)
+    return None
+
+
+def record_overflow(session: Session, exc: BaseException, request_tokens: int) -> None:
+    """Record a provider's refusal of a `request_tokens` request (a ``context/overflow``).
+
+    From then on `maybe_compact` (and the adapters) use a window of at most what the refusal
+    proved (`Session.refused_window`). A size outside the event's bounds is not recorded.
+    """
+    if 1 <= request_tokens <= MAX_INT:
+        session.append(OverflowData(request_tokens=request_tokens, limit_tokens=refused_limit(exc)))
 
 
 def overflow_policy(policy: CompactionPolicy, refused_tokens: int) -> CompactionPolicy:
@@ -130,19 +218,19 @@ def overflow_policy(policy: CompactionPolicy, refused_tokens: int) -> Compaction
     proved the real window is); the reserve shrinks to stay under the trigger. A window too
     small to make a valid policy leaves `policy` as it is.
     """
-    window = max(1, min(policy.window_tokens, refused_tokens))
-    if window == policy.window_tokens:
-        return policy
-    reserve = min(policy.output_reserve, int(window * policy.threshold) // 2)
-    try:
-        return dataclasses.replace(policy, window_tokens=window, output_reserve=reserve)
-    except ConfigError:
-        return policy
+    return policy.capped(max(1, refused_tokens))
 
 
 def _answered(session: Session, answer: T, record: bool) -> T:
-    """Log the answer's provider usage (when asked and it has one); return the answer."""
-    report = usage_report(answer) if record else None
+    """Log the answer's provider usage (when asked and it has one); return the answer.
+
+    Logging never fails an answered call: a usage object that cannot be read or recorded (a
+    getter that raises, a negative or enormous figure) is left out of the log.
+    """
+    try:
+        report = usage_report(answer) if record else None
+    except Exception:  # a hostile usage object: the answer still counts
+        report = None
     if report is not None:
         session.append(report)
     return answer
@@ -159,6 +247,10 @@ def compacting_call(
 ) -> T:
     """Compact when due, call `send`; on a context overflow, compact (forced) and call it again.
 
+    A tool call the log left without a result (a process killed inside it) is answered first
+    (`Session.answer_open_calls`): `send` builds its request from the log, and a provider
+    refuses one that holds an unanswered call.
+
     Args:
         session: the session the request is built from.
         policy: the loop's policy (its window is the provider's tokens).
@@ -172,14 +264,16 @@ def compacting_call(
     Raises:
         RequestOverflowError: the provider refused the retried request as too long too.
     """
+    session.answer_open_calls()
     maybe_compact(session, policy, summarizer=summarizer, fixed_tokens=fixed_tokens)
     try:
         answer = send()
     except Exception as exc:
         if not is_context_overflow(exc):
             raise
-        counted = policy.in_counted_tokens(session.token_scale)
         refused = fixed_tokens + session.context_tokens
+        record_overflow(session, exc, refused)
+        counted = policy.capped(session.refused_window).in_counted_tokens(session.token_scale)
         try:
             compact(
                 session,

@@ -22,10 +22,12 @@ from typing import Any
 from compaction.compactor.compact import CompactionPolicy, compact
 from compaction.compactor.compact_context import (
     COMPACT_CONTEXT,
+    MIN_NEW_TOKENS,
     NOTHING_LINE,
     compacted_line,
     not_compacted_line,
     parse_compact_context,
+    too_little_line,
 )
 from compaction.errors import CompactionError, ToolInputError
 from compaction.session import Session
@@ -43,6 +45,7 @@ def compact_context(
     policy: CompactionPolicy | None = None,
     fixed_tokens: int = 0,
     summarizer: Summarizer | None = None,
+    min_new_tokens: int = MIN_NEW_TOKENS,
 ) -> ToolResult:
     """Run ``compact_context`` (the mode policy is the caller's to check: see `call_tool`).
 
@@ -52,11 +55,17 @@ def compact_context(
         policy: the window and the tail (default `CompactionPolicy()`).
         fixed_tokens: the system prompt and tool catalog (`prompts.fixed_tokens`).
         summarizer: writes the narrative (default: extractive).
+        min_new_tokens: the floor: with less new content since the last Checkpoint (messages
+            appended after it, counted), nothing is compacted (0: no floor; a session without
+            a Checkpoint has no floor).
     """
     try:
         focus = parse_compact_context(arguments)
     except ToolInputError as exc:
         return ToolResult(str(exc), is_error=True)
+    new = new_tokens(session) if session.checkpoint_seq else min_new_tokens
+    if new < min_new_tokens:
+        return ToolResult(too_little_line(new, min_new_tokens))
     try:
         result = compact(
             session,
@@ -74,6 +83,12 @@ def compact_context(
     return ToolResult(compacted_line(1, data.last_seq, data.tokens_before, data.tokens_after))
 
 
+def new_tokens(session: Session) -> int:
+    """Tokens of the context's messages appended after the newest Checkpoint (all, without one)."""
+    since = session.checkpoint_seq
+    return sum(session.event_tokens(seq) for seq in session.context.seqs if seq > since)
+
+
 def call_tool(
     session: Session,
     name: str,
@@ -85,6 +100,7 @@ def call_tool(
     handlers: Mapping[str, ToolHandler] | None = None,
     agent: str | None = None,
     mode: str | None = None,
+    min_new_tokens: int = MIN_NEW_TOKENS,
 ) -> ToolResult:
     """Run the tool `name` as `compaction.tools.call_tool` does, ``compact_context`` included.
 
@@ -99,12 +115,15 @@ def call_tool(
             this returns: ``is_error`` when the call was refused or rejected).
         agent: the calling agent, for the task tools.
         mode: a mode to run under instead of the current turn's.
+        min_new_tokens: for ``compact_context``: the floor of new content since the last
+            Checkpoint below which it answers "Nothing to compact" (0: no floor).
     """
 
     def run_compact(parsed: dict[str, Any]) -> ToolResult:
         return compact_context(
-            session, parsed, policy=policy, fixed_tokens=fixed_tokens, summarizer=summarizer
-        )
+            session, parsed, policy=policy, fixed_tokens=fixed_tokens, summarizer=summarizer,
+            min_new_tokens=min_new_tokens,
+        )  # fmt: skip
 
     table: dict[str, ToolHandler] = {**(handlers or {}), COMPACT_CONTEXT: run_compact}
     return dispatch(session, name, arguments, handlers=table, agent=agent, mode=mode)

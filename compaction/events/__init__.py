@@ -9,7 +9,7 @@ Invariants: an event is immutable once written; its bytes on disk are a pure fun
 fields (`dump_event`), so the same history always gives the same file.
 """
 
-from compaction.events._base import SCHEMA_VERSION
+from compaction.events._base import MAX_INT, SCHEMA_VERSION, surrogate_problem
 from compaction.events._envelope import (
     EVENT_ADAPTER as EVENT_ADAPTER,
 )
@@ -22,6 +22,7 @@ from compaction.events._envelope import (
     EventData,
     MessageAdded,
     MessagesRetracted,
+    OverflowRecorded,
     TaskCreated,
     TaskUpdated,
     TodoWritten,
@@ -60,6 +61,7 @@ from compaction.events._record_data import (
     DroppedItem,
     DroppedSection,
     HookRun,
+    OverflowData,
     ProviderCompactionData,
     Resume,
     RetractData,
@@ -87,6 +89,7 @@ from compaction.events._work_data import (
 )
 
 __all__ = [
+    "MAX_INT",
     "SCHEMA_VERSION",
     "TASK_STATUSES",
     "CheckpointData",
@@ -104,6 +107,8 @@ __all__ = [
     "MessagesRetracted",
     "OpenWork",
     "Origin",
+    "OverflowData",
+    "OverflowRecorded",
     "ProviderCompactionData",
     "Resume",
     "RetractData",
@@ -131,4 +136,5 @@ __all__ = [
     "event_json_schema",
     "make_event",
     "parse_event",
+    "surrogate_problem",
 ]

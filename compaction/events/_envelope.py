@@ -14,10 +14,11 @@ from typing import Annotated, Any
 from pydantic import Discriminator, Field, TypeAdapter
 
 from compaction import contract
-from compaction.events._base import _Frozen
+from compaction.events._base import MAX_INT, _Frozen
 from compaction.events._message_model import Message
 from compaction.events._record_data import (
     CheckpointData,
+    OverflowData,
     RetractData,
     UsageReportData,
 )
@@ -33,7 +34,7 @@ from compaction.events._work_data import (
 class _Event(_Frozen):
     v: contract.SchemaVersion = contract.SCHEMA_VERSION
     """Schema version of this event."""
-    seq: int = Field(ge=1)
+    seq: int = Field(ge=1, le=MAX_INT)
     """Position in the log: 1, 2, 3... with no gaps."""
 
 
@@ -100,6 +101,13 @@ class MessagesRetracted(_Event):
     data: RetractData
 
 
+class OverflowRecorded(_Event):
+    """A provider refused a request as too long: the size refused, the limit it named."""
+
+    type: contract.ContextOverflowType = contract.CONTEXT_OVERFLOW
+    data: OverflowData
+
+
 Event = Annotated[
     TurnStarted
     | MessageAdded
@@ -109,7 +117,8 @@ Event = Annotated[
     | UsageReported
     | TaskCreated
     | TaskUpdated
-    | MessagesRetracted,
+    | MessagesRetracted
+    | OverflowRecorded,
     Discriminator("type"),
 ]
 """Any event of a session log, discriminated by `type`."""
@@ -124,6 +133,7 @@ EventData = (
     | TaskCreateData
     | TaskUpdateData
     | RetractData
+    | OverflowData
 )
 """The payload of an event, as handed to `SessionLog.append`."""
 
@@ -154,6 +164,8 @@ def make_event(seq: int, data: EventData) -> Event:
             return TaskUpdated(seq=seq, data=data)
         case RetractData():
             return MessagesRetracted(seq=seq, data=data)
+        case OverflowData():
+            return OverflowRecorded(seq=seq, data=data)
         case _:
             raise TypeError(f"not an event payload: {type(data).__name__}")
 

@@ -16,7 +16,7 @@ from pydantic import Discriminator, Field, JsonValue, model_validator
 from compaction.contract import ORIGINS as ORIGINS
 from compaction.contract import Origin as Origin
 from compaction.contract import Role as Role
-from compaction.events._base import _Frozen
+from compaction.events._base import MAX_INT, _Frozen
 
 
 class TextPart(_Frozen):
@@ -65,11 +65,11 @@ class ClipData(_Frozen):
     characters around a one-line note (see `compaction.views.clipping`).
     """
 
-    head_chars: int = Field(ge=0)
+    head_chars: int = Field(ge=0, le=MAX_INT)
     """Characters shown from the start of the text."""
-    tail_chars: int = Field(ge=0)
+    tail_chars: int = Field(ge=0, le=MAX_INT)
     """Characters shown from the end of the text."""
-    omitted_tokens: int = Field(ge=0)
+    omitted_tokens: int = Field(ge=0, le=MAX_INT)
     """Tokens of the text left out, as counted when the result was appended."""
 
 
@@ -98,7 +98,7 @@ class Message(_Frozen):
     sent to a provider."""
     clip: ClipData | None = None
     """For a tool result over the session's cap: what the context view shows of it."""
-    exit_code: int | None = None
+    exit_code: int | None = Field(default=None, ge=-MAX_INT, le=MAX_INT)
     """For a `tool` message: the exit status the transcript recorded for the call, when it has
     one (Codex's ``Process exited with code N``, Claude Code's ``Exit code N``, Gemini CLI's
     ``Exit Code: N``); 0 is a pass. Never sent to a provider."""

@@ -7,12 +7,15 @@ view, never from the log.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
-from compaction.events._base import _Frozen
+from compaction.events._base import MAX_INT, _Frozen
 from compaction.events._work_data import TaskRef
+
+Seq = Annotated[int, Field(ge=0, le=MAX_INT)]
+"""A seq named inside an event's data."""
 
 Resume = Literal["continue", "await_user"]
 """What the agent does after a compaction: go on with its tool loop, or wait for the user."""
@@ -35,7 +38,7 @@ class DroppedItem(_Frozen):
 
     text: str
     """The request, term, path, failure or constraint (its head, at most 200 characters)."""
-    seqs: tuple[int, ...] = ()
+    seqs: tuple[Seq, ...] = ()
     """Seqs of the replaced messages that hold it (the first few): the way back to it."""
 
 
@@ -46,7 +49,7 @@ class DroppedSection(_Frozen):
     """The section's heading, e.g. ``Files and Code``."""
     items: tuple[DroppedItem, ...]
     """What was left out, in the order the span held it (capped)."""
-    more: int = Field(default=0, ge=0)
+    more: int = Field(default=0, ge=0, le=MAX_INT)
     """Further items left out beyond the cap."""
 
 
@@ -75,13 +78,13 @@ class CheckpointData(_Frozen):
 
     text: str
     """The rendered Checkpoint, as the model will read it."""
-    first_seq: int = Field(ge=1)
+    first_seq: int = Field(ge=1, le=MAX_INT)
     """First event replaced (inclusive)."""
-    last_seq: int = Field(ge=1)
+    last_seq: int = Field(ge=1, le=MAX_INT)
     """Last event replaced (inclusive)."""
-    tokens_before: int = Field(ge=0)
+    tokens_before: int = Field(ge=0, le=MAX_INT)
     """Context tokens just before the compaction."""
-    tokens_after: int = Field(ge=0)
+    tokens_after: int = Field(ge=0, le=MAX_INT)
     """Context tokens just after it."""
     summarizer: str
     """Which summarizer wrote the narrative sections."""
@@ -115,23 +118,37 @@ class UsageReportData(_Frozen):
     """What the call was for: ``summary`` for a compaction's summarizer, ``turn`` for the agent."""
     model: str
     """The model that answered."""
-    prompt_tokens: int = Field(ge=0)
+    prompt_tokens: int = Field(ge=0, le=MAX_INT)
     """Prompt tokens the provider processed."""
-    completion_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0, le=MAX_INT)
     """Tokens of the answer."""
-    cached_tokens: int | None = Field(default=None, ge=0)
+    cached_tokens: int | None = Field(default=None, ge=0, le=MAX_INT)
     """Prompt tokens served from the provider's prefix cache; None when it did not say."""
-    cache_write_tokens: int | None = Field(default=None, ge=0)
+    cache_write_tokens: int | None = Field(default=None, ge=0, le=MAX_INT)
     """Prompt tokens written to the provider's cache (Anthropic's ``cache_creation_input_tokens``);
     None when it did not say."""
     at: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     """When the request was sent, in seconds on the host's clock (e.g. ``time.time()``), as the
     host passed it; None when it did not say. Cache-aware clearing reads the gaps between these
     (`compaction.backends.ToolResultClearer.from_log`); the model never sees it."""
-    context_seq: int | None = Field(default=None, ge=0)
+    context_seq: int | None = Field(default=None, ge=0, le=MAX_INT)
     """The log's last seq when the request was built: its context is the context view through
     this seq. None: the events before the answer (the newest assistant message before this
     report), as a host that appends the answer and then its usage writes them."""
+
+
+class OverflowData(_Frozen):
+    """A provider refused a request as too long (a ``context/overflow`` event).
+
+    The refusal proves the provider's real window is below the refused request (or the limit its
+    message named): from then on the session's compactions use the smaller of the configured
+    window and this one (`compaction.views.refusals`).
+    """
+
+    request_tokens: int = Field(ge=1, le=MAX_INT)
+    """The refused request's size as this toolkit counted it (system prompt, tools, context)."""
+    limit_tokens: int | None = Field(default=None, ge=1, le=MAX_INT)
+    """The context window the provider's message named, in its own tokens; None when none."""
 
 
 class RetractData(_Frozen):
@@ -141,7 +158,7 @@ class RetractData(_Frozen):
     ``clear_session``); the context view drops the named messages, the log keeps every byte.
     """
 
-    seqs: tuple[int, ...]
+    seqs: tuple[Seq, ...]
     """Seqs of the `message` events taken out of the context."""
     reason: str | None = None
     """Why, e.g. ``pop_item`` or ``clear_session``."""

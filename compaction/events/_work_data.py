@@ -14,7 +14,7 @@ from compaction.contract import TASK_STATUSES as TASK_STATUSES
 from compaction.contract import TODO_STATUSES as TODO_STATUSES
 from compaction.contract import TaskStatus as TaskStatus
 from compaction.contract import TodoStatus as TodoStatus
-from compaction.events._base import _Frozen
+from compaction.events._base import MAX_INT, _Frozen
 
 TASK_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
 """A task id: a short token (``3``, or an imported agent's own id), never free text."""
@@ -40,13 +40,13 @@ class TurnStartData(_Frozen):
 class OpenWork(_Frozen):
     """The unfinished work a turn ended with: todo counts, shared task counts and ids."""
 
-    todos_pending: int = Field(default=0, ge=0)
+    todos_pending: int = Field(default=0, ge=0, le=MAX_INT)
     """Items of the latest todo list still ``pending``."""
-    todos_in_progress: int = Field(default=0, ge=0)
+    todos_in_progress: int = Field(default=0, ge=0, le=MAX_INT)
     """Items of the latest todo list still ``in_progress``."""
-    tasks_pending: int = Field(default=0, ge=0)
+    tasks_pending: int = Field(default=0, ge=0, le=MAX_INT)
     """Shared tasks still ``pending``."""
-    tasks_in_progress: int = Field(default=0, ge=0)
+    tasks_in_progress: int = Field(default=0, ge=0, le=MAX_INT)
     """Shared tasks still ``in_progress``."""
     task_ids: tuple[str, ...] = ()
     """Ids of the unfinished shared tasks, in creation order."""
@@ -95,7 +95,7 @@ class Task(_Frozen):
     """The agent working on it (or assigned it); None while unclaimed."""
     blocked_by: tuple[str, ...] = ()
     """Ids of the tasks that must be finished before this one can start."""
-    version: int = Field(default=1, ge=1)
+    version: int = Field(default=1, ge=1, le=MAX_INT)
     """1 at creation, one more at each recorded update."""
 
 

@@ -210,6 +210,7 @@ __all__ = [
     "LABELS",
     "ImportReport",
     "ReplayReport",
+    "detect_format",
     "import_to_store",
     "load",
     "replay",

@@ -44,6 +44,7 @@ from compaction.tools.arguments import Arguments
 from compaction.tools.mode_policy import ModePolicy, PolicyTable, builtin_policies, policy_for
 from compaction.tools.tasks import AGENT_PATTERN, is_agent_name
 from compaction.tools.tool_result import ToolResult
+from compaction.views import interrupted_result
 from compaction.views.clipping import ShownCount, clip_and_count
 
 
@@ -204,6 +205,12 @@ class Session(LiveViews):
         A tool result over `tool_output_cap` is recorded with its clip
         (see `compaction.views.clipping`).
 
+        A checkpoint's span is checked first (`compaction.invariants.check_checkpoint_span_at`:
+        forward, before the checkpoint, after the previous one). A tool call the log left
+        without a result (a process killed inside it) is answered first,
+        before the first user or assistant message or ``turn/start`` of `items`, with the
+        placeholder of `compaction.views.unanswered` (see `answer_open_calls`).
+
         Args:
             items: the payloads.
             expected_seq: the last seq the caller read (e.g. `applied_seq`); if another writer
@@ -212,7 +219,7 @@ class Session(LiveViews):
         cap = self.tool_output_cap
         payloads: list[EventData] = []
         counted: dict[int, ShownCount] = {}
-        for p in items:
+        for p in self.ready(items):
             if cap is not None and isinstance(p, Message) and p.role == "tool":
                 p, shown = clip_and_count(p, self.tokenizer, cap)
                 if shown is not None:
@@ -228,6 +235,25 @@ class Session(LiveViews):
             return events
         self.refresh()
         return events
+
+    def answer_open_calls(self, held: Iterable[str] = ()) -> list[Event]:
+        """Answer every tool call the log left without a result; return the events appended.
+
+        A process killed inside a tool call leaves the call unanswered, and a provider refuses
+        any request that holds it. Call this on resume before building a request from the log
+        (appending a new message does it too): each open call gets one ``tool`` message saying
+        the process stopped before the call returned, recorded once. Appends nothing when every
+        call has its result.
+
+        Args:
+            held: ids of calls whose results the host holds but has not appended yet (left open).
+        """
+        self.refresh()
+        kept = set(held)
+        calls = [c for c in self.open_calls if c.id not in kept]
+        if not calls:
+            return []
+        return self.append_many([interrupted_result(c) for c in calls])
 
     @property
     def in_store(self) -> bool:

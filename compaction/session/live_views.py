@@ -17,9 +17,19 @@ Invariant: every view equals a fold of the events applied so far, up to `applied
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from contextlib import closing
 
-from compaction.events import Event, OpenWork, TodoItem, TurnStarted
+from compaction.events import (
+    CheckpointData,
+    Event,
+    EventData,
+    OpenWork,
+    TodoItem,
+    ToolCall,
+    TurnStarted,
+)
+from compaction.invariants import check_checkpoint_span_at
 from compaction.stores.sources import collector_paused
 from compaction.tokens import Tokenizer, get_tokenizer
 from compaction.views import (
@@ -27,11 +37,15 @@ from compaction.views import (
     ContextState,
     ContextWindow,
     LatestTodosProjection,
+    Refusals,
+    RefusalsProjection,
     TodoPanel,
     TodosProjection,
     Usage,
     UsageProjection,
     UsageState,
+    unanswered_calls,
+    with_answers,
 )
 from compaction.views.board import TaskBoard, TasksProjection, TasksState
 from compaction.views.clipping import ShownCount
@@ -71,6 +85,8 @@ class LiveViews:
         self._uncounted: list[Event] = []
         self._known: dict[int, ShownCount] = {}
         """Seq -> the clip check's count of a tool result appended here, for the usage view."""
+        self._refusals_p = RefusalsProjection()
+        self._refusals: Refusals = self._refusals_p.init()
         self._scale_p = TokenScaleProjection()
         self._scale: ScaleState = self._scale_p.init()
         self._learned: tuple[object, float | None] = (None, None)
@@ -94,6 +110,7 @@ class LiveViews:
         self._tasks = self._tasks_p.apply(self._tasks, event)
         self._progress = self._progress_p.apply(self._progress, event)
         self._scale = self._scale_p.apply(self._scale, event)
+        self._refusals = self._refusals_p.apply(self._refusals, event)
         if isinstance(event, TurnStarted):
             self.mode = event.data.mode
         self._uncounted.append(event)
@@ -164,6 +181,41 @@ class LiveViews:
     def context(self) -> ContextWindow:
         """What the model sees now."""
         return self._context_p.view(self._context)
+
+    def ready(self, items: Iterable[EventData]) -> list[EventData]:
+        """Return what an append writes: `items` checked, the open calls answered first.
+
+        A checkpoint's span must run forward, end before the checkpoint and after the previous
+        one (`check_checkpoint_span_at`); a tool call left open is answered before the first
+        payload that would leave it unanswered for good (`compaction.views.with_answers`).
+
+        Raises:
+            LogIntegrityError: ``checkpoint_span``: a forged span (nothing is written).
+        """
+        payloads = with_answers(self.open_calls, list(items))
+        previous = self._context.checkpoint
+        last = previous.data.last_seq if previous is not None else 0
+        for i, data in enumerate(payloads, start=self.applied_seq + 1):
+            if isinstance(data, CheckpointData):
+                check_checkpoint_span_at(data.first_seq, data.last_seq, i, last)
+                last = data.last_seq
+        return payloads
+
+    @property
+    def checkpoint_seq(self) -> int:
+        """The seq of the newest checkpoint event the context shows (0 without one)."""
+        checkpoint = self._context.checkpoint
+        return checkpoint.seq if checkpoint is not None else 0
+
+    @property
+    def refused_window(self) -> int | None:
+        """The window a provider proved by refusing a request as too long, in its tokens."""
+        return self._refusals.window(self.token_scale)
+
+    @property
+    def open_calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls of the newest assistant message that no result answers yet."""
+        return unanswered_calls(m for _, m in reversed(self._context.messages))
 
     @property
     def usage(self) -> Usage:

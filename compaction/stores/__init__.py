@@ -22,7 +22,13 @@ from compaction._lazy import lazy_root as _lazy_root
 
 if _typing.TYPE_CHECKING:
     from compaction.stores._copy import copy_session, is_staging, write_new_session
-    from compaction.stores._opening import open_session_store, open_store, session_file, where_of
+    from compaction.stores._opening import (
+        is_store_url,
+        open_session_store,
+        open_store,
+        session_file,
+        where_of,
+    )
     from compaction.stores._sqlite import SqliteStore
     from compaction.stores.file import FileStore
     from compaction.stores.log_reader import ReadReport, read_events
@@ -53,6 +59,7 @@ _EXPORTS: dict[str, str] = {
     "event_line": "compaction.stores.plain_log",
     "fold_plain": "compaction.stores.plain_log",
     "is_staging": "compaction.stores._copy",
+    "is_store_url": "compaction.stores._opening",
     "open_session_store": "compaction.stores._opening",
     "open_store": "compaction.stores._opening",
     "read_events": "compaction.stores.log_reader",
@@ -78,6 +85,7 @@ __all__ = [
     "event_line",
     "fold_plain",
     "is_staging",
+    "is_store_url",
     "open_session_store",
     "open_store",
     "read_events",

@@ -11,7 +11,9 @@ Invariants:
 - a target with a password in libpq's keyword form (``host=... password=...``) is refused,
   never taken for a file name (the file, and the session named after it, would hold the
   password);
-- a store this module opened is closed again when naming its session fails.
+- a store this module opened is closed again when naming its session fails;
+- a reader's open (``create=False``) never makes a store: a folder or SQLite file that is not
+  there is "no such store" (chained to `FileNotFoundError`, exit 3 at the CLI).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from compaction.stores.file import FileStore
 from compaction.stores.jsonl import JsonlStore
 from compaction.stores.log_reader import ReadReport
 from compaction.stores.log_writer import SyncPolicy
-from compaction.stores.protocol import EventStore, check_session_id
+from compaction.stores.protocol import EventStore, check_session_id, missing, no_such_store
 
 SCHEMES: Final = ("jsonl", "sqlite", "postgresql", "postgres")
 """URL schemes `open_store` understands."""
@@ -83,6 +85,7 @@ def open_store(
     sync: SyncPolicy = "always",
     skip_bad_lines: bool = False,
     report: ReadReport | None = None,
+    create: bool = True,
 ) -> EventStore:
     """Open the store a URL names, or a JSONL file as a store of one session.
 
@@ -92,11 +95,14 @@ def open_store(
         sync: the JSONL and SQLite durability policy (see each store).
         skip_bad_lines: a JSONL file only: skip and count malformed lines.
         report: a JSONL file only: where its reads are counted.
+        create: False for a reader: a ``jsonl:///`` folder or ``sqlite:///`` file that is not
+            there (or an SQLite file without the store's table) is refused as no such store
+            (`no_such_store`, exit 3 at the CLI) instead of being made, and nothing is written.
 
     Raises:
         ConfigError: an unknown scheme, a URL without a path, or a libpq keyword string
             holding a password (refused rather than taken for a file name).
-        LogError: the store cannot be opened.
+        LogError: the store cannot be opened, or (without `create`) is not there.
     """
     if isinstance(target, str) and "://" not in target and passwords_in(target):
         raise ConfigError(
@@ -109,10 +115,15 @@ def open_store(
         raise ConfigError(f"{redact_url(str(target))!r} is not a store URL: use {URL_FORMS}")
     scheme = target.partition("://")[0]
     if scheme == "jsonl":
-        return JsonlStore(_path_of(target), sync=sync)
+        folder = _path_of(target)
+        if not create and not folder.is_dir():
+            where = redact_url(target)
+            raise no_such_store(where, f"no folder {folder}") from missing(where)
+        return JsonlStore(folder, sync=sync)
     if scheme == "sqlite":
         base, _, query = target.partition("?")
-        return SqliteStore(_path_of(base), sync=sync, timeout=_lock_timeout(target, query))
+        timeout = _lock_timeout(target, query)
+        return SqliteStore(_path_of(base), sync=sync, timeout=timeout, create=create)
     return PostgresStore(target)
 
 
@@ -142,14 +153,21 @@ def open_session_store(
     sync: SyncPolicy = "always",
     skip_bad_lines: bool = False,
     report: ReadReport | None = None,
+    create: bool = True,
 ) -> tuple[EventStore, str]:
     """Open `target` (`open_store`) and name its session (`session_of`); the caller closes it.
 
     Raises:
         ConfigError: as `open_store` and `session_of` (the store is closed first).
-        LogError: the store cannot be opened.
+        LogError: the store cannot be opened, or (without `create`) is not there.
     """
-    store = open_store(target, sync=sync, skip_bad_lines=skip_bad_lines, report=report)
+    if session is None and is_store_url(target):  # a usage error before any store is opened
+        raise ConfigError(
+            f"{redact_url(str(target))}: name the session (session=..., CLI --session)"
+        )
+    store = open_store(
+        target, sync=sync, skip_bad_lines=skip_bad_lines, report=report, create=create
+    )
     try:
         return store, session_of(store, session)
     except BaseException:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from compaction.contract import (
+    MAX_INT,
     MESSAGE,
     ORIGINS,
     ROLES,
@@ -40,8 +41,6 @@ MESSAGE_FIELDS: Final = (
 """The message fields read, in the models' order (``provider_fields`` is not one)."""
 OPEN_FIELDS: Final = ["todos_pending", "todos_in_progress", "tasks_pending", "tasks_in_progress"]
 CLIP_FIELDS: Final = ["head_chars", "tail_chars", "omitted_tokens"]
-MAX_INT: Final = 2**63 - 1
-"""Largest integer taken (a larger one is left to the models)."""
 
 
 def _ordered(data: Mapping[str, Any], order: Sequence[str]) -> bool:

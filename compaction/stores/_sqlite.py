@@ -13,13 +13,13 @@ serialized by SQLite's write lock and the primary key forbids a repeated seq; a 
 mid-transaction leaves nothing (the transaction never committed).
 
 A damaged store is refused, never read as empty: on open the file's header is checked (an
-SQLite file, not shorter than the pages it declares), then ``PRAGMA quick_check`` runs, bounded
-to `QUICK_CHECK_STEPS` virtual-machine steps (a larger file is checked that far), and an
-``events`` table must have this store's columns (another application's is refused). Every
-`sqlite3.Error` becomes a `LogError` naming the file; I/O failures (locked, read-only, cannot
-open, disk full, I/O error) are chained to an `OSError`, so the CLI exits 3 for them, and 2 for
-a damaged file. A file whose folder or file is read-only opens read-only: it can be read, and a
-write fails with one clear line.
+SQLite file, not shorter than the pages it declares unless a ``-wal`` beside it may hold them),
+then ``PRAGMA quick_check`` runs, bounded to `QUICK_CHECK_STEPS` virtual-machine steps (a larger
+file is checked that far), and an ``events`` table must have this store's columns (another
+application's is refused). Every `sqlite3.Error` becomes a `LogError` naming the file; I/O
+failures (locked, read-only, cannot open, disk full, I/O error) are chained to an `OSError`, so
+the CLI exits 3 for them, and 2 for a damaged file. A file whose folder or file is read-only
+opens read-only: it can be read, and a write fails with one clear line.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from typing import Final
 from compaction.errors import LogError, SeqConflictError
 from compaction.events import Event, EventData, dump_event_bytes, make_event
 from compaction.stores._paging import PAGE, paged_events
-from compaction.stores._sqlite_checks import check_header, fail, io_cause
+from compaction.stores._sqlite_checks import check_header, fail, has_wal, io_cause
 from compaction.stores.log_writer import SyncPolicy
-from compaction.stores.protocol import SessionInfo, check_session_id
+from compaction.stores.protocol import SessionInfo, check_session_id, missing, no_such_store
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS events (
@@ -90,12 +90,20 @@ class SqliteStore:
     """
 
     def __init__(
-        self, path: Path | str, *, sync: SyncPolicy = "always", timeout: float = 60.0
+        self,
+        path: Path | str,
+        *,
+        sync: SyncPolicy = "always",
+        timeout: float = 60.0,
+        create: bool = True,
     ) -> None:
         self.path = Path(path)
         self._depth = 0
+        self._create = create
         self.read_only = False
         """Whether the store was opened read-only (its file or folder cannot be written)."""
+        if not create and not self.path.is_file():
+            raise no_such_store(str(self.path), "no file there") from missing(str(self.path))
         check_header(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -137,6 +145,9 @@ class SqliteStore:
                 self.path, timeout=timeout, isolation_level=None, check_same_thread=False
             )
             self._check(db)  # before anything is written to the file
+            if not self._create:  # a reader's open: the file as it is, or no store at all
+                self._check_table(db)
+                return db
             db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new, empty file only; else ignored
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(f"PRAGMA synchronous={'FULL' if sync == 'always' else 'NORMAL'}")
@@ -157,7 +168,10 @@ class SqliteStore:
     def _connect_read_only(self, timeout: float) -> sqlite3.Connection:
         uri = self.path.resolve().as_uri()
         last: sqlite3.Error | None = None
-        for query in ("?mode=ro", "?immutable=1"):
+        # ``immutable=1`` ignores a WAL: with one beside the file it would read the main file
+        # alone, without the WAL's commits (a checkpoint a full disk stopped reads as damage).
+        wal = has_wal(self.path)
+        for query in ("?mode=ro",) if wal else ("?mode=ro", "?immutable=1"):
             db: sqlite3.Connection | None = None
             try:
                 db = sqlite3.connect(
@@ -176,7 +190,10 @@ class SqliteStore:
             self.read_only = True
             return db
         assert last is not None
-        fail(self.path, "cannot open the SQLite store, even read-only", last)
+        what = "cannot open the SQLite store, even read-only"
+        if wal:
+            what += f" (its WAL, {self.path.name}-wal, needs a folder this user can write)"
+        fail(self.path, what, last)
 
     def _check(self, db: sqlite3.Connection) -> None:
         """Refuse a damaged file (bounded quick_check) and another application's table.
@@ -226,6 +243,13 @@ class SqliteStore:
                 f"{self.path}: its events table is not a Context Harness store's (columns "
                 f"{', '.join(columns)}; expected {', '.join(COLUMNS)}); use another file"
             )
+
+    def _check_table(self, db: sqlite3.Connection) -> None:
+        """Refuse a file without an ``events`` table when the store may not create one."""
+        found = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'events'").fetchone()
+        if found is None:
+            where = str(self.path)
+            raise no_such_store(where, "an SQLite file without an events table") from missing(where)
 
     @property
     def url(self) -> str:

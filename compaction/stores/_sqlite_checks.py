@@ -1,7 +1,11 @@
 """SQLite store's checks: a file's header before it is opened, and `sqlite3.Error` as a `LogError`.
 
-Invariants: a file shorter than the pages its header declares, or without SQLite's header, is
-refused before SQLite reads it (never read as an empty store); an I/O failure (locked,
+Invariants: a file without SQLite's header is refused before SQLite reads it; so is a file
+shorter than the pages its header declares when no write-ahead log (``-wal``) is beside it (never
+read as an empty store). With a ``-wal`` the size proves nothing: a checkpoint that a full disk
+stopped leaves the main file short while the WAL still holds every page, so SQLite opens it and
+its ``quick_check`` decides (no message advises deleting the WAL or restoring a backup unless
+SQLite reports damage). An I/O failure (locked,
 read-only, cannot open, disk full, I/O error) is chained to an `OSError`, so the CLI exits 3 for
 it, and 2 for a damaged file.
 """
@@ -15,7 +19,7 @@ from typing import Final, NoReturn
 
 from compaction.errors import LogError
 
-__all__ = ["check_header", "fail", "io_cause", "store_error"]
+__all__ = ["check_header", "fail", "has_wal", "io_cause", "store_error"]
 
 _IO_ERRORS: Final = frozenset(
     {
@@ -56,8 +60,19 @@ def io_cause(exc: sqlite3.Error) -> OSError | None:
     return None
 
 
+def has_wal(path: Path) -> bool:
+    """Tell whether a non-empty write-ahead log (``PATH-wal``) lies beside the database."""
+    try:
+        return path.with_name(path.name + "-wal").stat().st_size > 0
+    except OSError:
+        return False
+
+
 def check_header(path: Path) -> None:
     """Refuse a file that is not an SQLite database, or is shorter than the pages it declares.
+
+    The size is checked only without a WAL beside the file (`has_wal`): pages a checkpoint did
+    not finish copying are still in the WAL, and SQLite reads them from there.
 
     Raises:
         LogError: the file is not an SQLite database, or was truncated (names both sizes).
@@ -78,7 +93,7 @@ def check_header(path: Path) -> None:
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(head[28:32], "big")
     valid = head[24:28] == head[92:96]  # the page count is trusted only when current
-    if valid and pages and size < pages * page_size:
+    if valid and pages and size < pages * page_size and not has_wal(path):
         raise LogError(
             f"{path}: the SQLite store is truncated: {size} bytes, but its header declares "
             f"{pages} pages of {page_size} bytes ({pages * page_size}); restore it from a backup"

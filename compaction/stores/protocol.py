@@ -18,17 +18,31 @@ Invariants (every backend):
 
 from __future__ import annotations
 
+import errno
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
-from compaction.errors import ConfigError
+from compaction.errors import ConfigError, LogError
 from compaction.events import Event, EventData
 
 SESSION_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 """What a session id may be: it names a file in the JSONL store, so no separators or dot-dot."""
+
+
+def no_such_store(where: str, detail: str) -> LogError:
+    """Return the error for a store a reader named that is not there (raise it ``from`` it).
+
+    Chained to a `FileNotFoundError` (`missing`), so the CLI exits 3, as for a missing file.
+    """
+    return LogError(f"{where}: no such store ({detail}); a read never creates one")
+
+
+def missing(where: str) -> FileNotFoundError:
+    """Return the `FileNotFoundError` a missing store or session is chained to."""
+    return FileNotFoundError(errno.ENOENT, "not found", where)
 
 
 def check_session_id(session: str) -> str:

@@ -82,14 +82,38 @@ def instruction(*, kept: int, previous: bool, budget: int, focus: str | None = N
     )
 
 
+RUNNING_RESULT = "(this call is still running: the compaction happens inside it)"
+"""The result the summary request gives a call of the last request that has none yet."""
+
+
+def _running(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Tool results for the calls of the last assistant message that no later message answers."""
+    answered: set[object] = set()
+    for message in reversed(messages):
+        if message.get("role") == "tool":
+            answered.add(message.get("tool_call_id"))
+            continue
+        calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+        ids = [c.get("id") for c in calls or () if isinstance(c, Mapping)]
+        return [
+            {"role": "tool", "tool_call_id": i, "content": RUNNING_RESULT}
+            for i in ids
+            if i not in answered
+        ]
+    return []
+
+
 def summary_body(request: Mapping[str, Any], text: str) -> dict[str, Any]:
     """Return the summary call's body: the request's messages and tools, plus one user message.
 
     The messages and tools are the very objects of `request` (never rebuilt), so they serialize
     to the same bytes. ``tool_choice`` is set only when there are tools (some servers reject it
-    otherwise).
+    otherwise). A compaction run inside a tool call (``compact_context``) finds that call, and
+    any beside it, without a result at the end of the request: each gets `RUNNING_RESULT`, as
+    every provider refuses a request holding an unanswered call.
     """
-    body: dict[str, Any] = {"messages": [*request["messages"], {"role": "user", "content": text}]}
+    messages = [*request["messages"], *_running(request["messages"])]
+    body: dict[str, Any] = {"messages": [*messages, {"role": "user", "content": text}]}
     if request.get("tools"):
         body["tools"] = request["tools"]
         body["tool_choice"] = "none"

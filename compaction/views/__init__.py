@@ -7,7 +7,9 @@
 - `context`: what the model sees (system messages, the newest Checkpoint, the kept messages);
 - `progress`: assistant messages since each list was written, completions since a checkpoint;
 - `usage_view`: tokens per event and what providers reported;
-- `token_scale`: provider prompt tokens per counted token, learned from `usage/report`.
+- `token_scale`: provider prompt tokens per counted token, learned from `usage/report`;
+- `refusals`: the window a provider proved by refusing a request as too long;
+- `unanswered`: tool calls a killed process left without a result, and their placeholder answer.
 
 Rule of this room: a view reads events and nothing else; it imports no tool, store or compactor.
 
@@ -34,13 +36,23 @@ if _typing.TYPE_CHECKING:
         checkpoint_message_for,
         checkpoint_preamble,
     )
+    from compaction.views.refusals import Refusals, RefusalsProjection
     from compaction.views.token_scale import TokenScaleProjection, scaled_tokens
+    from compaction.views.unanswered import (
+        CallTracker,
+        interrupted_result,
+        unanswered_calls,
+        with_answers,
+    )
 
 _EXPORTS: dict[str, str] = {
+    "CallTracker": "compaction.views.unanswered",
     "ContextProjection": "compaction.views.context",
     "ContextState": "compaction.views.context",
     "ContextWindow": "compaction.views.context",
     "LatestTodosProjection": "compaction.views._panel",
+    "Refusals": "compaction.views.refusals",
+    "RefusalsProjection": "compaction.views.refusals",
     "STATUS_MARKS": "compaction.views._panel_text",
     "TaskBoard": "compaction.views.board",
     "TasksProjection": "compaction.views.board",
@@ -54,17 +66,23 @@ _EXPORTS: dict[str, str] = {
     "checkpoint_message_for": "compaction.views.context",
     "checkpoint_preamble": "compaction.views.context",
     "counts_line": "compaction.views._panel_text",
+    "interrupted_result": "compaction.views.unanswered",
     "panel_line": "compaction.views.board",
     "scaled_tokens": "compaction.views.token_scale",
+    "unanswered_calls": "compaction.views.unanswered",
+    "with_answers": "compaction.views.unanswered",
 }
 """Each public name and the module that defines it (imported on first use)."""
 
 __all__ = [
     "STATUS_MARKS",
+    "CallTracker",
     "ContextProjection",
     "ContextState",
     "ContextWindow",
     "LatestTodosProjection",
+    "Refusals",
+    "RefusalsProjection",
     "TaskBoard",
     "TasksProjection",
     "TodoPanel",
@@ -77,8 +95,11 @@ __all__ = [
     "checkpoint_message_for",
     "checkpoint_preamble",
     "counts_line",
+    "interrupted_result",
     "panel_line",
     "scaled_tokens",
+    "unanswered_calls",
+    "with_answers",
 ]
 
 __getattr__, __dir__ = _lazy_root(__name__, _EXPORTS, globals(), __all__)

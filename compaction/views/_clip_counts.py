@@ -55,7 +55,9 @@ class CutCounts:
         end = chars
         for j in range(len(self.cuts) - 1, -1, -1):
             cut = self.cuts[j]
-            if cut <= end and (cut == end or _is_cut(self.text, cut, end)):
+            # A cut at the head's very end is not one of the head's: what follows the head (a
+            # line break) may join its last line break in one pre-token.
+            if cut < end and _is_cut(self.text, cut, end):
                 rest = self.text[cut:end]
                 part = SplitCount(self.text[: self.cuts[0]], self.upto[j], rest)
                 return part, self.before + self.upto[j] + tokenizer.count(rest)

@@ -16,14 +16,16 @@ than the provider bills for it, so the trigger fires early rather than late.
 
 Invariants: the code-owned message holds every item of the event's ``pending`` and ``current``
 lists and its tasks, verbatim (each one line, as in the Checkpoint), in order; the item is
-handed back exactly as recorded; a checkpoint never costs less than its local message.
+handed back as recorded, its documented fields only (`ITEM_FIELDS`); a checkpoint never costs
+less than its local message.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import cache
-from typing import Any
+from typing import Any, Final
 
 from jinja2 import Template
 
@@ -32,13 +34,33 @@ from compaction.events import CheckpointData, Message
 from compaction.tokens import Tokenizer, count_message
 from compaction.views.context import checkpoint_message
 
+ITEM_FIELDS: Final[Mapping[str, frozenset[str]]] = {
+    # OpenAI's Responses input item ``compaction`` (ResponseCompactionItemParam): the answer's
+    # ``created_by`` is not an input field.
+    "openai-responses": frozenset({"type", "id", "encrypted_content"}),
+    # Anthropic's ``compaction`` block as returned (BetaCompactionBlock), sent back verbatim.
+    "anthropic": frozenset({"type", "content", "encrypted_content", "signature", "tool_changes"}),
+}
+"""The fields each provider documents for its compaction item: the only ones kept and replayed
+(a ``role`` or ``content`` key an answer slipped into an OpenAI item never reaches a request)."""
+
+
+def documented_item(backend: str, item: Mapping[str, Any]) -> dict[str, Any]:
+    """Return `item` with only the fields `backend` documents for it (`ITEM_FIELDS`), in order."""
+    fields = ITEM_FIELDS.get(backend, frozenset())
+    return {key: value for key, value in item.items() if key in fields}
+
 
 def provider_item(checkpoint: CheckpointData | None, backend: str) -> dict[str, Any] | None:
-    """Return the checkpoint's opaque item when `backend` made it, else None."""
+    """Return the checkpoint's opaque item when `backend` made it, else None.
+
+    Only its documented fields (`documented_item`): an older log's item recorded whole is
+    replayed without the keys its provider does not document.
+    """
     provider = checkpoint.provider if checkpoint is not None else None
     if provider is None or provider.backend != backend or provider.item is None:
         return None
-    return dict(provider.item)
+    return documented_item(backend, provider.item)
 
 
 @cache

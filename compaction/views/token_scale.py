@@ -14,9 +14,13 @@ reply first) does not cover that reply, so the reply moves to the next call's sp
 
 The scale is the median of the samples (robust to a cache rewrite, an edited system prompt or a
 call that failed and was retried), learned only once `MIN_PAIRS` samples of at least
-`MIN_DELTA_TOKENS` counted tokens each exist, and only from the model of the newest report. A
-compaction or a retraction between two calls breaks the pair (the prompt shrank). The value is
-kept within `SCALE_BOUNDS`.
+`MIN_DELTA_TOKENS` counted tokens each exist, and only from the model of the newest report.
+Every pair counts, a shrinking prompt included: dropping the pairs whose reported prompt did
+not grow would keep only the noise that points up, and noisy reports would push the scale to
+its clamp. A sample is taken only from a span the fold measured whole: a compaction, a
+retraction or a turn in another mode (its system prompt differs) between two calls breaks the
+pair, and a report that names its ``context_seq`` counts only the messages up to it (the rest
+belong to the next call). The value is kept within `SCALE_BOUNDS`.
 
 Invariants: the view is a pure fold of the log (no tokenizer inside: the caller passes the
 counts); the same log gives the same scale; None until enough evidence exists.
@@ -33,6 +37,7 @@ from compaction.events import (
     Event,
     MessageAdded,
     MessagesRetracted,
+    TurnStarted,
     UsageReported,
 )
 
@@ -67,6 +72,8 @@ class ScaleState:
     reply: int | None = None
     """Seq of the newest event when it is an assistant message (a reply logged before its
     report)."""
+    mode: str | None = None
+    """The mode of the newest `turn/start`: another mode's system prompt breaks a pair."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +89,7 @@ class TokenEvidence:
         want = self.model if model is None else model
         out: list[float] = []
         for sample in self.samples:
-            if sample.model != want or sample.delta_prompt <= 0:
+            if sample.model != want:
                 continue
             counted = sum(tokens_of(seq) for seq in sample.seqs)
             if counted >= MIN_DELTA_TOKENS:
@@ -110,7 +117,7 @@ class TokenScaleProjection:
     """Fold the log into scale samples (O(1) per event; no tokenizer needed)."""
 
     name: ClassVar[str] = "token_scale"
-    state_version: ClassVar[int] = 1
+    state_version: ClassVar[int] = 2
 
     def init(self) -> ScaleState:
         """Return no samples."""
@@ -124,6 +131,9 @@ class TokenScaleProjection:
             reply = event.seq if event.data.role == "assistant" else None
         elif isinstance(event, CheckpointRecorded | MessagesRetracted):
             state.prompt, state.span = None, []
+        elif isinstance(event, TurnStarted):
+            if event.data.mode != state.mode:  # another system prompt: not a whole span
+                state.prompt, state.span, state.mode = None, [], event.data.mode
         elif isinstance(event, UsageReported) and event.data.purpose == "turn":
             self._report(state, event)
         else:
@@ -133,7 +143,10 @@ class TokenScaleProjection:
 
     def _report(self, state: ScaleState, event: UsageReported) -> None:
         span, carried = state.span, []
-        if state.reply is not None and span and span[-1] == state.reply:
+        end = event.data.context_seq
+        if end is not None:  # the request held the messages up to context_seq only
+            span, carried = [s for s in span if s <= end], [s for s in span if s > end]
+        elif state.reply is not None and span and span[-1] == state.reply:
             span, carried = span[:-1], [state.reply]  # the reply this report follows
         data = event.data
         if state.prompt is not None and state.model == data.model:

@@ -68,6 +68,9 @@ def backend_from_args(args: argparse.Namespace) -> CompactionBackend | None:
         return None
     if not args.model:
         raise ConfigError(f"--backend {concrete} needs --model")
+    from harness.commands.extras import require
+
+    require("httpx", f"--backend {concrete}")
     # No --api-key-env: the backend's own variable (ANTHROPIC_API_KEY for anthropic).
     key_env = args.api_key_env or DEFAULT_API_KEY_ENVS[concrete]
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", key_env):

@@ -148,10 +148,25 @@ def output_folder(args: argparse.Namespace, default_out: Path) -> Path:
     return default_out
 
 
+def writable_folder(folder: Path) -> None:
+    """Make the output folder and check it takes a file, before the run, not after it.
+
+    Raises:
+        OSError: the folder cannot be made or written (the CLI's exit 3).
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=folder, prefix=".harness-bench-probe-"):
+        pass
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run the benchmark and print where the report is."""
+    """Run the benchmark and print where the report is (its extras checked first)."""
+    from harness.commands.extras import require
+
+    require("httpx", "the benchmark suite")
     suite = load_suite()
     out = output_folder(args, suite.DEFAULT_OUT)
+    writable_folder(out)
     config = suite.BenchConfig.quick_run() if args.quick else suite.BenchConfig.full()
     if args.sizes:
         config = dataclasses.replace(config, scale_sizes=tuple(args.sizes))

@@ -4,6 +4,11 @@
 a list with unfinished items and N assistant messages, default 10, since it was written), as a
 host does before each model call; the request printed then ends with it. A reminder recorded
 earlier is a message of the log, so it shows with or without the flag.
+
+A tool call the log left without a result (a process killed inside it) is answered first, as a
+host resuming the session does (`compaction.Session.answer_open_calls`): a placeholder error
+result is recorded once in the log, so the printed request is one a provider accepts and every
+later request holds the same bytes.
 """
 
 from __future__ import annotations
@@ -90,6 +95,7 @@ def _last_mode(session: Session) -> str | None:
 def run(args: argparse.Namespace) -> int:
     """Print the request."""
     with open_session(args, sync="batch", skip_bad_lines=args.skip_bad) as session:
+        session.answer_open_calls()
         if args.remind is not None:
             remind_if_stale(session, after=args.remind)
         return _print(args, session)

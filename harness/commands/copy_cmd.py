@@ -56,7 +56,7 @@ def _listed(args: argparse.Namespace) -> tuple[list[str | None], list[str]]:
     """Return the sessions of SRC to copy (staging sessions left out) and its bad entries."""
     if args.session is not None:
         return [args.session], []
-    src = open_store(args.src)
+    src = open_store(args.src, create=False)
     try:
         if isinstance(src, FileStore):
             return [None], []

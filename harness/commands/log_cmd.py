@@ -26,6 +26,7 @@ from compaction import (
     LogFormatError,
     MessageAdded,
     OpenWork,
+    ToolCall,
     TurnEnded,
     Usage,
     dump_event,
@@ -36,7 +37,7 @@ from compaction.invariants import RULES, LogChecker
 from compaction.secrets import redact_url
 from compaction.stores import ReadReport
 from compaction.tools import PolicyChecker
-from compaction.views import TokenScaleProjection, UsageProjection
+from compaction.views import CallTracker, TokenScaleProjection, UsageProjection
 from harness.commands.env_options import (
     WINDOW_ENV,
     add_tokenizer_option,
@@ -137,8 +138,11 @@ def run(args: argparse.Namespace) -> int:
     report = ReadReport(path=shown)
     usage, warnings, open_turns, scale = _check(args, report)
     if args.json:
-        print_json(_summary(shown, report, usage, warnings, open_turns, scale))
+        summary = _summary(shown, report, usage, warnings, open_turns, scale)
+        calls = [{"seq": s, "id": c.id, "name": c.function.name} for s, c in args.unanswered]
+        print_json({**summary, "unanswered_calls": calls})
     else:
+        warnings += unanswered_warnings(args.unanswered)
         _print_summary(shown, report, usage, warnings, open_turns, scale)
     return 0
 
@@ -167,6 +171,7 @@ def _check(
     state = projection.init()
     scaling = TokenScaleProjection()
     samples = scaling.init()
+    calls = CallTracker()
     large = is_large(args.log)
     total = count_lines(args.log) if large else None
     try:
@@ -175,6 +180,7 @@ def _check(
                 checker.feed(event)
                 state = projection.apply(state, event)
                 samples = scaling.apply(samples, event)
+                calls.feed(event)
                 if (found := policies.feed(event)) is not None:
                     warnings.append(str(found))
                 if isinstance(event, TurnEnded) and event.data.open is not None:
@@ -191,7 +197,25 @@ def _check(
             f"{report.path} is not a session log: none of its {report.lines} lines is an event"
         )
     scale = scaling.view(samples).scale(lambda seq: projection.tokens_of(state, seq))
+    args.unanswered = calls.unanswered()  # read by the summary: the calls without a result
     return projection.view(state), warnings, open_turns, scale
+
+
+MAX_UNANSWERED = 5
+"""Unanswered tool calls named one by one in the warnings; the rest are counted."""
+
+
+def unanswered_warnings(left: list[tuple[int, ToolCall]]) -> list[str]:
+    """One warning per tool call the log holds without a result (a process killed inside it)."""
+    lines = [
+        f"tool call {call.id} ({call.function.name}) at seq {seq} has no result (a process "
+        "stopped inside it?): the next request answers it with a placeholder error "
+        "(Session.answer_open_calls)"
+        for seq, call in left[:MAX_UNANSWERED]
+    ]
+    if len(left) > MAX_UNANSWERED:
+        lines.append(f"{len(left) - MAX_UNANSWERED} more tool calls have no result")
+    return lines
 
 
 def _summary(
@@ -279,8 +303,9 @@ def _print_open_turns(turns: list[dict[str, object]]) -> None:
 
 def _plot(args: argparse.Namespace) -> int:
     """Draw the log's request sizes to --plot (see `harness.commands.log_plot`)."""
-    from harness.commands.log_plot import plot_series, request_series
+    from harness.commands.log_plot import check_plot_path, plot_series, request_series
 
+    check_plot_path(Path(args.plot))
     with closing(read_log(args, ReadReport(path=redact_url(args.log)))) as events:
         series = request_series(events, get_tokenizer(args.tokenizer))
     if not series.sizes:

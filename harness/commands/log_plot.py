@@ -19,6 +19,7 @@ import importlib.util
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from compaction import (
     CheckpointRecorded,
@@ -35,6 +36,27 @@ CHARTS_MISSING = (
     "--plot needs matplotlib, which is not installed: "
     "pip install 'context-harness[charts]' (or pip install matplotlib)"
 )
+
+PLOT_FORMATS: Final = frozenset(
+    {"eps", "gif", "jpeg", "jpg", "pdf", "pgf", "png", "ps", "svg", "svgz", "tif", "tiff", "webp"}
+)
+"""The file suffixes --plot writes (matplotlib picks the format from the suffix)."""
+
+
+def check_plot_path(path: Path) -> None:
+    """Refuse a --plot file whose suffix names no chart format, before the log is read.
+
+    Raises:
+        ConfigError: the suffix is not one of `PLOT_FORMATS` (exit 2, a usage error).
+    """
+    from compaction import ConfigError
+
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix not in PLOT_FORMATS:
+        raise ConfigError(
+            f"--plot {path}: the suffix names the chart's format; use .png, .svg or .pdf "
+            f"(or one of {', '.join(sorted(PLOT_FORMATS))})"
+        )
 
 
 @dataclass

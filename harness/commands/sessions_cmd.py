@@ -65,10 +65,10 @@ def _when(ts: float | None) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the sessions."""
-    store = open_store(with_lock_timeout(args.url, args.lock_timeout))
+    store = open_store(with_lock_timeout(args.url, args.lock_timeout), create=False)
     try:
         if isinstance(store, FileStore):
-            check_file(store.path, must_exist=False, what="session log")
+            check_file(store.path, must_exist=True, what="session log")
         rows = [
             {
                 "session": info.session,

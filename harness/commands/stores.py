@@ -54,6 +54,32 @@ def not_a_log(log: str | Path, why: str) -> LogError:
     )
 
 
+def transcript_hint(args: argparse.Namespace) -> str | None:
+    """Return the message for a transcript given where a session log is expected, else None.
+
+    LOG (a file, not a store URL) whose first line is not one of this toolkit's events and
+    whose format an importer recognises: the message names the import command instead of the
+    line the reader refused.
+    """
+    from compaction.importers import detect_format
+    from compaction.stores import is_store_url
+
+    log = getattr(args, "log", None)
+    if not isinstance(log, str) or is_store_url(log) or not Path(log).is_file():
+        return None
+    try:
+        with open(log, "rb") as fh:
+            if fh.read(5) == b'{"v":':  # a session log (perhaps damaged): the reader's message
+                return None
+        found = detect_format(log)
+    except Exception:  # no format recognised, or unreadable: the reader's own message stands
+        return None
+    return (
+        f"{log} is a transcript ({found} format), not a session log: import it first, "
+        f"harness import auto {log} -o LOG"
+    )
+
+
 def add_session_option(p: argparse.ArgumentParser) -> None:
     """Add ``--session ID``, the session within a store URL, and ``--lock-timeout``."""
     p.add_argument(
@@ -91,21 +117,43 @@ def opened(
 ) -> Iterator[tuple[EventStore, str]]:
     """Open a store and name one session: a URL with `session`, or a JSONL file (one session).
 
+    With `must_exist` (every reader) nothing is created: a store that is not there is "no such
+    store" and a session without events "no session ID", both exit 3.
+
     Raises:
         ConfigError: a URL without `session`, a file with another session's id, a bad URL.
+        LogError: (with `must_exist`) no such store, or no such session in it.
         OSError: a JSONL path that is not a usable regular file (`check_file`).
     """
     from compaction.stores import FileStore, open_session_store
 
     store, name = open_session_store(
-        target, session, sync=sync, skip_bad_lines=skip_bad_lines, report=report
+        target,
+        session,
+        sync=sync,
+        skip_bad_lines=skip_bad_lines,
+        report=report,
+        create=not must_exist,
     )
     try:
         if isinstance(store, FileStore):
             check_file(store.path, must_exist=must_exist, what="session log")
+        elif must_exist and not store.last_seq(name):
+            raise _no_session(store, name)
         yield store, name
     finally:
         store.close()
+
+
+def _no_session(store: EventStore, session: str) -> LogError:
+    """Return "no session ID" for a store that holds none by that id (exit 3)."""
+    from compaction import LogError
+    from compaction.secrets import redact_url
+
+    where = redact_url(store.url)
+    error = LogError(f"{where}: no session {session!r} (harness sessions {where} lists them)")
+    error.__cause__ = FileNotFoundError(2, "no such session", f"{where}#{session}")
+    return error
 
 
 @contextmanager

@@ -154,9 +154,18 @@ def read_stdin() -> bytes:
 
     Raises:
         OSError: stdin is closed (``<&-``).
+        ConfigError: stdin is a terminal: nobody is sending arguments, so nothing waits for
+            them (exit 2).
     """
     if sys.stdin is None:
         raise OSError(
             errno.EBADF, "stdin is closed; send the arguments on stdin or with --args", "stdin"
+        )
+    if sys.stdin.isatty():
+        from compaction import ConfigError
+
+        raise ConfigError(
+            "no arguments: stdin is a terminal, so none will come; pass --args JSON or pipe "
+            "the JSON on stdin"
         )
     return sys.stdin.buffer.read(MAX_ARGUMENT_BYTES + 1)

@@ -117,6 +117,17 @@ def item_of(message: Message) -> TResponseInputItem:
     return cast(TResponseInputItem, {"role": message.role, "content": message.text()})
 
 
+def output_ids(items: Sequence[object]) -> list[str]:
+    """Return the call ids of the ``function_call_output`` items among `items`."""
+    return [
+        str(item["call_id"])
+        for item in items
+        if isinstance(item, Mapping)
+        and item.get("type") == "function_call_output"
+        and "call_id" in item
+    ]
+
+
 def checkpoint_item(checkpoint: CheckpointData) -> TResponseInputItem:
     """Return the Checkpoint as the model reads it: one user item, preamble first."""
     text = checkpoint_message(checkpoint).text()

@@ -23,6 +23,7 @@ error passes through untouched; a model is never guarded twice.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
@@ -41,7 +42,12 @@ from agents import (
 from agents.items import TResponseStreamEvent
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
-from compaction import CompactionPolicy, RequestOverflowError, is_context_overflow
+from compaction import (
+    CompactionPolicy,
+    RequestOverflowError,
+    UsageReportData,
+    is_context_overflow,
+)
 
 
 class Sized(Protocol):
@@ -65,9 +71,13 @@ class OverflowHost(Protocol):
         ...
 
     async def after_overflow(
-        self, instructions: str | None, tools: Sequence[Any], refused: Sequence[object]
+        self,
+        instructions: str | None,
+        tools: Sequence[Any],
+        refused: Sequence[object],
+        error: BaseException | None = None,
     ) -> list[TResponseInputItem]:
-        """Compact after a refusal; return the input to resend."""
+        """Record the refusal, compact; return the input to resend."""
         ...
 
     async def record_usage(self, response: ModelResponse, model: Model) -> None:
@@ -124,7 +134,8 @@ class OverflowGuard(Model):
         except Exception as exc:
             if not is_context_overflow(exc):
                 raise
-            response = await self._retry(send, system_instructions, input, [*tools, *handoffs])
+            tried = [*tools, *handoffs]
+            response = await self._retry(send, system_instructions, input, tried, exc)
         await self.session.record_usage(response, self.model)
         return response
 
@@ -134,10 +145,11 @@ class OverflowGuard(Model):
         instructions: str | None,
         refused: str | list[TResponseInputItem],
         tools: Sequence[Any],
+        error: BaseException,
     ) -> ModelResponse:
         """Compact after a refusal and send the log's view once; a second refusal raises."""
         items = refused if isinstance(refused, list) else [{"role": "user", "content": refused}]
-        retry = await self.session.after_overflow(instructions, tools, items)
+        retry = await self.session.after_overflow(instructions, tools, items, error)
         self.retries += 1
         try:
             return await send(retry)
@@ -159,6 +171,44 @@ class OverflowGuard(Model):
     async def close(self) -> None:
         """Close the wrapped model."""
         await self.model.close()
+
+
+def usage_of(response: ModelResponse, model: Model) -> UsageReportData | None:
+    """The ``usage/report`` of an answered call (None without a prompt size).
+
+    Raises:
+        Exception: whatever a hostile usage object raises, or a figure out of the event's
+            bounds (`LogSession.record_usage` keeps the answer and logs nothing).
+    """
+    usage = response.usage
+    if not usage.input_tokens:
+        return None
+    name = getattr(model, "model", None)
+    return UsageReportData(
+        purpose="turn",
+        model=name if isinstance(name, str) else type(model).__name__,
+        prompt_tokens=usage.input_tokens,
+        completion_tokens=usage.output_tokens,
+        cached_tokens=usage.input_tokens_details.cached_tokens,
+    )
+
+
+class UnguardedModelWarning(UserWarning):
+    """An agent's own model object runs without the overflow guard (see `LogSession.agent`)."""
+
+
+def warn_unguarded(agent: Agent[Any]) -> bool:
+    """Warn when `agent` has its own unguarded model object; return whether it warned."""
+    if not isinstance(agent.model, Model) or isinstance(agent.model, OverflowGuard):
+        return False
+    warnings.warn(
+        f"LogSession: agent {agent.name!r} has its own model object, which run_config cannot "
+        "guard: a context overflow would propagate unanswered; run "
+        "Runner.run(session.agent(agent), ...) instead",
+        UnguardedModelWarning,
+        stacklevel=3,
+    )
+    return True
 
 
 class GuardedProvider(ModelProvider):

@@ -22,16 +22,22 @@ from agents.tool_context import ToolContext
 from compaction import Session, call_tool
 from prompts import Mode, ToolCatalog
 
+ModeName = Callable[[], str]
+"""The mode a call runs under, read when the call runs (a host may switch between runs)."""
 
-def _bound(session: Session, name: str, mode: str) -> Callable[[ToolContext[Any], str], Any]:
+
+def _bound(session: Session, name: str, mode: ModeName) -> Callable[[ToolContext[Any], str], Any]:
     async def invoke(ctx: ToolContext[Any], arguments: str) -> str:
-        return call_tool(session, name, arguments, mode=mode).content
+        return call_tool(session, name, arguments, mode=mode()).content
 
     return invoke
 
 
-def session_tools(session: Session, mode: Mode) -> list[FunctionTool]:
-    """Return `todo_write` (and the task tools where the mode offers them) bound to the log."""
+def session_tools(session: Session, mode: Mode, current: ModeName) -> list[FunctionTool]:
+    """Return `todo_write` (and the task tools where `mode` offers them) bound to the log.
+
+    Each call runs under the mode `current` names when it runs.
+    """
     specs = ToolCatalog([]).tools(
         allow_parallel_in_progress=mode.todo.allow_parallel_in_progress,
         task_tools=mode.tasks.enabled,
@@ -41,19 +47,19 @@ def session_tools(session: Session, mode: Mode) -> list[FunctionTool]:
             name=spec.name,
             description=spec.description,
             params_json_schema=spec.parameters,
-            on_invoke_tool=_bound(session, spec.name, mode.name),
+            on_invoke_tool=_bound(session, spec.name, current),
             strict_json_schema=False,
         )
         for spec in specs
     ]
 
 
-def guarded(tool: FunctionTool, session: Session, mode: str) -> FunctionTool:
-    """Return `tool` answering with the mode's refusal, without running, when `mode` forbids it."""
+def guarded(tool: FunctionTool, session: Session, mode: ModeName) -> FunctionTool:
+    """Return `tool` answering with the mode's refusal, not running, when `mode()` forbids it."""
     inner = tool.on_invoke_tool
 
     async def invoke(ctx: ToolContext[Any], arguments: str) -> object:
-        refused = session.refusal(tool.name, mode=mode)
+        refused = session.refusal(tool.name, mode=mode())
         if refused is not None:
             return refused
         return await inner(ctx, arguments)

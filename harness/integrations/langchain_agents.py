@@ -31,7 +31,7 @@ One source of truth: **the session log.** The graph state is a view of it:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired
 
@@ -72,6 +72,7 @@ from compaction import (
     is_context_overflow,
     overflow_policy,
 )
+from compaction.compactor import record_overflow
 from compaction.views import scaled_tokens
 from harness.integrations._langchain_tools import answer_tool_call, todo_tool
 from harness.integrations._langchain_view import (
@@ -89,7 +90,7 @@ from harness.integrations._langchain_view import (
     with_system,
 )
 from harness.integrations._log_compaction import compact_log
-from prompts import DEFAULT_MODE, Mode, PromptBuilder, get_mode
+from prompts import DEFAULT_MODE, Mode, PromptBuilder, get_mode, policy_table
 
 REPORTED_FAILURES = ("does_not_fit",)
 """Compaction failures kept in `failures` while the model is still called (a run never crashes
@@ -118,6 +119,8 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             `todo_write`); "" appends nothing.
         fixed_tokens: the system prompt and tool specs, in tokens, assumed before the first
             model call has measured them.
+        modes: the modes to choose from by name (default: the built-in ones; a user's, e.g.
+            `prompts.available_modes("modes.toml")`); their tool policies are the log's.
 
     Raises:
         ConfigError: an unknown mode.
@@ -134,8 +137,10 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         summarizer: Summarizer | None = None,
         system_prompt: str | None = None,
         fixed_tokens: int = 0,
+        modes: Mapping[str, Mode] | None = None,
     ) -> None:
         super().__init__()
+        self.modes = modes
         self.policy = policy or CompactionPolicy()
         self._owned = not isinstance(log, Session)
         self.session = (
@@ -143,6 +148,8 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             if isinstance(log, Session)
             else Session(log, tool_output_cap=self.policy.tool_output_tokens)
         )
+        if modes is not None:  # a user's modes: their tool policies are the log's too
+            self.session.policies = {**self.session.policies, **policy_table(modes)}
         self.summarizer = summarizer
         self._custom_prompt = system_prompt
         self.fixed_tokens = fixed_tokens
@@ -171,7 +178,7 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
 
     @mode.setter
     def mode(self, name: str) -> None:
-        spec: Mode = get_mode(name)
+        spec: Mode = get_mode(name, self.modes)
         self._mode = spec
         self.system_prompt = (
             PromptBuilder().mode_block(spec) if self._custom_prompt is None else self._custom_prompt
@@ -182,8 +189,6 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         """Close the session log (when the middleware opened it)."""
         if self._owned:
             self.session.close()
-
-    # --- keeping the log and the state in step --------------------------------------------------
 
     def sync(self, messages: Sequence[AnyMessage]) -> list[Event]:
         """Append the state's messages the log does not hold yet, in order; return the events.
@@ -226,8 +231,9 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         return [t.model_dump(mode="json") for t in self.session.latest_todos]
 
     def _policy(self) -> CompactionPolicy:
-        """The policy in counted tokens (the window is the provider's: see the token scale)."""
-        return self.policy.in_counted_tokens(self.session.token_scale)
+        """The policy in counted tokens, its window at most what a provider's refusal proved."""
+        capped = self.policy.capped(self.session.refused_window)
+        return capped.in_counted_tokens(self.session.token_scale)
 
     def compact_if_due(self, *, refused_tokens: int | None = None) -> CompactionResult | None:
         """Compact the log when the whole request reaches the policy's trigger.
@@ -247,8 +253,6 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
             self.compactions.append(result)
         return result
 
-    # --- the hooks -------------------------------------------------------------------------------
-
     def before_agent(self, state: HarnessState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Resume: put the log's view (Checkpoint first) and its todo list into the state.
 
@@ -266,8 +270,13 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         return update or None
 
     def before_model(self, state: HarnessState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Log the new messages; compact when due; put the log's view back into the state."""
+        """Log the new messages; compact when due; put the log's view back into the state.
+
+        A tool call the log holds without a result (the process was killed inside it) gets the
+        placeholder error result first, recorded once in the log, so the request is valid.
+        """
         events = self.sync(state["messages"])
+        events += self.session.answer_open_calls()  # a call a killed process never answered
         clipped = any(isinstance(e, MessageAdded) and e.data.clip is not None for e in events)
         result = self.compact_if_due()
         if result is None and not clipped and self.in_step(state["messages"]):
@@ -331,7 +340,9 @@ class HarnessMiddleware(AgentMiddleware[HarnessState, Any, Any]):
         if not is_context_overflow(exc):
             raise exc
         self.sync(request.messages)
-        self.compact_if_due(refused_tokens=self.request_tokens(request, scaled=False))
+        refused = self.request_tokens(request, scaled=False)
+        record_overflow(self.session, exc, refused)  # the window from now on: at most this
+        self.compact_if_due(refused_tokens=refused)
         self.retries += 1
         return request.override(messages=self.view())
 

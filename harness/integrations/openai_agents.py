@@ -42,7 +42,7 @@ How the protocol maps onto an append-only log (the log is the one source of trut
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,12 +71,12 @@ from compaction import (
     EventStore,
     MessagesRetracted,
     Summarizer,
-    UsageReportData,
     open_store,
     overflow_policy,
 )
 from compaction import Session as LogBackedSession
-from compaction.events import RetractData
+from compaction.compactor import record_overflow
+from compaction.events import EventData, RetractData
 from compaction.stores import FileStore
 from harness.integrations._agents_items import (
     ITEM_FIELD,
@@ -84,12 +84,21 @@ from harness.integrations._agents_items import (
     item_key,
     item_of,
     messages_of,
+    output_ids,
 )
-from harness.integrations._agents_model import GuardedProvider, OverflowGuard, guarded_agent
+from harness.integrations._agents_model import (
+    GuardedProvider,
+    OverflowGuard,
+    UnguardedModelWarning,
+    guarded_agent,
+    usage_of,
+    warn_unguarded,
+)
+from harness.integrations._agents_modes import RunModes
 from harness.integrations._agents_requests import RequestSize, agent_tools, measure_request
 from harness.integrations._agents_tools import guarded, session_tools
 from harness.integrations._log_compaction import QUIET_REFUSALS, compact_log
-from prompts import DEFAULT_MODE, get_mode
+from prompts import Mode, policy_table
 
 CLEARED = "clear_session"
 POPPED = "pop_item"
@@ -97,7 +106,7 @@ RETRY_ANYWAY = (*QUIET_REFUSALS, "does_not_fit")
 """After an overflow refusal, these still lead to the one retry (the provider's answer decides)."""
 
 
-class LogSession:
+class LogSession(RunModes):
     """An Agents SDK session whose history is a Context Harness session log.
 
     Args:
@@ -105,8 +114,12 @@ class LogSession:
         path: the JSONL log (created on first write, replayed when it exists), a store URL, or
             an open `compaction.Session` (the caller closes it).
         policy: window, trigger, tail and output reserve (default `CompactionPolicy()`).
-        mode: the mode the tools run under (default the built-in default mode).
+        mode: the mode each run works in (default the built-in default mode): its tool
+            policy refuses what it forbids; set `mode` between runs to switch. Each run's input
+            opens a turn (`turn/start` with the mode) in the log.
         summarizer: writes the Checkpoint's narrative sections (default: extractive).
+        modes: the modes to choose from by name (default: the built-in ones; a user's, e.g.
+            `prompts.available_modes("modes.toml")`); their tool policies are the log's.
 
     Raises:
         ConfigError: an unknown mode.
@@ -122,11 +135,13 @@ class LogSession:
         policy: CompactionPolicy | None = None,
         mode: str | None = None,
         summarizer: Summarizer | None = None,
+        modes: Mapping[str, Mode] | None = None,
     ) -> None:
         self.session_id = session_id
         self.policy = policy or CompactionPolicy()
-        self.mode = get_mode(mode or DEFAULT_MODE)
+        super().__init__(mode, modes)
         self.summarizer = summarizer
+        self._warned = False
         cap = self.policy.tool_output_tokens
         self._owned = not isinstance(path, LogBackedSession)
         self._store: EventStore | None = None
@@ -136,6 +151,8 @@ class LogSession:
             self._store = open_store(path)
             name = None if isinstance(self._store, FileStore) else session_id
             self.log = LogBackedSession(store=self._store, session=name, tool_output_cap=cap)
+        if modes is not None:  # a user's modes: their tool policies are the log's too
+            self.log.policies = {**self.log.policies, **policy_table(modes)}
         self.compactions: list[CompactionResult] = []
         self.requests: list[RequestSize] = []
         """Each model request as the input filter counted it, in order."""
@@ -144,6 +161,7 @@ class LogSession:
         self.retries = 0
         """How many model calls were sent again after a context-overflow refusal."""
         self._lock = asyncio.Lock()
+        self._config_model = False
         self._known: set[str] = set()
         self._cleared_at = 0
         for event in self.log.events() if self.log.applied_seq else ():
@@ -183,12 +201,15 @@ class LogSession:
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append each item as a `message` event, the item kept verbatim.
 
+        A run's input (a user message) opens a turn first: a `turn/start` in the current mode.
+
         Raises:
             MessageError: an item is not a dict of a known shape (nothing is appended).
         """
-        messages = messages_of(items)
+        messages: list[EventData] = list(messages_of(items))
         if not messages:
             return
+        self.open_turn(messages)
         async with self._lock:
             self.log.append_many(messages)
             self._known.update(item_key(item) for item in items)
@@ -222,8 +243,13 @@ class LogSession:
 
         Each host tool is refused with the mode's refusal when the mode forbids it.
         """
-        name = self.mode.name
-        return session_tools(self.log, self.mode) + [guarded(t, self.log, name) for t in host_tools]
+
+        def mode() -> str:
+            return self.mode.name
+
+        return session_tools(self.log, self.mode, mode) + [
+            guarded(t, self.log, mode) for t in host_tools
+        ]
 
     def run_config(self, **kwargs: Any) -> RunConfig:  # noqa: ANN401 (RunConfig's own fields)
         """Return a ``RunConfig`` that compacts inside the run (other fields as given).
@@ -242,6 +268,7 @@ class LogSession:
                 "add_items instead, or build your own RunConfig and call session.filter_input"
             )
         model = kwargs.get("model")
+        self._config_model = model is not None  # it overrides the agent's own model
         if isinstance(model, Model) and not isinstance(model, OverflowGuard):
             kwargs["model"] = self.guard(model)
         provider = kwargs.get("model_provider") or MultiProvider()
@@ -265,9 +292,14 @@ class LogSession:
         """The ``call_model_input_filter``: compact when due, hand the model the log's view."""
         instructions = data.model_data.instructions
         tools = agent_tools(data)
+        if not self._warned and not self._config_model:  # once: the fix is named
+            self._warned = warn_unguarded(data.agent)
         async with self._lock:
+            unlogged = self._unlogged(data.model_data.input)
+            # A call a killed process left without a result gets its placeholder, recorded once.
+            self.log.answer_open_calls(held=output_ids(unlogged))
             # What would be sent: the log's view (the SDK's own input only grows in a run).
-            items = self.view() + self._unlogged(data.model_data.input)
+            items = self.view() + unlogged
             size = self.measure(instructions, tools, items)
             self.fixed_tokens = size.fixed
             if self._policy().should_compact(size.input, size.fixed):
@@ -284,17 +316,24 @@ class LogSession:
         return measure_request(self.log, instructions, tools, items)
 
     async def after_overflow(
-        self, instructions: str | None, tools: Sequence[Any], refused: Sequence[object]
+        self,
+        instructions: str | None,
+        tools: Sequence[Any],
+        refused: Sequence[object],
+        error: BaseException | None = None,
     ) -> list[TResponseInputItem]:
         """Force one compaction after a provider refused a request as too long; the new input.
 
-        The compaction runs under `compaction.overflow_policy`: the window is at most the
-        refused request's size.
+        The refusal is recorded (a ``context/overflow`` event: from then on the window is at
+        most what it proved), and the compaction runs under `compaction.overflow_policy`: the
+        window is at most the refused request's size.
         """
         async with self._lock:
             self.retries += 1
             size = self.measure(instructions, tools, refused)
             self.fixed_tokens = size.fixed
+            if error is not None:
+                record_overflow(self.log, error, size.fixed + size.input)
             self._compact(
                 force=True,
                 policy=overflow_policy(self._policy(), size.fixed + size.input),
@@ -303,18 +342,17 @@ class LogSession:
             return self.view()
 
     async def record_usage(self, response: ModelResponse, model: Model) -> None:
-        """Log what the provider reported of an answered call (a ``usage/report``)."""
-        usage = response.usage
-        if not usage.input_tokens:
+        """Log what the provider reported of an answered call (a ``usage/report``).
+
+        Never fails the answered call: usage that cannot be read or recorded (a getter that
+        raises, a negative or enormous figure) is left out of the log.
+        """
+        try:
+            report = usage_of(response, model)
+        except Exception:  # a hostile usage object: the answer still counts
             return
-        name = getattr(model, "model", None)
-        report = UsageReportData(
-            purpose="turn",
-            model=name if isinstance(name, str) else type(model).__name__,
-            prompt_tokens=usage.input_tokens,
-            completion_tokens=usage.output_tokens,
-            cached_tokens=usage.input_tokens_details.cached_tokens,
-        )
+        if report is None:
+            return
         async with self._lock:
             self.log.append(report)
 
@@ -323,8 +361,9 @@ class LogSession:
         return [item for item in items if item_key(item) not in self._known]
 
     def _policy(self) -> CompactionPolicy:
-        """The policy in counted tokens (the window is the provider's: see the token scale)."""
-        return self.policy.in_counted_tokens(self.log.token_scale)
+        """The policy in counted tokens, its window at most what a provider's refusal proved."""
+        capped = self.policy.capped(self.log.refused_window)
+        return capped.in_counted_tokens(self.log.token_scale)
 
     def _compact(
         self,
@@ -354,4 +393,5 @@ __all__ = [
     "LogSession",
     "OverflowGuard",
     "RequestSize",
+    "UnguardedModelWarning",
 ]

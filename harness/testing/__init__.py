@@ -30,10 +30,12 @@ from harness.testing._postgres_server import (
 )
 from harness.testing._prefix_cache import Api, PrefixCache, prompt_pieces, prompt_tokens
 from harness.testing._replies import RecordedRequest, Reply, Script, ToolCall
+from harness.testing._tool_pairing import PAIRING_STATUS, pairing_body, unanswered_ids
 
 __all__ = [
     "MAX_BODY",
     "OVERFLOW_STATUS",
+    "PAIRING_STATUS",
     "PATHS",
     "Api",
     "Dialect",
@@ -47,8 +49,10 @@ __all__ = [
     "ToolCall",
     "demo_reply",
     "overflow_body",
+    "pairing_body",
     "prompt_pieces",
     "prompt_tokens",
     "running_postgres",
     "start_postgres",
+    "unanswered_ids",
 ]

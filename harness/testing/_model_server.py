@@ -47,6 +47,7 @@ from harness.testing._replies import RecordedRequest as RecordedRequest
 from harness.testing._replies import Reply as Reply
 from harness.testing._replies import Script as Script
 from harness.testing._replies import ToolCall as ToolCall
+from harness.testing._tool_pairing import PAIRING_STATUS, pairing_body, unanswered_ids
 
 PATHS: dict[str, Api] = {
     "/v1/chat/completions": "openai",
@@ -74,6 +75,9 @@ class StubModel:
             step of the script. None: no limit.
         dialect: whose words a chat-completions refusal uses (``openai`` or ``deepseek``).
         port: the loopback port to listen on; 0 takes a free one.
+        check_calls: refuse a request holding a tool call without its result (HTTP 400, in
+            the provider's words: `harness.testing._tool_pairing`), as every provider does,
+            without using a step of the script.
     """
 
     def __init__(
@@ -87,10 +91,14 @@ class StubModel:
         context_window: int | None = None,
         dialect: Dialect = "openai",
         port: int = 0,
+        check_calls: bool = True,
     ) -> None:
         self.script = list(script) or [Reply()]
         self.context_window = context_window
         self.dialect = dialect
+        self.check_calls = check_calls
+        self.unpaired: list[int] = []
+        """Indexes (into `requests`) of the requests refused for an unanswered tool call."""
         self.refused: list[int] = []
         """Indexes (into `requests`) of the requests refused as too long, in order."""
         self._steps = 0
@@ -158,8 +166,12 @@ class StubModel:
             and api is not None
             and prompt_tokens(api, _decoded(request)) > self.context_window
         )
+        unpaired = unanswered_ids(api, _decoded(request)) if api and self.check_calls else []
         with self._lock:
             self.requests.append(request)
+            if unpaired:
+                self.unpaired.append(len(self.requests) - 1)
+                return Reply(status=PAIRING_STATUS, body=pairing_body(api or "openai", unpaired))
             if over:
                 self.refused.append(len(self.requests) - 1)
                 return Reply(status=OVERFLOW_STATUS, overflow=True)

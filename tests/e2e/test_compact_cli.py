@@ -145,3 +145,18 @@ def test_instructions_reach_the_checkpoint_and_the_event(tmp_path: Path) -> None
     )
     events = [e for e in read_events(path) if isinstance(e, CheckpointRecorded)]
     assert events[-1].data.instructions == "keep the API decisions"
+
+
+def test_instructions_with_a_lone_surrogate_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    """Bytes a terminal could not decode in --instructions: exit 2, one line, nothing appended."""
+    path = tmp_path / "small.jsonl"
+    with Session(path, sync="batch") as session, session.batch():
+        session.append_many(generate(3, seed=1))
+    before = path.read_bytes()
+    done = run_cli("compact", path, "--force", "--instructions", "keep \udcff it")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "harness compact: instructions must be valid Unicode text: it holds a lone surrogate "
+        "(U+DCFF at character 5); give valid Unicode text\n"
+    )
+    assert path.read_bytes() == before

@@ -27,10 +27,20 @@ import pytest
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from cli_runner import run_cli, swapped_environ
 from contracts.sdk_shapes import problems
+from killing import kill_inside_tool
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
 from compaction import CompactionPolicy, Session
-from harness.testing import Api, RecordedRequest, Reply, StubModel, ToolCall, prompt_tokens
+from compaction.views.unanswered import interrupted_text
+from harness.testing import (
+    Api,
+    RecordedRequest,
+    Reply,
+    StubModel,
+    ToolCall,
+    prompt_tokens,
+    unanswered_ids,
+)
 from prompts import (
     PromptBuilder,
     ToolCatalog,
@@ -106,15 +116,8 @@ ANTHROPIC = Example(
 BOTH = pytest.mark.parametrize("example", [OPENAI, ANTHROPIC], ids=lambda e: e.api)
 
 
-def run_example(
-    example: Example, stub: StubModel, tmp_path: Path, *, process: bool = False, **extra: str
-) -> subprocess.CompletedProcess[str]:
-    """Run the example over `stub` from `tmp_path` (where notes.txt is).
-
-    With `process`, in a fresh interpreter, as a user runs it; else in this process as
-    ``__main__`` (`runpy`), with argv, environment, cwd and output swapped for the call, which
-    spares each test a start-up that imports an SDK.
-    """
+def environment(example: Example, stub: StubModel, **extra: str) -> dict[str, str]:
+    """The example's environment: the stub's URL, a dummy key, none of a developer's settings."""
     ambient = ("OPENAI_", "ANTHROPIC_", "MODEL", "WINDOW_TOKENS")  # a developer's real settings
     env = {k: v for k, v in os.environ.items() if not k.startswith(ambient)}
     env.update(
@@ -127,6 +130,19 @@ def run_example(
             **extra,
         }
     )
+    return env
+
+
+def run_example(
+    example: Example, stub: StubModel, tmp_path: Path, *, process: bool = False, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    """Run the example over `stub` from `tmp_path` (where notes.txt is).
+
+    With `process`, in a fresh interpreter, as a user runs it; else in this process as
+    ``__main__`` (`runpy`), with argv, environment, cwd and output swapped for the call, which
+    spares each test a start-up that imports an SDK.
+    """
+    env = environment(example, stub, **extra)
     argv = [str(example.path), "session.jsonl", REQUEST]
     if process:
         return subprocess.run(
@@ -604,3 +620,51 @@ class TestExampleFiles:
             "agents_sdk_session.py",
         }
         assert all(size < 60 for size in sizes.values()), sizes
+
+
+class TestKilledInsideAToolCall:
+    @BOTH
+    def test_a_second_run_answers_the_killed_call_and_is_accepted(
+        self, example: Example, tmp_path: Path
+    ) -> None:
+        """Killed inside read_file; the next run's request holds the placeholder, sent once."""
+        first = [Reply(None, tool_calls=[ToolCall("read_file", {"path": "notes.txt"}, id="c1")])]
+        with StubModel(first) as stub:
+            argv = [sys.executable, str(example.path), "session.jsonl", REQUEST]
+            env = environment(example, stub)
+            kill_inside_tool(argv, tmp_path / "notes.txt", cwd=tmp_path, env=env)
+        (tmp_path / "notes.txt").unlink()
+        (tmp_path / "notes.txt").write_text(NOTES, encoding="utf-8")
+        with StubModel([Reply(ANSWER)]) as stub:
+            done = run_example(example, stub, tmp_path)
+        assert (done.returncode, stub.unpaired) == (0, []), done.stderr
+        flagged = example.api == "anthropic"  # chat completions has no error flag
+        assert tool_results(example, stub.requests[0]) == [(interrupted_text(), flagged)]
+        assert problems(example.params_type, stub.requests[0].json()) == []
+        texts = [e["data"].get("content") for e in log_events(tmp_path)]
+        assert texts.count(interrupted_text()) == 1
+
+    @BOTH
+    def test_harness_context_prints_a_request_with_the_call_answered(
+        self, example: Example, tmp_path: Path
+    ) -> None:
+        """`harness context` after the kill: the call answered, recorded once, a valid request."""
+        first = [Reply(None, tool_calls=[ToolCall("read_file", {"path": "notes.txt"}, id="c1")])]
+        with StubModel(first) as stub:
+            argv = [sys.executable, str(example.path), "session.jsonl", REQUEST]
+            kill_inside_tool(
+                argv, tmp_path / "notes.txt", cwd=tmp_path, env=environment(example, stub)
+            )
+        log = str(tmp_path / "session.jsonl")
+        warned = run_cli("log", log)
+        assert "tool call c1 (read_file) at seq" in warned.stdout
+        for _ in range(2):
+            shown = run_cli("context", log, "--format", example.api, "--max-tokens", "64")
+            request = json.loads(shown.stdout)
+            api: Api = example.api
+            assert unanswered_ids(api, request) == []
+            assert problems(example.params_type, {**request, "model": MODEL}) == []
+            assert shown.returncode == 0
+        texts = [e["data"].get("content") for e in log_events(tmp_path)]
+        assert texts.count(interrupted_text()) == 1
+        assert "has no result" not in run_cli("log", log).stdout

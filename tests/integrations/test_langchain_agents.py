@@ -44,6 +44,7 @@ from compaction import (
 )
 from compaction import read_events as stream_events
 from harness.integrations.langchain_agents import CHECKPOINT_SOURCE, HarnessMiddleware
+from prompts import Mode, ToolPolicy
 
 Step = AIMessage | Callable[[list[BaseMessage]], AIMessage]
 
@@ -376,3 +377,43 @@ def test_the_checkpoint_message_is_never_logged_as_a_request(tmp_path: Path) -> 
     users = [e for e in message_events(log) if e.data.role == "user"]
     assert [u.data.text() for u in users] == ["Fix the parser bug"]
     assert json.loads(json.dumps([u.data.provider_fields for u in users]))
+
+
+REVIEW = Mode(name="review", title="Review", tools=ToolPolicy(forbidden=("read_file",)))
+"""A user mode that forbids a host tool."""
+
+
+@tool
+def task_create(subject: str) -> str:
+    """A host's own task tool of the same name (Plan mode forbids task writes)."""
+    READS.append(f"task_create ran: {subject}")
+    return "created"
+
+
+class TestForbiddenHostTools:
+    @pytest.mark.parametrize(
+        ("mode", "modes", "name", "args"),
+        [
+            ("plan", None, "task_create", {"subject": "Ship it"}),
+            ("review", {"review": REVIEW}, "read_file", {"path": "secret.txt"}),
+        ],
+        ids=["plan-task_create", "user-mode-read_file"],
+    )
+    def test_a_forbidden_host_tool_is_refused_and_never_runs(
+        self, tmp_path: Path, mode: str, modes: dict[str, Mode] | None, name: str, args: Any
+    ) -> None:
+        """The mode's refusal is the tool result; the host tool never runs; nothing appended."""
+        log = tmp_path / "s.jsonl"
+        READS.clear()
+        model = ScriptedModel(
+            script=[AIMessage(content="", tool_calls=[call(name, args, "c1")]), AIMessage("ok")]
+        )
+        middleware = HarnessMiddleware(log, mode=mode, modes=modes)
+        agent = create_agent(model=model, tools=[read_file, task_create], middleware=[middleware])
+        state = run(agent, "Go")
+        reply = next(m for m in state["messages"] if isinstance(m, ToolMessage))
+        assert reply.status == "error"
+        assert reply.content == middleware.session.refusal(name, mode=mode)
+        assert reply.content.startswith(f"{name}: ")
+        assert READS == []
+        assert not [e for e in read_events(log) if e.type in ("task/create", "todo/write")]

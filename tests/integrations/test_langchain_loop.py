@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx2
+import openai
 import pytest
 
 pytest.importorskip("langchain")
@@ -120,6 +122,18 @@ def request_tokens(messages: list[BaseMessage], tools: list[dict[str, Any]]) -> 
     tok = get_tokenizer()
     texts = [json.dumps([m.model_dump(mode="json") for m in messages], default=str)]
     return sum(tok.count(t) for t in texts) + tok.count(json.dumps(tools))
+
+
+def deepseek_overflow() -> Exception:
+    """DeepSeek's refusal as the OpenAI SDK raises it (HTTP 400, its own wording)."""
+    message = (
+        "This model's maximum context length is 65536 tokens. However, you requested 70000 "
+        "tokens. Please reduce the length of the messages."
+    )
+    body = {"error": {"message": message, "type": "invalid_request_error", "code": None}}
+    request = httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    response = httpx2.Response(400, request=request)
+    return openai.BadRequestError(f"Error code: 400 - {body}", response=response, body=body)
 
 
 def overflow() -> ContextOverflowError:
@@ -238,8 +252,7 @@ class TestOverflow:
         "error",
         [
             overflow(),
-            ValueError("This model's maximum context length is 65536 tokens. However, you "
-                       "requested 70000 tokens. Please reduce the length of the messages."),
+            deepseek_overflow(),
         ],
         ids=["langchain", "deepseek"],
     )  # fmt: skip
@@ -256,6 +269,9 @@ class TestOverflow:
         assert "\n" not in message
         assert f"about {caught.value.request_tokens} tokens" in message
         assert middleware.retries == 1
+        assert len(model.calls) == 4 + 2  # four answered, then exactly two sends refused
+        refusals = [e for e in read_events(tmp_path / "s.jsonl") if e.type == "context/overflow"]
+        assert len(refusals) == 1  # the first refusal is recorded; the second raises
 
     def test_other_errors_pass_through(self, tmp_path: Path) -> None:
         """An error that is no overflow is not retried."""

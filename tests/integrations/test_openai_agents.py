@@ -15,6 +15,7 @@ pytest.importorskip("agents")
 
 from agents import (
     Agent,
+    FunctionTool,
     Model,
     ModelResponse,
     ModelSettings,
@@ -41,7 +42,7 @@ from compaction import (
     read_events,
 )
 from harness.integrations.openai_agents import LogSession
-from prompts import todo_write_spec
+from prompts import Mode, ToolPolicy, todo_write_spec
 
 set_tracing_disabled(True)  # offline: no trace export
 
@@ -156,9 +157,9 @@ class TestProtocol:
         assert run(session.get_items(limit=5)) == items[:1]
         session.close()
         events = list(read_events(tmp_path / "s.jsonl"))
-        assert [e.type for e in events] == ["message", "message", "message/retract"]
+        assert [e.type for e in events] == ["turn/start", "message", "message", "message/retract"]
         assert isinstance(events[-1], MessagesRetracted)
-        assert events[-1].data.seqs == (2,)
+        assert events[-1].data.seqs == (3,)
 
     def test_clear_retracts_everything_once(self, tmp_path):
         """clear_session: one tombstone for every message; get_items is empty, pop gives None."""
@@ -172,7 +173,7 @@ class TestProtocol:
         assert run(session.get_items()) == [{"role": "user", "content": "fresh"}]
         session.close()
         retracts = [e for e in read_events(tmp_path / "s.jsonl") if e.type == "message/retract"]
-        assert [e.data.seqs for e in retracts] == [(1, 2, 3, 4)]
+        assert [e.data.seqs for e in retracts] == [(2, 3, 4, 5)]
 
     def test_limit_gives_the_newest(self, tmp_path):
         """get_items(limit=n) gives the newest n items in order."""
@@ -284,3 +285,103 @@ class TestTools:
     def test_todo_write_spec_has_a_default(self):
         """todo_write_spec() without arguments gives the one-in-progress spec."""
         assert todo_write_spec() == todo_write_spec(allow_parallel_in_progress=False)
+
+
+class TestRunModes:
+    def test_each_runs_input_opens_a_turn_in_the_current_mode(self, tmp_path):
+        """A user message opens a turn/start in the mode; tool outputs open none."""
+        session = LogSession("s", tmp_path / "s.jsonl")
+        run(session.add_items([cast(Any, {"role": "user", "content": "plan it"})]))
+        session.mode = "plan"
+        assert session.mode.name == "plan"
+        run(session.add_items([cast(Any, {"role": "user", "content": "now plan"})]))
+        out = {"type": "function_call_output", "call_id": "c1", "output": "ok"}
+        run(
+            session.add_items(
+                [
+                    cast(
+                        Any,
+                        {"type": "function_call", "call_id": "c1", "name": "x", "arguments": "{}"},
+                    ),
+                    cast(Any, out),
+                ]
+            )
+        )
+        session.close()
+        turns = [e for e in read_events(tmp_path / "s.jsonl") if e.type == "turn/start"]
+        assert [t.data.mode for t in turns] == ["agent", "plan"]
+
+    def test_an_unknown_mode_is_one_config_error(self, tmp_path):
+        """Setting a mode the session does not know: ConfigError naming the choices."""
+        session = LogSession("s", tmp_path / "s.jsonl")
+        with pytest.raises(ConfigError, match='unknown mode "nope"'):
+            session.mode = "nope"
+        assert session.mode.name == "agent"
+        session.close()
+
+
+RAN: list[str] = []
+
+
+@function_tool
+def task_create(subject: str) -> str:
+    """A host's own tool named like a task write (Plan mode forbids task writes)."""
+    RAN.append(subject)
+    return "created"
+
+
+@function_tool
+def write_file(path: str) -> str:
+    """A host tool a user mode forbids."""
+    RAN.append(path)
+    return "written"
+
+
+class TestForbiddenHostTools:
+    @pytest.mark.parametrize(
+        ("mode", "modes", "tool", "args"),
+        [
+            ("plan", None, task_create, '{"subject": "Ship it"}'),
+            (
+                "review",
+                {"review": Mode(name="review", title="Review",
+                                tools=ToolPolicy(forbidden=("write_file",)))},
+                write_file,
+                '{"path": "a.txt"}',
+            ),
+        ],
+        ids=["plan-task_create", "user-mode-write_file"],
+    )  # fmt: skip
+    def test_a_forbidden_host_tool_is_refused_and_never_runs(
+        self, tmp_path, mode: str, modes: Any, tool: Any, args: str
+    ) -> None:
+        """The mode's refusal is the tool's answer; the host's function never runs."""
+        RAN.clear()
+        session = LogSession("s", tmp_path / "s.jsonl", mode=mode, modes=modes)
+        run(session.add_items([cast(Any, {"role": "user", "content": "go"})]))
+        [guarded] = [t for t in session.tools(tool) if t.name == tool.name]
+        answer = run(guarded.on_invoke_tool(cast(Any, None), args))
+        assert answer == session.log.refusal(tool.name, mode=mode)
+        assert str(answer).startswith(f"{tool.name}: ")
+        assert RAN == []
+        session.close()
+
+    def test_switching_the_mode_switches_the_refusals(self, tmp_path) -> None:
+        """Tools made before `mode` is set follow the new mode on their next call."""
+        RAN.clear()
+
+        async def invoke(ctx: Any, arguments: str) -> str:
+            RAN.append(json.loads(arguments)["subject"])
+            return "created"
+
+        host = FunctionTool(
+            name="task_create", description="", params_json_schema={}, on_invoke_tool=invoke
+        )
+        session = LogSession("s", tmp_path / "s.jsonl")
+        [guarded] = [t for t in session.tools(host) if t.name == "task_create"]
+        assert run(guarded.on_invoke_tool(cast(Any, None), '{"subject": "a"}')) == "created"
+        session.mode = "plan"
+        refused = run(guarded.on_invoke_tool(cast(Any, None), '{"subject": "b"}'))
+        assert refused == session.log.refusal("task_create", mode="plan")
+        assert RAN == ["a"]
+        session.close()

@@ -44,7 +44,7 @@ from compaction import (
     parse_checkpoint,
     read_events,
 )
-from harness.integrations.openai_agents import LogSession
+from harness.integrations.openai_agents import LogSession, UnguardedModelWarning
 from harness.testing import Reply, StubModel, ToolCall, prompt_tokens
 
 set_tracing_disabled(True)  # offline: no trace export
@@ -246,6 +246,30 @@ class TestOverflow:
         assert f"about {caught.value.request_tokens} tokens" in message
         assert "200000-token window" in message
         assert caught.value.request_tokens > 0
+        assert len(model.requests) == 4 + 2  # four answered, then exactly two sends refused
+        refusals = [e for e in read_events(tmp_path / "s.jsonl") if e.type == "context/overflow"]
+        assert len(refusals) == 1
+
+    @pytest.mark.parametrize(
+        "usage",
+        [
+            Usage(requests=1, input_tokens=-5, output_tokens=1),
+            Usage(requests=1, input_tokens=10**5000, output_tokens=1),
+        ],
+        ids=["negative", "huge"],
+    )
+    def test_usage_never_loses_an_answered_response(self, tmp_path: Path, usage: Usage) -> None:
+        """A response whose usage cannot be logged is still the run's answer."""
+
+        class Odd(ScriptedModel):
+            async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+                answered = await super().get_response(*args, **kwargs)
+                return ModelResponse(output=answered.output, usage=usage, response_id=None)
+
+        session = LogSession("u1", tmp_path / "s.jsonl")
+        result = run(session, Odd([[text_output("fine")]]), "go")
+        assert result.final_output == "fine"
+        assert not [e for e in read_events(tmp_path / "s.jsonl") if e.type == "usage/report"]
 
 
 class NamedProvider(ModelProvider):
@@ -409,3 +433,14 @@ class TestCounting:
         assert [r.data.prompt_tokens for r in reports[:2]] == [6_300, 7_600]
         with Session(tmp_path / "s.jsonl") as log:
             assert log.token_scale is not None
+
+    def test_an_unguarded_model_object_is_warned_about_once(self, tmp_path: Path) -> None:
+        """The agent's own model, run_config() without session.agent: one warning naming the fix."""
+        model, _ = overflow_once()
+        session = LogSession("u1", tmp_path / "s.jsonl", policy=CompactionPolicy(200_000))
+        mine = agent(model, session)
+        warned = pytest.warns(UnguardedModelWarning, match=r"session\.agent\(agent\)")
+        with warned as seen, pytest.raises(openai.BadRequestError):  # unguarded: it goes through
+            asyncio.run(Runner.run(mine, "go", session=session, run_config=session.run_config()))
+        assert len(seen) == 1  # seven model calls, one warning
+        assert session.retries == 0

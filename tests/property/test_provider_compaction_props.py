@@ -48,6 +48,10 @@ class Failing:
         """Return the text."""
         return text
 
+    def api_keys(self) -> list[str]:
+        """No key."""
+        return []
+
 
 def backend_for(name: str, round_no: int) -> Any:
     """The backend a round compacts with (None: local)."""

@@ -137,8 +137,9 @@ def test_sigkill_mid_copy_never_leaves_a_truncated_session(backend: str, tmp_pat
 def test_a_missing_source_is_refused(dst_url: str, tmp_path: Path) -> None:
     """Copying a session that does not exist is one line, not "0 events".
 
-    A missing JSONL file is an I/O error (exit 3, as for every command that reads a log); a
-    store session that holds no events is refused as input (exit 2).
+    A missing JSONL file, a store that is not there and a store session that holds no events
+    are each exit 3, as for every command that reads (issue 39: "no such store", "no session
+    ID"); the missing store is not created.
     """
     done = run_cli("copy", tmp_path / "nothing.jsonl", dst_url, "--as", "x")
     assert done.returncode == 3
@@ -146,8 +147,13 @@ def test_a_missing_source_is_refused(dst_url: str, tmp_path: Path) -> None:
     assert "0 events" not in done.stdout
     src = f"sqlite:///{tmp_path / 'empty.db'}"
     done = run_cli("copy", src, dst_url, "--session", "ghost")
-    assert done.returncode == 2
-    assert "no such session" in done.stderr
+    assert done.returncode == 3
+    assert "no such store" in done.stderr
+    assert not (tmp_path / "empty.db").exists()
+    SqliteStore(tmp_path / "empty.db").close()
+    done = run_cli("copy", src, dst_url, "--session", "ghost")
+    assert done.returncode == 3
+    assert "no session 'ghost'" in done.stderr
 
 
 @pytest.mark.parametrize("kind", ["dangling", "outside", "to-a-file"])

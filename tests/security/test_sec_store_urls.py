@@ -52,6 +52,58 @@ def test_redact_url_leaves_urls_without_a_password(url: str) -> None:
     assert redact_url(url) == url
 
 
+PASSWORD_NAMES = ["password", "pwd", "passwd", "sslpassword", "PassWord", "SSLPASSWORD"]
+URI_ONLY_NAMES = ["pass%77ord", "%70assword", "ssl%70assword", "password%20"]
+"""Names libpq percent-decodes in a URI's query (not in the keyword form)."""
+
+
+def _query_forms(name: str) -> list[str]:
+    return [
+        f"postgresql://db/x?{name}=s3cret",
+        f"postgresql://db/x?sslmode=require&{name}=s3cret&user=a",
+        f"postgresql://db/x?{name}=s3cret#frag",
+        f"postgresql://db/x?{name}=s3%26cret",
+    ]
+
+
+def _keyword_forms(name: str) -> list[str]:
+    return [
+        f"host=db {name}=s3cret user=a",
+        f"{name}=s3cret",
+        f"host=db {name} = s3cret",
+        f"host=db {name}='s3 cret' user=a",
+        f"host=db {name}='it\\'s s3cret'",
+        f'host=db {name}="s3cret" user=a',
+    ]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [u for n in PASSWORD_NAMES for u in _query_forms(n) + _keyword_forms(n)]
+    + [u for n in URI_ONLY_NAMES for u in _query_forms(n)],
+)
+def test_every_password_key_is_redacted_in_query_and_keyword_form(url: str) -> None:
+    """Each password name, in a URL's query and in libpq's keyword form, loses its value."""
+    for shown in (redact_url(url), redact(url)):
+        assert "s3" not in shown, shown
+        assert ("***" in shown) or (REDACTED in shown)
+    assert any("s3" in found for found in passwords_in(url))
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://db/x?passfile=/home/a/.pgpass",
+        "postgresql://db/x?sslmode=require&user=pwdless",
+        "host=db user=passwd_admin dbname=pwd",
+    ],
+)
+def test_other_parameters_are_left_alone(url: str) -> None:
+    """A name that only contains a password word, or a value that does, is not redacted."""
+    assert redact_url(url) == url
+    assert passwords_in(url) == []
+
+
 def test_passwords_in_finds_each_form_decoded() -> None:
     """The passwords a URL holds are found, percent-decoded too, for redacting driver errors."""
     found = passwords_in("postgresql://u:p%40ss@h/d?password=q1w2e3")

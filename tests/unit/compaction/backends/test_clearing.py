@@ -9,7 +9,13 @@ from contracts.sdk_shapes import problems
 
 from compaction import ConfigError, Session, get_tokenizer
 from compaction.backends import ClearingPolicy, ToolResultClearer
-from compaction.backends._clearing import CACHE_LIFETIMES, ResultSlot, cleared_note, clearing_due
+from compaction.backends._clearing import (
+    CACHE_LIFETIMES,
+    ResultSlot,
+    clearable,
+    cleared_note,
+    clearing_due,
+)
 from harness.simulation import AnthropicCache, DeepSeekCache, OpenAICache
 from prompts import BUILTIN_MODES, PromptBuilder, anthropic_request, clear_tool_uses_edit
 
@@ -88,7 +94,8 @@ class TestRule:
     @pytest.mark.parametrize(
         ("kwargs", "match"),
         [
-            ({"keep_calls": -1}, "keep_calls must be >= 0"),
+            ({"keep_calls": -1}, "keep_calls must be >= 1, not -1"),
+            ({"keep_calls": 0}, "keep_calls must be >= 1, not 0"),
             ({"ttl_seconds": 0}, "ttl_seconds must be > 0"),
             ({"payback_calls": 0}, "payback_calls must be >= 1"),
             ({"cached_price": 2.0}, "cached_price must be in"),
@@ -177,6 +184,79 @@ class TestClearer:
         ]
         first = min(clearer.cleared)
         assert results[0]["content"][0]["text"] == cleared_note(first)
+
+
+def _call(call_id: str, name: str = "read") -> dict[str, object]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}
+
+
+def parallel_turn(session: Session, turn: int, width: int, name: str = "read") -> list[int]:
+    """One assistant message with `width` parallel calls, then their results; their seqs."""
+    calls = [_call(f"t{turn}c{k}", name) for k in range(width)]
+    session.add_message({"role": "assistant", "content": None, "tool_calls": calls})
+    return [
+        session.add_message(
+            {"role": "tool", "tool_call_id": call["id"], "content": f"out {turn}.{k} " * 300}
+        ).seq
+        for k, call in enumerate(calls)
+    ]
+
+
+def expired_view(session: Session, keep_calls: int) -> set[int]:
+    """What a clearer clears on a first request (nothing cached): every result it may."""
+    clearer = ToolResultClearer(ClearingPolicy(keep_calls=keep_calls), get_tokenizer())
+    clearer.view(session.context, at=0.0)
+    return clearer.cleared
+
+
+class TestWhatMayBeCleared:
+    @pytest.mark.parametrize("keep", [1, 2, 3, 5])
+    def test_keep_calls_counts_turns_not_results(self, log_path: Path, keep: int) -> None:
+        """A turn of 6 parallel calls counts once: the latest `keep` turns stay whole."""
+        with Session(log_path) as session:
+            session.start_turn("Survey")
+            turns = [parallel_turn(session, t, width=6 if t % 2 else 1) for t in range(8)]
+            session.add_message({"role": "assistant", "content": "Done."})
+            cleared = expired_view(session, keep)
+        assert cleared == {seq for t in turns[:-keep] for seq in t}
+
+    def test_the_newest_parallel_turn_is_never_cleared(self, log_path: Path) -> None:
+        """The 6 results the model has not answered yet stay whole (issue 39: 3 of 6 were)."""
+        with Session(log_path) as session:
+            session.start_turn("Survey")
+            older = [parallel_turn(session, t, width=1) for t in range(4)]
+            newest = parallel_turn(session, 4, width=6)
+            cleared = expired_view(session, keep_calls=3)
+        assert not cleared & set(newest)
+        assert cleared == {seq for t in older[:2] for seq in t}
+
+    def test_results_no_answer_follows_are_never_cleared(self, log_path: Path) -> None:
+        """Results after the last assistant message (a user spoke, no answer yet) stay whole."""
+        with Session(log_path) as session:
+            session.start_turn("Survey")
+            old = [parallel_turn(session, t, width=1) for t in range(3)]
+            session.add_message({"role": "user", "content": "and also this"})
+            window = session.context
+        assert clearable(window, keep_calls=1) == {old[0][0], old[1][0]}
+        assert clearable(window, keep_calls=1).isdisjoint(old[2])
+
+    def test_the_only_board_is_never_cleared(self, log_path: Path) -> None:
+        """The newest `task_list` result (the board's only copy) stays; an older one may go."""
+        with Session(log_path) as session:
+            session.start_turn("Survey")
+            first_board = parallel_turn(session, 0, width=1, name="task_list")
+            reads = [parallel_turn(session, t, width=1) for t in range(1, 4)]
+            only = expired_view(session, keep_calls=1)
+            board = parallel_turn(session, 4, width=1, name="task_list")
+            more = [parallel_turn(session, t, width=1) for t in range(5, 7)]
+            session.add_message({"role": "assistant", "content": "Done."})
+            window = session.context
+        assert first_board[0] not in only
+        assert only == {seq for t in reads[:-1] for seq in t}
+        later = clearable(window, keep_calls=1)
+        assert first_board[0] in later
+        assert board[0] not in later
+        assert later == {first_board[0], *(s for t in reads + more[:-1] for s in t)}
 
 
 def test_clear_tool_uses_edit_validates() -> None:

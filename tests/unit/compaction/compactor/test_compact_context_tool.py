@@ -183,3 +183,43 @@ class TestCli:
         assert run.returncode != 0
         assert "Traceback" not in run.stderr
         assert "window_tokens must be a positive integer" in run.stderr
+
+
+class TestFloor:
+    def repeat(self, session: Session, calls: int, **kwargs: int) -> list[str]:
+        """Answer `calls` compact_context calls in a row, as a model calling it in a loop."""
+        out = []
+        for i in range(calls):
+            answer = call_tool(session, COMPACT_CONTEXT, "{}", policy=POLICY, **kwargs)
+            out.append(answer.content)
+            session.add_message(result(f"cc{i}" if i else "cc", answer.content))
+            session.add_message(call(f"cc{i + 1}", COMPACT_CONTEXT))
+        return out
+
+    def test_thirty_calls_in_a_row_make_one_checkpoint(self, log_path: Path) -> None:
+        """After one compaction, calls with less new content than the floor compact nothing."""
+        with asking(log_path) as session:
+            answers = self.repeat(session, 30)
+            assert len(checkpoints(session)) == 1
+        assert answers[0].startswith("Context compacted: ")
+        assert all(a.startswith("Nothing to compact: only ") for a in answers[1:])
+        assert answers[1].endswith(
+            "since the last Checkpoint (the floor is 2000); go on with the task."
+        )
+
+    def test_new_content_over_the_floor_compacts_again(self, log_path: Path) -> None:
+        """Enough new messages since the Checkpoint: the next call compacts."""
+        with asking(log_path) as session:
+            first = call_tool(session, COMPACT_CONTEXT, "{}", policy=POLICY)
+            session.add_message(result("cc", first.content))
+            reads(session, [f"src/n{i}.py" for i in range(12)])
+            session.add_message(call("cc2", COMPACT_CONTEXT))
+            again = call_tool(session, COMPACT_CONTEXT, "{}", policy=POLICY, min_new_tokens=500)
+            assert again.content.startswith("Context compacted: ")
+            assert len(checkpoints(session)) == 2
+
+    def test_a_floor_of_zero_compacts_every_time(self, log_path: Path) -> None:
+        """The host can turn the floor off: every call compacts when it can."""
+        with asking(log_path) as session:
+            answers = self.repeat(session, 3, min_new_tokens=0)
+        assert not any(a.startswith("Nothing to compact: only") for a in answers)

@@ -36,9 +36,11 @@ from compaction import (
     parse_checkpoint,
     render_checkpoint,
 )
-from compaction.compactor.compact import previous_checkpoint, unsafe_cuts
+from compaction.compactor._carried import CARRIED_HEAD, clip_task
+from compaction.compactor.compact import clip_carried, previous_checkpoint, unsafe_cuts
+from compaction.contract import MAX_ITEM_CHARS
 from compaction.cuts import cut_points, select_cut
-from compaction.events import make_event
+from compaction.events import TaskRef, make_event
 from compaction.invariants import check_checkpoint_cut
 from compaction.views import checkpoint_message, checkpoint_message_for
 
@@ -830,3 +832,42 @@ class TestModesReachTheSummarizer:
             ended = compact(session, policy, force=True, dry_run=True)
         assert "while in plan mode: Do not edit files yet." in still.checkpoint.critical_context
         assert "Do not edit" not in ended.checkpoint.critical_context
+
+
+class TestCarriedBoundaries:
+    """The items carried by code: list order kept, and the clipping cap tested at its edge."""
+
+    def test_pending_jobs_keep_a_list_order_that_is_not_alphabetical(
+        self, session: Session
+    ) -> None:
+        """Several pending items, out of alphabetical order, among others: the list's order."""
+        turn(session, 1)
+        order = ["Zip the release", "Bump the version", "Merge the docs", "Add a changelog"]
+        items = [(order[0], "pending"), ("Read the code", "completed"), (order[1], "pending")]
+        items += [("Fix the lexer", "in_progress"), (order[2], "pending"), (order[3], "pending")]
+        session.todo_write(todos(*items))
+        turn(session, 2)
+        r = compact(session, SMALL, force=True)
+        assert list(r.checkpoint.pending_jobs) == order
+        assert order != sorted(order)
+        assert r.checkpoint.current_work == ("Fix the lexer",)
+
+    def test_an_item_exactly_at_the_cap_is_carried_whole(self) -> None:
+        """MAX_ITEM_CHARS characters: what the tools accept is never clipped."""
+        text = "x" * MAX_ITEM_CHARS
+        assert clip_carried(text, 7) == text
+        task = TaskRef(id="3", subject=text)
+        assert clip_task(task) == task
+
+    def test_one_character_over_the_cap_is_clipped_with_its_way_back(self) -> None:
+        """MAX_ITEM_CHARS + 1: the head, then a note naming the length and where it is whole."""
+        text = "y" * (MAX_ITEM_CHARS + 1)
+        assert clip_carried(text, 7) == (
+            "y" * CARRIED_HEAD + f" [... clipped: the item has {MAX_ITEM_CHARS + 1} characters; "
+            "read it whole with harness log LOG --seq 7]"
+        )
+        task = TaskRef(id="3", subject=text)
+        assert clip_task(task).subject == (
+            "y" * CARRIED_HEAD + f" [... clipped: the item has {MAX_ITEM_CHARS + 1} characters; "
+            "read it whole with task_list (task 3)]"
+        )

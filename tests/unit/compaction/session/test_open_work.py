@@ -44,6 +44,20 @@ class TestEndTurn:
         assert left.total == 5
         assert event.data.open == left
 
+    def test_several_pending_tasks_are_each_counted_and_named(self, log_path: Path) -> None:
+        """Four pending tasks (one finished among them), two pending items: every one counted."""
+        with Session(log_path) as session:
+            session.start_turn("Do many things")
+            session.todo_write(todos(("A", "pending"), ("B", "completed"), ("C", "pending")))
+            for subject in ("Lexer", "Parser", "Docs", "Tests", "Bench"):
+                session.task_create({"subject": subject})
+            session.task_update({"id": "3", "status": "completed"})
+            left = session.end_turn()
+            event = last_turn_end(session)
+        assert left == OpenWork(todos_pending=2, tasks_pending=4, task_ids=("1", "2", "4", "5"))
+        assert left.total == 6
+        assert event.data.open == left
+
     def test_a_turn_with_nothing_open_records_no_open_field(self, log_path: Path) -> None:
         """Nothing open: the turn/end line is the one old logs hold."""
         with Session(log_path) as session:

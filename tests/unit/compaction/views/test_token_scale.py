@@ -32,6 +32,7 @@ def play(
     reply_first: bool = False,
     model: str = "m1",
     outliers: int = 0,
+    noise: int = 0,
 ) -> None:
     """Log `calls` agent calls whose provider prompt grows `scale` times the counted context."""
     session.start_turn("read every file and report")
@@ -44,6 +45,7 @@ def play(
         else:
             counted = session.context_tokens
         prompt = 900 + round(scale * counted) + (50_000 if i < outliers else 0)
+        prompt += noise if i % 2 else -noise  # a provider's report off by as much either way
         session.append(report(prompt, model))
         if not reply_first:
             session.add_message(answer)
@@ -170,3 +172,36 @@ class TestLogCommand:
         run_cli("import", "auto", str(src), "-o", str(log))
         scale = json.loads(run_cli("log", str(log), "--json").stdout)["token_scale"]
         assert 1.15 < scale < 1.45
+
+
+class TestRobustness:
+    def test_symmetric_noise_does_not_push_the_scale_up(self, tmp_path: Path) -> None:
+        """Reports off by +-N (half the pairs shrink): the median of every pair stays at 1.25."""
+        with Session(tmp_path / "s.jsonl") as session:
+            play(session, 21, 1.25, noise=300)
+            assert session.token_scale is not None
+            assert abs(session.token_scale - 1.25) < 0.05
+
+    def test_a_turn_in_another_mode_breaks_the_pair(self, tmp_path: Path) -> None:
+        """A new system prompt between two calls: no sample spans it."""
+        with Session(tmp_path / "s.jsonl") as session:
+            session.start_turn("one", mode="agent")
+            session.append(report(1_000))
+            session.add_message({"role": "assistant", "content": "a " * 400})
+            session.start_turn("two", mode="plan")
+            session.append(report(9_000))  # the plan prompt is far longer: not a token scale
+            samples = session._scale_p.view(session._scale).samples
+        assert samples == ()
+
+    def test_a_report_counts_only_up_to_its_context_seq(self, tmp_path: Path) -> None:
+        """Messages after the report's context_seq belong to the next call's span."""
+        with Session(tmp_path / "s.jsonl") as session:
+            session.start_turn("go")
+            session.append(report(1_000))
+            first = session.add_message({"role": "assistant", "content": "a " * 100})
+            later = session.add_message({"role": "assistant", "content": "b " * 100})
+            data = report(1_200).model_copy(update={"context_seq": first.seq})
+            session.append(data)
+            samples = session._scale_p.view(session._scale).samples
+        assert [s.seqs for s in samples] == [(first.seq,)]
+        assert later.seq not in samples[0].seqs
