@@ -4,6 +4,9 @@ Rule of this room: everything that reads or writes bytes of a session lives here
 reader and writer, locking, the sources a `Session` reads from, the SQL stores); nothing here
 knows about views, tools or compaction.
 
+The JSONL log is also read and appended with the standard library alone (`plain_log`:
+`fold_plain`, `append_plain`), for the CLI's fast path; the root loads each name on first use.
+
 Pick one with a URL or a path (`open_store`):
 
 - a plain path ``s.jsonl``: one JSONL file, a store of one session (`FileStore`), the default;

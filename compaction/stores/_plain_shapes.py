@@ -7,7 +7,7 @@ models' role rules. Anything else is refused, and the caller takes the full path
 the log through the one `LogReader`.
 
 Invariants: a line these checks accept parses with the models into an event whose dump is that
-line (`tests/unit/compaction/stores/test_plain_log.py` checks it over generated logs); the names
+line (`tests/e2e/test_todo_write_plain.py` checks it over generated logs); the names
 and statuses come from `compaction.contract`.
 """
 

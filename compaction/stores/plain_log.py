@@ -10,9 +10,10 @@ fsyncs it. They take only the common case: a log whose every line has the envelo
 reads the log through the one `LogReader` and words every error.
 
 Invariants: when `fold_plain` returns a state, a `Session` replaying the log sees the same seq,
-mode, calls and lists (`tests/unit/compaction/stores/test_plain_log.py`); `append_plain` writes
-nothing unless the line is accepted and whole, and cuts the file back if the write fails; it
-creates a missing log only when `build` accepts the empty log.
+mode, calls and lists (`tests/e2e/test_todo_write_plain.py`, `tests/e2e/test_todos_plain.py`);
+`append_plain` writes nothing unless the line is accepted and whole, and cuts the file back if
+the write fails; it creates a missing log only when `build` accepts the empty log
+(`tests/unit/compaction/stores/test_plain_log.py`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Tools: what the model calls, validated, and what it gets back.
 
-- `todos`: the `todo_write` tool (one agent's full-overwrite list);
+- `todos`: the `todo_write` tool (one agent's full-overwrite list), over `_todo_rules`, the one
+  module of its rules, limits and model-facing strings (standard library only);
+- `_plain_call`: `plain_todo_call`, an accepted call decided without pydantic (the CLI's fast
+  path), by the same rules and the shipped policy table;
 - `tasks`: the id-based task tools (`task_create`, `task_update`, `task_list`) for shared lists;
 - `task_rules`: the rules a `task_update` keeps (`plan_update`), against the board as stored;
 - `arguments`: reading a call's raw arguments, bounded in size;
@@ -12,6 +15,7 @@ Rule of this room: a model's bad arguments become a `ToolResult` or `ToolInputEr
 read, never a crash; the tools read views, and never write the log themselves (the session does).
 
 Invariants: a rejected call appends nothing and changes no view; a forbidden tool is never run.
+The root loads each name on first use, so the fast path reaches `_todo_rules` without pydantic.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Views: deterministic folds over the session log, one module a projection.
 
 - `projection`: the `Projection` protocol and `fold`;
-- `panel`: the todos view (the task panel) and `count_statuses`;
+- `panel`: the todos view (the task panel) and `count_statuses`; its words (the status marks,
+  the counts line) in `_panel_text`, standard library only, for the CLI's fast path too;
 - `board`: the shared task list (`task/create`, `task/update`);
 - `turn_modes`: which mode each stretch of the log ran in;
 - `context`: what the model sees (system messages, the newest Checkpoint, the kept messages);
