@@ -142,7 +142,7 @@ class OverflowData(_Frozen):
 
     The refusal proves the provider's real window is below the refused request (or the limit its
     message named): from then on the session's compactions use the smaller of the configured
-    window and this one (`compaction.views.refusals`).
+    window and this one (`compaction.views.overflow_refusals`).
     """
 
     request_tokens: int = Field(ge=1, le=MAX_INT)

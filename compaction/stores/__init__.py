@@ -26,7 +26,7 @@ from compaction._lazy import lazy_root as _lazy_root
 if _typing.TYPE_CHECKING:
     from compaction.stores._copy import copy_session, is_staging, write_new_session
     from compaction.stores._opening import (
-        is_store_url,
+        log_file,
         open_session_store,
         open_store,
         session_file,
@@ -62,7 +62,7 @@ _EXPORTS: dict[str, str] = {
     "event_line": "compaction.stores.plain_log",
     "fold_plain": "compaction.stores.plain_log",
     "is_staging": "compaction.stores._copy",
-    "is_store_url": "compaction.stores._opening",
+    "log_file": "compaction.stores._opening",
     "open_session_store": "compaction.stores._opening",
     "open_store": "compaction.stores._opening",
     "read_events": "compaction.stores.log_reader",
@@ -88,7 +88,7 @@ __all__ = [
     "event_line",
     "fold_plain",
     "is_staging",
-    "is_store_url",
+    "log_file",
     "open_session_store",
     "open_store",
     "read_events",

@@ -47,6 +47,11 @@ def is_store_url(target: str | Path) -> bool:
     return bool(sep) and scheme in SCHEMES
 
 
+def log_file(target: str | Path) -> Path | None:
+    """Return the one-session file `target` names, or None for a store URL."""
+    return None if is_store_url(target) else Path(target)
+
+
 def _path_of(url: str) -> Path:
     """``x:///rel`` is relative, ``x:////abs`` absolute (SQLAlchemy's rule)."""
     rest = url.partition("://")[2]

@@ -37,7 +37,7 @@ if _typing.TYPE_CHECKING:
         checkpoint_message_for,
         checkpoint_preamble,
     )
-    from compaction.views.refusals import Refusals, RefusalsProjection
+    from compaction.views.overflow_refusals import Refusals, RefusalsProjection
     from compaction.views.token_scale import TokenScaleProjection, scaled_tokens
     from compaction.views.unanswered import (
         CallTracker,
@@ -52,8 +52,8 @@ _EXPORTS: dict[str, str] = {
     "ContextState": "compaction.views.context",
     "ContextWindow": "compaction.views.context",
     "LatestTodosProjection": "compaction.views._panel",
-    "Refusals": "compaction.views.refusals",
-    "RefusalsProjection": "compaction.views.refusals",
+    "Refusals": "compaction.views.overflow_refusals",
+    "RefusalsProjection": "compaction.views.overflow_refusals",
     "STATUS_MARKS": "compaction.views._panel_text",
     "TaskBoard": "compaction.views.board",
     "TasksProjection": "compaction.views.board",

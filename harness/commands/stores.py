@@ -62,16 +62,17 @@ def transcript_hint(args: argparse.Namespace) -> str | None:
     line the reader refused.
     """
     from compaction.importers import detect_format
-    from compaction.stores import is_store_url
+    from compaction.stores import log_file
 
     log = getattr(args, "log", None)
-    if not isinstance(log, str) or is_store_url(log) or not Path(log).is_file():
+    path = log_file(log) if isinstance(log, str) else None
+    if path is None or not path.is_file():
         return None
     try:
-        with open(log, "rb") as fh:
+        with open(path, "rb") as fh:
             if fh.read(5) == b'{"v":':  # a session log (perhaps damaged): the reader's message
                 return None
-        found = detect_format(log)
+        found = detect_format(path)
     except Exception:  # no format recognised, or unreadable: the reader's own message stands
         return None
     return (

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from compaction import Message
-from compaction.events import EventData, TurnStartData
+from compaction import EventData, Message, TurnStartData
 from prompts import DEFAULT_MODE, Mode, get_mode
 
 

@@ -68,6 +68,7 @@ from compaction import (
     CompactionPolicy,
     CompactionResult,
     ConfigError,
+    EventData,
     EventStore,
     MessagesRetracted,
     Summarizer,
@@ -76,7 +77,7 @@ from compaction import (
 )
 from compaction import Session as LogBackedSession
 from compaction.compactor import record_overflow
-from compaction.events import EventData, RetractData
+from compaction.events import RetractData
 from compaction.stores import FileStore
 from harness.integrations._agents_items import (
     ITEM_FIELD,

@@ -191,12 +191,16 @@ def commands_in(modules: set[str]) -> set[str]:
 
 
 def command_imports(module: str) -> set[str]:
-    """Return the command modules that `module`'s source imports (a shared helper, say)."""
+    """Return the command modules `module` imports when it loads (a shared helper, say).
+
+    Module-level imports only: one inside a function (what ``run`` needs) loads when the
+    command runs, not for ``--help``.
+    """
     source = ROOT.joinpath(*module.split(".")).with_suffix(".py").read_text(encoding="utf-8")
     return commands_in(
         {
             node.module
-            for node in ast.walk(ast.parse(source))
+            for node in ast.parse(source).body
             if isinstance(node, ast.ImportFrom) and node.module
         }
     )

@@ -186,11 +186,15 @@ class TestCli:
 
 
 class TestFloor:
-    def repeat(self, session: Session, calls: int, **kwargs: int) -> list[str]:
+    def repeat(self, session: Session, calls: int, floor: int | None = None) -> list[str]:
         """Answer `calls` compact_context calls in a row, as a model calling it in a loop."""
         out = []
         for i in range(calls):
-            answer = call_tool(session, COMPACT_CONTEXT, "{}", policy=POLICY, **kwargs)
+            answer = (
+                call_tool(session, COMPACT_CONTEXT, "{}", policy=POLICY)
+                if floor is None
+                else call_tool(session, COMPACT_CONTEXT, "{}", policy=POLICY, min_new_tokens=floor)
+            )
             out.append(answer.content)
             session.add_message(result(f"cc{i}" if i else "cc", answer.content))
             session.add_message(call(f"cc{i + 1}", COMPACT_CONTEXT))
@@ -221,5 +225,5 @@ class TestFloor:
     def test_a_floor_of_zero_compacts_every_time(self, log_path: Path) -> None:
         """The host can turn the floor off: every call compacts when it can."""
         with asking(log_path) as session:
-            answers = self.repeat(session, 3, min_new_tokens=0)
+            answers = self.repeat(session, 3, floor=0)
         assert not any(a.startswith("Nothing to compact: only") for a in answers)
