@@ -105,6 +105,7 @@ ROOTS = (
     "prompts",
     "harness.simulation",
     "harness.testing",
+    "harness.hooks",
     *CORE_MODULES,
 )
 """Package roots: the CLI and the benchmarks import these packages' `__all__`, nothing deeper.

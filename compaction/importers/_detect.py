@@ -5,7 +5,8 @@ Rules, first match wins: a ``.traj`` file, or one JSON object with a ``history``
 has Gemini CLI's ``sessionId`` or its messages carry a ``type`` (``user``, ``gemini``,
 ``info``) and no ``role``; a file opening with ``[``, or another object with ``messages``, is
 ``openai``; otherwise the first records of a JSONL file decide: an envelope with a Codex record
-type (``session_meta``, ``response_item``...) is ``codex``; a record with Claude Code's
+type (``session_meta``, ``response_item``...) is ``codex``; Gemini CLI's chat-file header
+(``sessionId`` and ``projectHash``) is ``gemini``; a record with Claude Code's
 fields (``sessionId``, ``parentUuid``, ``leafUuid``) or types (``user``/``assistant`` with a
 ``message``, ``file-history-snapshot``) is ``claude-code``; a bare ``role`` is ``openai``.
 
@@ -129,6 +130,8 @@ def _record_format(record: object) -> Format | None:
         return "codex"
     if "record_type" in record:
         return "codex"
+    if "projectHash" in record and "sessionId" in record:
+        return "gemini"
     if CLAUDE_KEYS & record.keys() or kind in CLAUDE_TYPES:
         return "claude-code"
     if kind in ("user", "assistant") and isinstance(record.get("message"), Mapping):

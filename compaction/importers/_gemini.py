@@ -1,7 +1,14 @@
-"""Gemini CLI session files (``~/.gemini/tmp/<project>/chats/session-*.json``) into session events.
+"""Gemini CLI session files (``~/.gemini/tmp/<project>/chats/session-*.json[l]``) into events.
 
-The file is one JSON document: ``sessionId``, ``projectHash``, ``startTime``, ``lastUpdated`` and
-``messages``. What each message (by ``type``) becomes:
+The older file is one JSON document: ``sessionId``, ``projectHash``, ``startTime``,
+``lastUpdated`` and ``messages``. Gemini CLI 0.61 writes a JSONL chat file instead: a header
+record (``sessionId``, ``projectHash``...; again on each resume), message records appended as
+they happen (a message rewritten later, with its tool calls, repeats its ``id``: the last
+record of an id wins), and ``{"$set": {...}}`` patches. A ``$set`` of ``messages`` whose text
+holds a ``<state_snapshot>`` not seen before is Gemini CLI's own compression, kept as a
+`compaction/checkpoint` event (summarizer ``gemini-cli``, the snapshot as text); other patches
+(a resume's history, ``lastUpdated``) are skipped and counted. What each message (by ``type``)
+becomes:
 
 - ``user``: a real request (`turn/start` + user message); ``content`` is text or a list of parts.
 - ``gemini``: one assistant message with its ``content`` and ``toolCalls`` (``name``, ``args``);
@@ -35,7 +42,7 @@ from compaction.importers._recorded_calls import (
     token_figure,
     unknown,
 )
-from compaction.importers._records import load_document
+from compaction.importers._records import iter_jsonl, load_document
 from compaction.importers._tool_status import exit_code_in, failed_by
 from compaction.tokens import Tokenizer
 
@@ -138,10 +145,79 @@ def _usage(msg: Mapping[str, Any]) -> UsageReportData | None:
     )
 
 
+SUMMARIZER = "gemini-cli"
+SNAPSHOT = "<state_snapshot>"
+
+
+def _snapshot_in(patch: Mapping[str, Any]) -> str | None:
+    """Return the ``<state_snapshot>`` text a ``$set`` of ``messages`` holds, or None."""
+    messages = patch.get("messages")
+    for msg in messages if isinstance(messages, list) else []:
+        text = content_text(msg.get("content")) if isinstance(msg, Mapping) else None
+        if isinstance(text, str) and SNAPSHOT in text:
+            return text[text.index(SNAPSHOT) :]
+    return None
+
+
+def _load_chat_lines(
+    path: Path, report: ImportReport, tokenizer: Tokenizer, *, strict: bool
+) -> Iterator[Event]:
+    """Stream the events of a JSONL chat file (Gemini CLI 0.61 and later)."""
+    reader: _Reader
+    builder = EventBuilder(report, tokenizer, lambda call: reader.todo_hook(call))
+    reader = _Reader(builder, report, path, strict)
+    held: Mapping[str, Any] | None = None
+    snapshots: set[str] = set()
+    for lineno, record in iter_jsonl(path, report, strict=strict):
+        if not isinstance(record, Mapping):
+            continue
+        if "type" in record and "id" in record:
+            if held is not None and held.get("id") != record.get("id"):
+                reader.message(lineno, held)
+            held = record
+        elif isinstance(record.get("$set"), Mapping):
+            snapshot = _snapshot_in(record["$set"])
+            if snapshot is None or snapshot in snapshots:
+                report.skip("$set patch (metadata or a resumed history)")
+                continue
+            snapshots.add(snapshot)
+            if held is not None:
+                reader.message(lineno, held)
+                held = None
+            builder.checkpoint(snapshot, SUMMARIZER)
+        else:
+            report.skip("chat file header")
+        yield from builder.take()
+    if held is not None:
+        reader.message(report.lines, held)
+    yield from builder.finish()
+
+
 def load_gemini(
     path: Path, report: ImportReport, tokenizer: Tokenizer, *, strict: bool
 ) -> Iterator[Event]:
-    """Stream the events of a Gemini CLI session file."""
+    """Stream the events of a Gemini CLI session file (a JSON document or a JSONL chat file)."""
+    if _is_chat_file(path):
+        return _load_chat_lines(path, report, tokenizer, strict=strict)
+    return _load_document(path, report, tokenizer, strict=strict)
+
+
+def _is_chat_file(path: Path) -> bool:
+    """Tell a JSONL chat file by its header line: ``sessionId`` and ``projectHash``, no messages."""
+    with open(path, "rb") as fh:
+        first = fh.readline(1 << 20)
+    try:
+        header = json.loads(first)
+    except ValueError:
+        return False
+    keys = header.keys() if isinstance(header, Mapping) else set()
+    return {"sessionId", "projectHash"} <= keys and "messages" not in keys
+
+
+def _load_document(
+    path: Path, report: ImportReport, tokenizer: Tokenizer, *, strict: bool
+) -> Iterator[Event]:
+    """Stream the events of a Gemini CLI session document."""
     doc = load_document(path)
     messages = doc.get("messages") if isinstance(doc, Mapping) else None
     if not isinstance(doc, Mapping) or not isinstance(messages, list):

@@ -28,7 +28,7 @@ if _typing.TYPE_CHECKING:
     from compaction.views._panel import LatestTodosProjection, TodoPanel, TodosProjection
     from compaction.views._panel_text import STATUS_MARKS, counts_line
     from compaction.views._usage_view import Usage, UsageProjection, UsageState
-    from compaction.views.board import TaskBoard, TasksProjection, panel_line
+    from compaction.views.board import TaskBoard, TasksProjection, TasksState, panel_line
     from compaction.views.context import (
         ContextProjection,
         ContextState,
@@ -57,6 +57,7 @@ _EXPORTS: dict[str, str] = {
     "STATUS_MARKS": "compaction.views._panel_text",
     "TaskBoard": "compaction.views.board",
     "TasksProjection": "compaction.views.board",
+    "TasksState": "compaction.views.board",
     "TodoPanel": "compaction.views._panel",
     "TodosProjection": "compaction.views._panel",
     "TokenScaleProjection": "compaction.views.token_scale",
@@ -86,6 +87,7 @@ __all__ = [
     "RefusalsProjection",
     "TaskBoard",
     "TasksProjection",
+    "TasksState",
     "TodoPanel",
     "TodosProjection",
     "TokenScaleProjection",

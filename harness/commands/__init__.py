@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "context": "harness.commands.context_cmd",
     "modes": "harness.commands.modes_cmd",
     "bench": "harness.commands.bench_cmd",
+    "hooks": "harness.commands.hooks_cmd",
     "completion": "harness.commands.completion_cmd",
 }
 """Each command's name and the module that registers it, in the order ``--help`` lists them."""

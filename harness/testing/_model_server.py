@@ -1,17 +1,23 @@
-"""A scripted stand-in model served over HTTP on loopback, speaking two provider APIs.
+"""A scripted stand-in model served over HTTP on loopback, speaking four provider APIs.
 
 Tests, benchmarks and the examples point real clients at it (`compaction.llm.ChatClient`, the
 official ``openai`` and ``anthropic`` SDKs): it answers ``POST /v1/chat/completions`` in the
 OpenAI chat-completions shape, ``POST /v1/messages`` in the Anthropic messages shape (with the
 ``compact_20260112`` edit's compaction block), and ``POST /v1/responses`` and
 ``POST /v1/responses/compact`` in the OpenAI Responses shapes (`harness.testing._responses_api`),
-with the replies it was scripted with, in order (the last one repeats), and records every request's
-raw bytes. A reply can hold text and tool calls (`ToolCall`), a status with a ``Retry-After``, a
+and ``POST /v1beta/models/MODEL:generateContent`` (and ``:streamGenerateContent``) in the Gemini
+shape (`harness.testing._gemini_api`), with the replies it was scripted with, in order (the
+last one repeats), and records every request's raw bytes. A reply can hold text and tool calls
+(`ToolCall`), a status with a ``Retry-After``, a
 malformed body, an empty answer, a provider's context-overflow refusal (`Reply.overflow`, or
 every request over the stub's `context_window`: `harness.testing._overflow_bodies`), or no answer at
 all (the connection hangs until the client gives up), so every path of an agent loop and every
 failure path of a client runs over a real socket. A scripted step may be a function of the
-decoded request.
+decoded request, and `rules` answer the requests they recognise (an agent's summary request,
+say: `harness.testing._rules`) without using a step of the script. A request that asks for a
+stream (``"stream": true``; Gemini's ``:streamGenerateContent``) gets the same answer as
+server-sent events (`harness.testing._streams`); an error status is sent whole, as the
+providers do.
 
 Unless a reply brings its own ``usage``, the stub reports one from a simple prefix-cache model
 (about four bytes a token): chat-completions counts the longest prefix shared with an earlier
@@ -32,12 +38,14 @@ import json
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
-from urllib.parse import urlsplit
 
 from harness.testing import _responses_api as responses_api
+from harness.testing import _streams as streams
+from harness.testing._gemini_api import gemini_answer, model_of
+from harness.testing._handler import handler_for
 from harness.testing._overflow_bodies import OVERFLOW_STATUS, Dialect, overflow_body
 from harness.testing._prefix_cache import Api as Api
 from harness.testing._prefix_cache import PrefixCache as PrefixCache
@@ -47,15 +55,13 @@ from harness.testing._replies import RecordedRequest as RecordedRequest
 from harness.testing._replies import Reply as Reply
 from harness.testing._replies import Script as Script
 from harness.testing._replies import ToolCall as ToolCall
+from harness.testing._routes import GEMINI_METHODS as GEMINI_METHODS
+from harness.testing._routes import PATHS as PATHS
+from harness.testing._routes import api_of as api_of
+from harness.testing._routes import decoded as decoded_body
+from harness.testing._routes import wants_stream as wants_stream
+from harness.testing._rules import Rule as Rule
 from harness.testing._tool_pairing import PAIRING_STATUS, pairing_body, unanswered_ids
-
-PATHS: dict[str, Api] = {
-    "/v1/chat/completions": "openai",
-    "/v1/messages": "anthropic",
-    "/v1/responses": "responses",
-    "/v1/responses/compact": "responses_compact",
-}
-"""The paths the stub answers, and the API each speaks; any other path gets a 404."""
 
 MAX_BODY = 8 * 1024 * 1024
 """Default cap on a request body, in bytes."""
@@ -74,6 +80,8 @@ class StubModel:
             request over it is refused as too long, in the provider's words, without using a
             step of the script. None: no limit.
         dialect: whose words a chat-completions refusal uses (``openai`` or ``deepseek``).
+        rules: asked in order before the script, with the API's name and the decoded request;
+            the first reply one returns answers, and the script stays where it is.
         port: the loopback port to listen on; 0 takes a free one.
         check_calls: refuse a request holding a tool call without its result (HTTP 400, in
             the provider's words: `harness.testing._tool_pairing`), as every provider does,
@@ -90,10 +98,12 @@ class StubModel:
         read_timeout: float = 10.0,
         context_window: int | None = None,
         dialect: Dialect = "openai",
+        rules: Iterable[Rule] = (),
         port: int = 0,
         check_calls: bool = True,
     ) -> None:
         self.script = list(script) or [Reply()]
+        self.rules = list(rules)
         self.context_window = context_window
         self.dialect = dialect
         self.check_calls = check_calls
@@ -110,7 +120,7 @@ class StubModel:
         self.cache = PrefixCache()
         self._lock = threading.Lock()
         self._released = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -152,7 +162,7 @@ class StubModel:
 
     def requests_to(self, api: Api) -> list[RecordedRequest]:
         """Return the recorded requests made to `api`'s path, in order."""
-        return [r for r in self.requests if PATHS.get(urlsplit(r.path).path) == api]
+        return [r for r in self.requests if api_of(r.path) == api]
 
     def next_reply(self, request: RecordedRequest) -> Reply:
         """Record `request` and return the scripted reply for it.
@@ -160,13 +170,13 @@ class StubModel:
         A request over `context_window` gets an overflow refusal and leaves the script where
         it is (the retry gets the step the refused request would have).
         """
-        api = PATHS.get(urlsplit(request.path).path)
+        api = api_of(request.path)
         over = (
             self.context_window is not None
             and api is not None
-            and prompt_tokens(api, _decoded(request)) > self.context_window
+            and prompt_tokens(api, decoded_body(request)) > self.context_window
         )
-        unpaired = unanswered_ids(api, _decoded(request)) if api and self.check_calls else []
+        unpaired = unanswered_ids(api, decoded_body(request)) if api and self.check_calls else []
         with self._lock:
             self.requests.append(request)
             if unpaired:
@@ -175,14 +185,29 @@ class StubModel:
             if over:
                 self.refused.append(len(self.requests) - 1)
                 return Reply(status=OVERFLOW_STATUS, overflow=True)
+        ruled = self._ruled(api, request)
+        if ruled is not None:
+            return ruled
+        with self._lock:
             index, self._steps = self._steps, self._steps + 1
         step = self.script[min(index, len(self.script) - 1)]
-        reply = step if isinstance(step, Reply) else step(_decoded(request))
+        reply = step if isinstance(step, Reply) else step(decoded_body(request))
         if reply.overflow:
             with self._lock:
                 self.refused.append(len(self.requests) - 1)
             return replace(reply, status=OVERFLOW_STATUS)
         return reply
+
+    def _ruled(self, api: Api | None, request: RecordedRequest) -> Reply | None:
+        """Return the first rule's reply for `request`, or None when no rule answers it."""
+        if api is None or not self.rules:
+            return None
+        body = decoded_body(request)
+        for rule in self.rules:
+            reply = rule(api, body)
+            if reply is not None:
+                return reply
+        return None
 
     def wait_released(self) -> None:
         """Block a hanging reply until the server stops or `hang_limit` passes."""
@@ -190,10 +215,31 @@ class StubModel:
 
     def answer_body(self, request: RecordedRequest, reply: Reply, api: Api = "openai") -> bytes:
         """Return the response body for `reply`, in `api`'s shape."""
+        answer = self.answer(request, reply, api)
+        if isinstance(answer, bytes):
+            return answer
+        return json.dumps(answer, ensure_ascii=False).encode()
+
+    def answer_stream(
+        self, request: RecordedRequest, answer: Mapping[str, Any], api: Api
+    ) -> Iterable[bytes]:
+        """Return `answer` (a whole answer in `api`'s shape) as the API's stream of events."""
+        if api == "anthropic":
+            return streams.anthropic_events(answer)
+        if api == "responses":
+            return streams.responses_events(answer)
+        if api == "gemini":
+            return streams.gemini_events(answer)
+        options = decoded_body(request).get("stream_options")
+        include = isinstance(options, Mapping) and options.get("include_usage") is True
+        return streams.chat_events(answer, include)
+
+    def answer(self, request: RecordedRequest, reply: Reply, api: Api) -> dict[str, Any] | bytes:
+        """Return the answer for `reply` in `api`'s shape, or raw bytes (an error, a body)."""
         if reply.body is not None:
             return reply.body
         if reply.overflow:
-            size = prompt_tokens(api, _decoded(request))
+            size = prompt_tokens(api, decoded_body(request))
             window = self.context_window if self.context_window is not None else size - 1
             return overflow_body(api, self.dialect, size, window)
         if reply.status != 200:
@@ -201,8 +247,11 @@ class StubModel:
             if api == "anthropic":
                 error = {"type": "error", "error": {"type": "api_error", "message": message}}
                 return json.dumps(error).encode()
+            if api == "gemini":
+                status = {"code": reply.status, "message": message, "status": "UNAVAILABLE"}
+                return json.dumps({"error": status}).encode()
             return json.dumps({"error": {"message": message, "type": "stub_error"}}).encode()
-        decoded = _decoded(request)
+        decoded = decoded_body(request)
         text = reply.content or ""
         with self._lock:
             index = len(self.requests)
@@ -215,9 +264,11 @@ class StubModel:
             answer = responses_api.responses_answer(decoded, reply, index, usage, self.model)
         elif api == "responses_compact":
             answer = responses_api.compact_answer(decoded, reply, index, usage)
+        elif api == "gemini":
+            answer = gemini_answer(reply, usage, model_of(request.path))
         else:
             answer = self._openai_answer(reply, index, usage)
-        return json.dumps(answer, ensure_ascii=False).encode()
+        return answer
 
     def _openai_answer(self, reply: Reply, index: int, usage: Mapping[str, Any]) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
@@ -274,63 +325,22 @@ class StubModel:
             "content": content,
             "stop_reason": stop,
             "stop_sequence": None,
-            "usage": dict(usage),
+            "usage": anthropic_usage(usage),
         }
 
 
-def _decoded(request: RecordedRequest) -> Mapping[str, Any]:
-    """Return the request's JSON object, or an empty one when the body is not one."""
-    try:
-        decoded = request.json()
-    except ValueError:
-        return {}
-    return decoded if isinstance(decoded, Mapping) else {}
+def anthropic_usage(usage: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a usage of any of the stub's shapes in the messages shape (that one unchanged)."""
+    if "input_tokens" in usage:
+        return dict(usage)
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
+    return {
+        "input_tokens": usage.get("prompt_tokens", 0) - cached,
+        "output_tokens": usage.get("completion_tokens", 0),
+        "cache_read_input_tokens": cached,
+        "cache_creation_input_tokens": 0,
+    }
 
 
 def _calls_text(reply: Reply) -> str:
     return "".join(c.name + c.arguments_text() for c in reply.tool_calls)
-
-
-def _handler_for(stub: StubModel) -> type[BaseHTTPRequestHandler]:
-    """Return a request handler class bound to `stub`."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        timeout = stub.read_timeout
-
-        def do_POST(self) -> None:
-            try:
-                length = int(self.headers.get("Content-Length", "0"))
-            except ValueError:
-                length = -1
-            if not 0 <= length <= stub.max_body:
-                self.close_connection = True
-                self.send(Reply(status=413), b'{"error": {"message": "request body too large"}}')
-                return
-            body = self.rfile.read(length)
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            request = RecordedRequest(self.path, headers, body)
-            reply = stub.next_reply(request)
-            if reply.hang:
-                stub.wait_released()
-                self.close_connection = True
-                return
-            api = PATHS.get(urlsplit(self.path).path)
-            if api is None:
-                reply = Reply(status=404)
-            self.send(reply, stub.answer_body(request, reply, api or "openai"))
-
-        def send(self, reply: Reply, payload: bytes) -> None:
-            """Send `payload` with `reply`'s status and headers."""
-            self.send_response(reply.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            for name, value in reply.headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, format: str, *args: object) -> None:
-            """Keep test output quiet."""
-
-    return Handler

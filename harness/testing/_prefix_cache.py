@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Api = Literal["openai", "anthropic", "responses", "responses_compact"]
+Api = Literal["openai", "anthropic", "responses", "responses_compact", "gemini"]
 """Which provider API a request spoke, by its path."""
 
 
@@ -31,8 +31,9 @@ def _dump(value: object) -> bytes:
 def prompt_pieces(api: Api, request: Mapping[str, Any]) -> list[tuple[bytes, bool]]:
     """Return a request's prompt in the order the provider reads it, as (bytes, breakpoint).
 
-    Chat-completions: the tools, then each message. Messages: each tool, each system block,
-    then each message's content blocks; a piece is a breakpoint when it carries
+    Chat-completions: the tools, then each message. Gemini: the tools, the system instruction,
+    then each content. Messages: each tool, each system block, then each message's content
+    blocks; a piece is a breakpoint when it carries
     ``cache_control``.
     """
     if api == "openai":
@@ -44,6 +45,12 @@ def prompt_pieces(api: Api, request: Mapping[str, Any]) -> list[tuple[bytes, boo
         head = [_dump(request.get("tools", [])), _dump(request.get("instructions", ""))]
         return [(p, False) for p in head] + [
             (_dump(m), False) for m in (items if isinstance(items, list) else [items])
+        ]
+    if api == "gemini":
+        head = [request.get("tools", []), request.get("systemInstruction", {})]
+        contents = request.get("contents", [])
+        return [
+            (_dump(p), False) for p in head + list(contents if isinstance(contents, list) else [])
         ]
     system = request.get("system", [])
     blocks: list[Any] = list(request.get("tools", []))

@@ -50,9 +50,16 @@ def compaction_item(reply: Reply, index: int) -> dict[str, Any] | None:
 
 
 def responses_usage(usage: Mapping[str, Any]) -> dict[str, Any]:
-    """Return a chat-completions usage (the stub's cache model) in the Responses shape."""
+    """Return a usage in the Responses shape, its missing fields (``total_tokens``) filled in."""
     if "input_tokens" in usage:
-        return dict(usage)
+        given, out = usage["input_tokens"], usage.get("output_tokens", 0)
+        return {
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": out,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": given + out,
+            **usage,
+        }
     prompt, out = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
     cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
     return {
