@@ -48,16 +48,25 @@ def used_names() -> dict[str, dict[str, set[str]]]:
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 for alias in node.names:
                     uses[node.module][alias.name].add(caller)
+                    if _is_module(f"{node.module}.{alias.name}"):  # from harness import hooks
+                        aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     aliases[alias.asname or alias.name] = alias.name
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute):
                 dotted = _dotted(node.value)
-                if dotted is not None and dotted.split(".")[0] in aliases:
-                    module = aliases.get(dotted, dotted)
+                head = None if dotted is None else dotted.split(".")[0]
+                if dotted is not None and head in aliases:
+                    module = aliases[head] + dotted[len(head) :]
                     uses[module][node.attr].add(caller)
     return uses
+
+
+def _is_module(dotted: str) -> bool:
+    """Tell whether `dotted` names a module or package of the checkout."""
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def _dotted(node: ast.expr) -> str | None:
