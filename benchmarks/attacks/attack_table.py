@@ -4,8 +4,10 @@ For each class (store URL passwords, per-item caps, two `todo_write` calls in on
 task tools' stale versions, names and invisible subjects and closed stdin, damaged SQLite
 files, a read-only SQLite store, `harness copy` interrupted or misled, compaction under
 concurrent writers per backend, API keys echoed in base64 or another case, `compact` on a
-binary file) it runs generated cases, mostly through the real command line in subprocesses
-with a timeout each, and counts:
+binary file; and issue 39's: a process killed inside a tool call then resumed, provider
+refusals and hostile error and usage objects, inputs no log line can hold or forged spans,
+`compact_context` called again and again) it runs generated cases, mostly through the real
+command line in subprocesses with a timeout each, and counts:
 
 - **crashes**: a traceback, an exception out of the API, or an exit status outside the
   documented ones (0, 1, 2, 3, 130; 4 is "unexpected error");
@@ -36,7 +38,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from benchmarks import RESULTS
-from benchmarks.attacks import full_disk, model_inputs, readonly_sqlite, storage_attacks
+from benchmarks.attacks import (
+    full_disk,
+    model_inputs,
+    readonly_sqlite,
+    storage_attacks,
+    trust_attacks,
+)
 from benchmarks.attacks.attack_kit import Kit, Tally
 from harness.testing import ServerUnavailable
 from harness.testing import start_postgres as start_server
@@ -60,6 +68,19 @@ ATTACKS: dict[str, tuple[Attack, str]] = {
     "concurrent-compaction": (storage_attacks.concurrent_compaction, "3 writers per backend"),
     "key-echoes": (model_inputs.key_echoes, "base64 and case-folded echoes of the key"),
     "compact-binary": (model_inputs.compact_binary, "random bytes given to `compact`"),
+    "killed-tool-call": (
+        trust_attacks.killed_tool_call,
+        "1-4 calls, some answered; resumed by context (3 formats), a turn, compacting_call",
+    ),
+    "overflow-refusals": (
+        trust_attacks.overflow_refusals,
+        "6 wordings x statuses, hostile errors and usage, double refusals",
+    ),
+    "append-inputs": (
+        trust_attacks.append_inputs,
+        "lone surrogates, 4,300+ digit figures, forged checkpoint spans",
+    ),
+    "compact-context-floor": (trust_attacks.compact_context_floor, "3-12 calls in a row"),
 }
 """Each class: its runner and what its cases vary."""
 

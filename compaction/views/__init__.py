@@ -42,6 +42,7 @@ if _typing.TYPE_CHECKING:
     from compaction.views.unanswered import (
         CallTracker,
         interrupted_result,
+        interrupted_text,
         unanswered_calls,
         with_answers,
     )
@@ -69,6 +70,7 @@ _EXPORTS: dict[str, str] = {
     "checkpoint_preamble": "compaction.views.context",
     "counts_line": "compaction.views._panel_text",
     "interrupted_result": "compaction.views.unanswered",
+    "interrupted_text": "compaction.views.unanswered",
     "panel_line": "compaction.views.board",
     "scaled_tokens": "compaction.views.token_scale",
     "unanswered_calls": "compaction.views.unanswered",
@@ -99,6 +101,7 @@ __all__ = [
     "checkpoint_preamble",
     "counts_line",
     "interrupted_result",
+    "interrupted_text",
     "panel_line",
     "scaled_tokens",
     "unanswered_calls",

@@ -3,14 +3,17 @@
 A process killed inside a tool call leaves the assistant message that made the call in the log
 with no ``tool`` message answering it. Every provider refuses a request that holds such a call
 (HTTP 400), so the next writer answers it first: a ``tool`` message with a fixed error text
-(`INTERRUPTED_TEXT`, "the process stopped before this call returned"), the same placeholder the
-importers give a call whose transcript lacks its result. The answer is an ordinary appended
-event, recorded once: every later request holds the same bytes.
+(`interrupted_text`, "the process stopped before this call returned", from
+``templates/call_interrupted.md``), as the importers answer a call whose transcript lacks its
+result. The answer is an ordinary appended event, recorded once: every later request holds the
+same bytes.
 
 Only the newest assistant message can hold an open call in a log written by this toolkit: a
 writer that appends any other user or assistant message (or a ``turn/start``) answers the open
 calls first (`with_answers`, called by `compaction.Session.append_many`). `unanswered_in_log`
-finds every call left without a result anywhere in a log, for ``harness log``'s warning.
+finds every call left without a result anywhere in a log, for ``harness log``'s warning (a log
+written before this rule may hold one before a later message: appending cannot answer it in
+place, so the warning names it).
 
 Invariants: `with_answers` only inserts ``tool`` messages, before the first payload that would
 leave a call unanswered; it never reorders or drops the caller's payloads.

@@ -66,8 +66,18 @@ def record(lc: BaseMessage) -> Message:
     message = from_openai(dump)
     fields = dict(message.provider_fields or {})
     fields[ID_FIELD] = cast(str, lc.id)
-    fields[MESSAGE_FIELD] = json.loads(json.dumps(message_to_dict(lc), default=str))
+    fields[MESSAGE_FIELD] = _serialized(lc)
     return message.model_copy(update={"provider_fields": fields})
+
+
+def _serialized(lc: BaseMessage) -> dict[str, Any]:
+    """A LangChain message as plain JSON data; without its usage when no JSON can hold that."""
+    try:
+        data: dict[str, Any] = json.loads(json.dumps(message_to_dict(lc), default=str))
+    except ValueError:  # a figure of thousands of digits: the message is kept, its usage not
+        bare = lc.model_copy(update={"usage_metadata": None, "response_metadata": {}})
+        data = json.loads(json.dumps(message_to_dict(bare), default=str))
+    return data
 
 
 def lc_message(message: Message, seq: int) -> AnyMessage:
@@ -102,7 +112,18 @@ def view_messages(session: Session) -> list[AnyMessage]:
 
 
 def usage_of(message: BaseMessage) -> UsageReportData | None:
-    """The provider's usage an AI message carries, as a `usage/report` event."""
+    """The provider's usage an AI message carries, as a `usage/report` event.
+
+    None when it carries none, or usage no event can hold (a negative or enormous figure, a
+    field that cannot be read): logging usage never fails an answered call.
+    """
+    try:
+        return _usage_report(message)
+    except Exception:  # hostile usage: the answer is still logged and returned
+        return None
+
+
+def _usage_report(message: BaseMessage) -> UsageReportData | None:
     if not isinstance(message, AIMessage) or not message.usage_metadata:
         return None
     usage = message.usage_metadata

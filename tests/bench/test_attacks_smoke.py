@@ -27,7 +27,7 @@ def _run(*names: str, cases: int = 1) -> dict[str, Tally]:
 
 @pytest.mark.slow
 def test_every_class_runs_once_with_nothing_wrong() -> None:
-    """Each of the 13 classes runs at least one case; none counts a failure."""
+    """Each class (18) runs at least one case; none counts a failure."""
     tallies = _run()
     assert list(tallies) == list(attack_table.ATTACKS)
     for name, tally in tallies.items():
@@ -106,3 +106,43 @@ def test_a_conflict_is_wrong_in_a_sql_store_only(monkeypatch: pytest.MonkeyPatch
     assert set(attempts) == {"jsonl", "sqlite"}, notes
     assert tally.wrong == attempts["sqlite"] > 0
     assert "conflict" in notes
+
+
+def test_a_killed_call_left_unanswered_is_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the placeholder answers off, the resumed requests hold unanswered calls: wrong."""
+    from compaction.session import Session, live_views
+
+    monkeypatch.setattr(live_views, "with_answers", lambda calls, payloads: list(payloads))
+    monkeypatch.setattr(Session, "answer_open_calls", lambda self, held=(): [])
+    tally = _run("killed-tool-call", cases=3)["killed-tool-call"]
+    assert tally.wrong > 0
+
+
+def test_a_phrase_without_a_status_taken_for_an_overflow_is_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the 400-class status rule off, a phrase alone is an overflow: wrong."""
+    from compaction.compactor import overflow
+
+    monkeypatch.setattr(overflow, "_status_of", lambda exc: 400)
+    tally = _run("overflow-refusals", cases=12)["overflow-refusals"]
+    assert tally.wrong > 0
+
+
+def test_a_forged_span_accepted_is_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the span check at append off, forged spans are written: wrong, and bytes added."""
+    from compaction.session import live_views
+
+    monkeypatch.setattr(live_views, "check_checkpoint_span_at", lambda *args: None)
+    tally = _run("append-inputs", cases=12)["append-inputs"]
+    assert tally.wrong > 0
+    assert tally.doubled > 0
+
+
+def test_a_checkpoint_per_call_is_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the floor off, every compact_context call compacts: wrong."""
+    from compaction.compactor import tool_calls
+
+    monkeypatch.setattr(tool_calls, "new_tokens", lambda session: 10**9)
+    tally = _run("compact-context-floor", cases=2)["compact-context-floor"]
+    assert tally.wrong > 0

@@ -248,6 +248,17 @@ class TestOverflow:
         # The next call goes on from the compacted view, not the long state.
         assert model.calls[8][1].additional_kwargs.get("lc_source") == CHECKPOINT_SOURCE
 
+    def test_the_refused_window_is_used_from_then_on(self, tmp_path: Path) -> None:
+        """Configured 400k, refused with "> 200000 maximum": the window is 200k from then on."""
+        script = long_script(8)
+        script.insert(6, overflow())
+        middleware = HarnessMiddleware(tmp_path / "s.jsonl", policy=CompactionPolicy(400_000))
+        invoke(agent_with(ScriptedModel(script=script), middleware), "go")
+        assert middleware.session.refused_window == 200_000
+        assert middleware._policy().window_tokens == 200_000
+        again = HarnessMiddleware(tmp_path / "s.jsonl", policy=CompactionPolicy(400_000))
+        assert again._policy().window_tokens == 200_000  # a restarted process too
+
     @pytest.mark.parametrize(
         "error",
         [
@@ -280,3 +291,17 @@ class TestOverflow:
         with pytest.raises(RuntimeError, match="rate limited"):
             invoke(agent_with(model, middleware), "go")
         assert middleware.retries == 0
+
+
+class TestUsage:
+    @pytest.mark.parametrize("figure", [-5, 10**5000], ids=["negative", "huge"])
+    def test_usage_never_fails_an_answered_call(self, tmp_path: Path, figure: int) -> None:
+        """An answer whose usage no event can hold: the run goes on, nothing unreadable logged."""
+        usage = {"input_tokens": figure, "output_tokens": 1, "total_tokens": 1}
+        model = ScriptedModel(script=[AIMessage(content="done", usage_metadata=usage)])
+        middleware = HarnessMiddleware(tmp_path / "s.jsonl")
+        state = invoke(agent_with(model, middleware), "go")
+        assert state["messages"][-1].content == "done"
+        events = list(read_events(tmp_path / "s.jsonl"))
+        assert not [e for e in events if e.type == "usage/report"]
+        assert events[-1].type == "turn/end"

@@ -233,6 +233,16 @@ class TestOverflow:
         assert "# Checkpoint" in json.dumps(retried[1])
         assert len(json.dumps(retried[1])) < len(json.dumps(refused[1]))
 
+    def test_the_refused_size_bounds_the_window_from_then_on(self, tmp_path: Path) -> None:
+        """A refusal naming no window: the refused request's size is the window from then on."""
+        model, _ = overflow_once()
+        session = LogSession("u1", tmp_path / "s.jsonl", policy=CompactionPolicy(200_000))
+        run(session, model, "go")
+        refused = session.log.refused_window
+        assert refused is not None
+        assert refused < 200_000
+        assert session._policy().window_tokens <= refused
+
     def test_a_second_overflow_propagates_in_one_line(self, tmp_path: Path) -> None:
         """Refused again after the retry: RequestOverflowError, one line naming the size."""
         script: list[Step] = [[call("read_file", {"path": f"m{i}.py"}, f"r{i}")] for i in range(4)]
