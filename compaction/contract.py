@@ -25,6 +25,19 @@ TASK_LIST: Final = "task_list"
 """The shared task list's read tool."""
 COMPACT_CONTEXT: Final = "compact_context"
 """The model's own compaction tool."""
+PLAN_MODE: Final = "plan"
+"""The mode whose turns plan: a Plan-mode turn followed by another turn approves its answer."""
+PlanApproveType = Literal["plan/approve"]
+PLAN_APPROVE: Final[PlanApproveType] = "plan/approve"
+"""The event that records an approved plan."""
+JobStartType = Literal["job/start"]
+JOB_START: Final[JobStartType] = "job/start"
+"""The event that records a sub-agent or background command started."""
+JobEndType = Literal["job/end"]
+JOB_END: Final[JobEndType] = "job/end"
+"""The event that records a job ended."""
+CARRY_EVENTS: Final = (PLAN_APPROVE, JOB_START, JOB_END)
+"""Events a Checkpoint carries from by code and the model's context never shows."""
 
 # The event types (the ``type`` of a log line).
 TurnStartType = Literal["turn/start"]
@@ -68,6 +81,9 @@ EVENT_TYPES: Final[tuple[str, ...]] = (
     TASK_UPDATE_EVENT,
     MESSAGE_RETRACT,
     CONTEXT_OVERFLOW,
+    PLAN_APPROVE,
+    JOB_START,
+    JOB_END,
 )
 """Every event type the log schema knows, in the order the log's statistics list them."""
 
@@ -99,6 +115,7 @@ Origin = Literal[
     "shell",
     "hook",
     "reminder",
+    "subagent",
 ]
 """Where a message's text came from (see `compaction.events.Message.origin`)."""
 ORIGINS: Final[tuple[Origin, ...]] = get_args(Origin)
@@ -128,11 +145,14 @@ def seq_follows(last_seq: int, seq: int, *, allow_gaps: bool = False) -> bool:
 
 
 __all__ = [
+    "CARRY_EVENTS",
     "CHECKPOINT",
     "COMPACT_CONTEXT",
     "CONTEXT_OVERFLOW",
     "ENVELOPE",
     "EVENT_TYPES",
+    "JOB_END",
+    "JOB_START",
     "MAX_ARGUMENT_BYTES",
     "MAX_EVENT_BYTES",
     "MAX_INT",
@@ -140,6 +160,8 @@ __all__ = [
     "MESSAGE",
     "MESSAGE_RETRACT",
     "ORIGINS",
+    "PLAN_APPROVE",
+    "PLAN_MODE",
     "ROLES",
     "SCHEMA_VERSION",
     "TASK_CREATE",
@@ -156,9 +178,12 @@ __all__ = [
     "USAGE_REPORT",
     "CheckpointType",
     "ContextOverflowType",
+    "JobEndType",
+    "JobStartType",
     "MessageRetractType",
     "MessageType",
     "Origin",
+    "PlanApproveType",
     "Role",
     "SchemaVersion",
     "TaskCreateType",

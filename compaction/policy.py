@@ -9,10 +9,11 @@ alone is larger, it is kept if it fits, `compaction.cuts.select_cut`); a tool re
 from the continuity grid (`benchmarks/quality/continuity.py`, "Choosing B's defaults" in
 `benchmarks/README.md`).
 
-The task-boundary trigger. With ``boundary_threshold`` (say 0.5), compaction is also due when a
-todo item or a shared task turned completed since the last compaction and the whole request is at
-least that share of the window: the cut then falls at a natural break, right after a step is done,
-instead of mid-task at the size trigger (`is_due`).
+The task-boundary trigger. With ``boundary_threshold`` (say 0.5), compaction is also due right
+after a todo item or a shared task turned completed (since the previous model call) when the whole
+request is at least that share of the window: the cut then falls at a natural break, right after a
+step is done, instead of mid-task at the size trigger (`is_due`). Later calls of the next step are
+left to the size trigger alone, so one completion never acts as a lower size threshold.
 
 Invariants: a policy is immutable and valid once built (bad values raise `ConfigError` naming
 them); ``retain + summary_share < threshold``, so a compaction can always shrink the context;
@@ -58,9 +59,9 @@ class CompactionPolicy:
         tool_output_share: a tool result larger than this share of the window enters the
             context as its head and tail (the log keeps it whole; default 0.1). Give the cap
             to the session: ``Session(path, tool_output_cap=policy.tool_output_tokens)``.
-        boundary_threshold: also compact when a todo item or shared task turned completed since
-            the last compaction and the whole request reaches this share of the window (None,
-            the default: the size trigger only).
+        boundary_threshold: also compact right after a todo item or shared task turned
+            completed (since the previous model call) when the whole request reaches this share
+            of the window (None, the default: the size trigger only).
 
     Raises:
         ConfigError: naming every bad value, e.g. a retain share not below the threshold.
@@ -215,8 +216,8 @@ class CompactionPolicy:
         Args:
             context_tokens: tokens of the context view (`Session.context_tokens`).
             fixed_tokens: tokens of the system prompt and tool catalog.
-            completed: todo items and tasks that turned completed since the last compaction
-                (`Session.progress.completed_since_checkpoint`).
+            completed: todo items and tasks that turned completed since the previous model
+                call (`Session.progress.completed_since_call`).
         """
         return self.should_compact(context_tokens, fixed_tokens) or self.at_boundary(
             context_tokens, fixed_tokens, completed=completed

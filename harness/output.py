@@ -62,6 +62,14 @@ def board_text(board: TaskBoard) -> Text:
     return text
 
 
+def with_carried(text: Text, session: Session) -> Text:
+    """Return a panel followed by the running jobs and the approved plan, when there are any."""
+    lines = session.carried.lines()
+    if lines:
+        text.append("\n" + "\n".join(lines), style="cyan")
+    return text
+
+
 def show_panel(
     session: Session, render: Callable[[Session], Text], *, follow: bool, interval: float
 ) -> int:

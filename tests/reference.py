@@ -25,6 +25,7 @@ from compaction import (
 )
 from compaction.compactor.compact import CARRIED_HEAD
 from compaction.contract import MAX_ITEM_CHARS
+from compaction.events import JobEndData, JobStartData, PlanApproveData
 
 SECTIONS = (
     "Primary Request and Intent",
@@ -70,6 +71,29 @@ class ReferenceLog:
         pending = [content for content, status in items if status == "pending"]
         current = [content for content, status in items if status == "in_progress"]
         return pending, current
+
+    def expected_jobs(self) -> list[tuple[str, str, str, str | None, int]]:
+        """The jobs still running, in start order: (id, kind, runs, owner, since seq).
+
+        A start puts its job last (a restart moves it); an end removes it; an end for a job
+        not running changes nothing.
+        """
+        running: dict[str, tuple[str, str, str, str | None, int]] = {}
+        for seq, payload in self.entries:
+            if isinstance(payload, JobStartData):
+                running.pop(payload.id, None)
+                running[payload.id] = (payload.id, payload.kind, payload.runs, payload.owner, seq)
+            elif isinstance(payload, JobEndData):
+                running.pop(payload.id, None)
+        return list(running.values())
+
+    def expected_plan(self) -> tuple[int, str] | None:
+        """The latest approved plan: the seq of its event and its whole text (None: none)."""
+        plan = None
+        for seq, payload in self.entries:
+            if isinstance(payload, PlanApproveData):
+                plan = (seq, payload.text)
+        return plan
 
     def list_predates_request(self) -> bool:
         """Whether a turn/start came after the last todo list (or no list was ever written)."""
@@ -147,6 +171,10 @@ class ReadBack:
     current: list[str]
     carried_note: bool
     item_lines: list[str]
+    jobs: list[tuple[str, str, str, str | None, int]] = field(default_factory=list)
+    """Current Work's job lines: (id, kind, runs, owner, since)."""
+    plan: tuple[int, int, bool, str] | None = None
+    """Current Work's plan: (seq, characters, clipped, the text carried)."""
 
 
 def read_back(text: str) -> ReadBack:
@@ -167,8 +195,14 @@ def read_back(text: str) -> ReadBack:
         elif current_name is not None and line.strip():
             bodies[current_name].append(line)
 
+    jobs, plan = read_carried(bodies.get("Current Work", []))
+
     def items(name: str) -> list[str]:
-        body = [line for line in bodies.get(name, []) if not line.startswith("> ")]
+        body = [
+            line
+            for line in bodies.get(name, [])
+            if not line.startswith(("> ", "- job ", "- approved plan (", "  |"))
+        ]
         if body == ["(none)"]:
             return []
         assert all(line.startswith('- "') for line in body), body
@@ -185,7 +219,62 @@ def read_back(text: str) -> ReadBack:
         current=items("Current Work"),
         carried_note=any(line.startswith("> ") for line in bodies.get("Pending Jobs", [])),
         item_lines=item_lines,
+        jobs=jobs,
+        plan=plan,
     )
+
+
+_JOB_LINE = re.compile(
+    r'^- job (\S+) \((agent|command)(?:, owner ("(?:[^"\\]|\\.)*"))?, since seq (\d+)\): (".*")$'
+)
+_PLAN_HEAD = re.compile(r"^- approved plan \(seq (\d+), (\d+) characters(, clipped)?\):$")
+
+
+def _plan_line(line: str) -> str:
+    r"""Decode one plan line: after ``  | ``, ``\\`` is a backslash and ``\uXXXX`` a character."""
+    body = line[4:]
+    out, i = [], 0
+    while i < len(body):
+        if body[i] == "\\" and body[i + 1] == "\\":
+            out.append("\\")
+            i += 2
+        elif body[i] == "\\" and body[i + 1] == "u":
+            out.append(chr(int(body[i + 2 : i + 6], 16)))
+            i += 6
+        else:
+            out.append(body[i])
+            i += 1
+    return "".join(out)
+
+
+def read_carried(
+    body: list[str],
+) -> tuple[list[tuple[str, str, str, str | None, int]], tuple[int, int, bool, str] | None]:
+    """Read Current Work's job lines and its plan block, per the format's description.
+
+    A job line: ``- job ID (KIND[, owner "x"], since seq N): "runs"`` (JSON literals); the plan:
+    a head ``- approved plan (seq N, M characters[, clipped]):`` then one ``  | line`` (or
+    ``  |`` for an empty line) per line of the plan, the last lines of the section.
+    """
+    jobs = []
+    for line in body:
+        match = _JOB_LINE.match(line)
+        if match is None:
+            continue
+        owner = None if match.group(3) is None else json.loads(match.group(3))
+        jobs.append(
+            (match.group(1), match.group(2), json.loads(match.group(5)), owner, int(match.group(4)))
+        )
+    heads = [i for i, line in enumerate(body) if _PLAN_HEAD.match(line)]
+    if not heads:
+        return jobs, None
+    assert len(heads) == 1, heads
+    head = _PLAN_HEAD.match(body[heads[0]])
+    assert head is not None
+    rest = body[heads[0] + 1 :]
+    assert all(line == "  |" or line.startswith("  | ") for line in rest), rest
+    text = "\n".join("" if line == "  |" else _plan_line(line) for line in rest)
+    return jobs, (int(head.group(1)), int(head.group(2)), head.group(3) is not None, text)
 
 
 _TASK_LINE = re.compile(

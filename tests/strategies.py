@@ -14,8 +14,11 @@ from compaction.events import (
     FunctionCall,
     ImagePart,
     ImageURL,
+    JobEndData,
+    JobStartData,
     Message,
     OpenWork,
+    PlanApproveData,
     Task,
     TaskCreateData,
     TaskRef,
@@ -443,8 +446,60 @@ tool_outputs = st.one_of(
 """What a tool returns: short text, adversarial text, or a long log with an error in it."""
 
 
+_plan_words = st.text(
+    alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\n"),
+    max_size=40,
+)
+
+
 @st.composite
-def agent_turn_payloads(draw: st.DrawFn, *, turn: int, last: bool = False) -> list[Any]:
+def plan_texts(draw: st.DrawFn) -> str:
+    """An approved plan: headings, numbered steps and prose lines; sometimes over 6,000 chars.
+
+    Prose lines open with ``Note:`` so only the headings and steps read as structure.
+    """
+    lines: list[str] = []
+    for i in range(draw(st.integers(1, 12))):
+        kind = draw(st.sampled_from(["heading", "step", "prose", "blank"]))
+        if kind == "heading":
+            lines.append("#" * draw(st.integers(1, 3)) + " " + draw(_plan_words))
+        elif kind == "step":
+            lines.append(f"{i + 1}. {draw(_plan_words)}")
+        elif kind == "prose":
+            lines.append("Note: " + draw(_plan_words) * draw(st.sampled_from([1, 1, 400])))
+        else:
+            lines.append("")
+    text = "\n".join(lines)
+    return text if text.strip() else "# Plan"
+
+
+@st.composite
+def carry_payloads(draw: st.DrawFn, *, turn: int) -> list[Any]:
+    """Jobs started or ended (ids of this turn or an earlier one) and plans approved."""
+    out: list[Any] = []
+    for k in range(draw(st.integers(0, 3))):
+        kind = draw(st.sampled_from(["start", "end", "plan"]))
+        if kind == "start":
+            job = JobStartData(
+                id=f"j{turn}_{k}",
+                kind=draw(st.sampled_from(["agent", "command"])),
+                runs=draw(_plan_words),
+                owner=draw(st.none() | st.just("main")),
+            )
+            out.append(job)
+        elif kind == "end":
+            job_id = f"j{draw(st.integers(0, turn))}_{draw(st.integers(0, 2))}"
+            status = draw(st.sampled_from(["completed", "failed", "killed"]))
+            out.append(JobEndData(id=job_id, status=status))
+        else:
+            out.append(PlanApproveData(text=draw(plan_texts())))
+    return out
+
+
+@st.composite
+def agent_turn_payloads(
+    draw: st.DrawFn, *, turn: int, last: bool = False, carry: bool = False
+) -> list[Any]:
     """Payloads of one agent turn: a request, then steps of text or parallel tool calls.
 
     A step may call several tools in one assistant message and get the results back in any
@@ -470,6 +525,8 @@ def agent_turn_payloads(draw: st.DrawFn, *, turn: int, last: bool = False) -> li
         out.append(Message(role="assistant", tool_calls=calls))
         if draw(st.booleans()):
             out.append(TodoWriteData(todos=tuple(draw(valid_todo_lists()))))
+        if carry and draw(st.booleans()):
+            out += draw(carry_payloads(turn=turn))
         for call_id in draw(st.permutations(ids)):
             out.append(Message(role="tool", tool_call_id=call_id, content=draw(tool_outputs)))
     if last and draw(st.booleans()):
@@ -496,7 +553,7 @@ def compaction_scripts(draw: st.DrawFn) -> tuple[list[Any], list[int], int, floa
         payloads.append(Message(role="system", content=draw(st.sampled_from(["Be brief.", "\n"]))))
     first_turn_end = 0
     for turn in range(n_turns):
-        payloads += draw(agent_turn_payloads(turn=turn, last=turn == n_turns - 1))
+        payloads += draw(agent_turn_payloads(turn=turn, last=turn == n_turns - 1, carry=True))
         first_turn_end = first_turn_end or len(payloads)
     points = draw(st.lists(st.integers(first_turn_end, len(payloads)), min_size=1, max_size=5))
     window = draw(st.integers(300, 30_000))

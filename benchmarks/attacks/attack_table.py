@@ -4,10 +4,11 @@ For each class (store URL passwords, per-item caps, two `todo_write` calls in on
 task tools' stale versions, names and invisible subjects and closed stdin, damaged SQLite
 files, a read-only SQLite store, `harness copy` interrupted or misled, compaction under
 concurrent writers per backend, API keys echoed in base64 or another case, `compact` on a
-binary file; and issue 39's: a process killed inside a tool call then resumed, provider
+binary file; issue 39's: a process killed inside a tool call then resumed, provider
 refusals and hostile error and usage objects, inputs no log line can hold or forged spans,
-`compact_context` called again and again) it runs generated cases, mostly through the real
-command line in subprocesses with a timeout each, and counts:
+`compact_context` called again and again, a checkpoint a full disk stopped, counts at cuts,
+provider items, result clearing, quiet answers, password keys) it runs generated cases, mostly
+through the real command line in subprocesses with a timeout each, and counts:
 
 - **crashes**: a traceback, an exception out of the API, or an exit status outside the
   documented ones (0, 1, 2, 3, 130; 4 is "unexpected error");
@@ -44,6 +45,7 @@ from benchmarks.attacks import (
     readonly_sqlite,
     storage_attacks,
     trust_attacks,
+    trust_edges,
 )
 from benchmarks.attacks.attack_kit import Kit, Tally
 from harness.testing import ServerUnavailable
@@ -81,6 +83,11 @@ ATTACKS: dict[str, tuple[Attack, str]] = {
         "lone surrogates, 4,300+ digit figures, forged checkpoint spans",
     ),
     "compact-context-floor": (trust_attacks.compact_context_floor, "3-12 calls in a row"),
+    "token-counts": (trust_edges.token_counts, "heads and tails at cuts, between neighbours"),
+    "provider-items": (trust_edges.provider_items, "the key in any form, foreign keys"),
+    "result-clearing": (trust_edges.result_clearing, "parallel turns, boards, unanswered"),
+    "quiet-answers": (trust_edges.quiet_answers, "missing stores and sessions, transcripts"),
+    "password-keys": (trust_edges.password_keys, "pwd, passwd, sslpassword; query, keyword"),
 }
 """Each class: its runner and what its cases vary."""
 

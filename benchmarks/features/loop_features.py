@@ -13,8 +13,11 @@ every assistant message (each one is a model call) the loop may record the stale
 Figures per design: model calls; prompt tokens sent over all calls (the context at each call,
 what a provider bills before caching); compactions, and how many fell at a task boundary (an
 item was completed since the previous model call) or mid-task (an item in progress, none just
-completed); the tokens the compactions replaced (what an LLM summarizer would read); reminders
-recorded, their own tokens and the tokens they added over all later calls; and continuity:
+completed); the boundary trigger's own compactions (the size trigger alone would not have
+compacted) and how many of them fell right after a completion (``boundary_share``, over all
+sessions: the goal is at least 90%); the tokens the compactions replaced (what an LLM
+summarizer would read); reminders recorded, their own tokens and the tokens they added over
+all later calls; and continuity:
 unfinished items missing from a Checkpoint (always 0: the task sections are copied by code).
 
 Sessions: generated ones shaped like real agents' (a list written rarely: once per item, long
@@ -130,6 +133,11 @@ class Figures:
     lost_items: int = 0
     mid_task: int = 0
     refused: int = 0
+    boundary_compactions: int = 0
+    """Compactions the boundary trigger made (the size trigger alone would not have)."""
+    boundary_after_completion: int = 0
+    """Of those, the ones right after a completion (an item or task completed since the
+    previous model call): the trigger's goal is all of them (at least 90%)."""
 
 
 def _lost(session: Session, pending: tuple[str, ...], current: tuple[str, ...]) -> int:
@@ -173,6 +181,8 @@ def _before_call(
         figures.reminder_tokens += session.event_tokens(event.seq)
         reminder_seqs.add(event.seq)
     boundary = session.progress.completed_since_checkpoint > completions
+    just_completed = session.progress.completed_since_call > 0
+    size_due = policy.in_counted_tokens(session.token_scale).should_compact(session.context_tokens)
     todos = session.latest_todos
     pending = tuple(t.content for t in todos if t.status == "pending")
     current = tuple(t.content for t in todos if t.status == "in_progress")
@@ -187,6 +197,9 @@ def _before_call(
         figures.replaced_tokens += result.replaced_tokens
         figures.lost_items += _lost(session, pending, current)
         figures.mid_task += int(bool(current) and not boundary)
+        if not size_due:
+            figures.boundary_compactions += 1
+            figures.boundary_after_completion += int(just_completed)
     figures.calls += 1
     figures.prompt_tokens += session.context_tokens
     figures.reminder_tokens_sent += sum(
@@ -220,9 +233,30 @@ def main(argv: Sequence[str] | None = None) -> int:
                 row[design] = asdict(run(payloads, boundary, remind, Path(tmp)))
         results["sessions"][name] = row
         _print(name, row)
+    results["boundary_share"] = boundary_share(results["sessions"])
+    print(f"\nboundary compactions right after a completion: {results['boundary_share']}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return 0
+
+
+def boundary_share(sessions: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Return how many boundary compactions fell right after a completion, per design.
+
+    Over all sessions, for each design with a boundary; the share's goal is at least 0.9.
+    """
+    out: dict[str, Any] = {}
+    for design, (boundary, _) in DESIGNS.items():
+        if boundary is None:
+            continue
+        fired = sum(row[design]["boundary_compactions"] for row in sessions.values())
+        right = sum(row[design]["boundary_after_completion"] for row in sessions.values())
+        out[design] = {
+            "boundary_compactions": fired,
+            "right_after_completion": right,
+            "share": round(right / fired, 3) if fired else None,
+        }
+    return out
 
 
 def _print(name: str, row: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 from benchmarks.peers.drivers.batch import error_path
 from benchmarks.peers.metrics import load_exchange_dict, load_record, score
 from benchmarks.peers.peer_sessions import session_name
+from benchmarks.splits import split_of
 from compaction import Tokenizer
 
 __all__ = [
@@ -79,6 +80,7 @@ def base_record(job: Job) -> dict[str, Any]:
         "variant": job.variant,
         "summarizer": job.summarizer,
         "session": session_name(job.session),
+        "split": split_of(session_name(job.session)),
     }
 
 

@@ -21,7 +21,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from benchmarks.peers.retention import task_truth, tasks_shown, todo_truth, todos_at_latest_status
+from benchmarks.peers.retention import (
+    owes_answer,
+    task_truth,
+    tasks_shown,
+    todo_truth,
+    todos_at_latest_status,
+)
 from benchmarks.replay.summary_pricing import RECORDED_SUMMARY_TOKENS
 from compaction import Message, Tokenizer
 from harness.simulation import (
@@ -39,6 +45,7 @@ __all__ = [
     "PeerMetrics",
     "load_exchange_dict",
     "load_record",
+    "owes_answer",
     "prompts",
     "request_lines",
     "score",
@@ -321,9 +328,11 @@ def score(
             call = pending.pop(0)
             calls.add_summary([cache[key] for key in call["messages"]], record.tools[call["tools"]])
 
+    final = len(record.requests) - 1 if owes_answer(exchange) else -1
     for index, ((messages, tools), request) in enumerate(zip(built, record.requests, strict=True)):
         summaries_before(index)
-        if not request.get("overrun"):
+        # The final call after a session that ends owing an answer is a request of ours too.
+        if not request.get("overrun") or index == final:
             n = len(calls.sizes)
             calls.add(
                 messages,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks.peers.metrics import load_exchange_dict
+from benchmarks.splits import EVALUATION, TUNING
 
 SESSION_SETS = ("all", "synthetic", "real")
 """Which sessions a run takes: the generated ones, the shared real transcripts, or both."""
@@ -26,7 +27,7 @@ def default_sessions(
     from benchmarks.replay import real_transcripts
     from harness.simulation import dump_exchange, generate
 
-    shapes = [] if which == "real" else [(4, 0)] if quick else [(12, 0), (12, 1), (24, 2)]
+    shapes = [] if which == "real" else [(4, 0)] if quick else [*TUNING, *EVALUATION]
     shapes = shapes[:generated] if generated is not None else shapes
     real = None if which == "synthetic" else real_transcripts.QUICK_SESSIONS if quick else None
     paths = []

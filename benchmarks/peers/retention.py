@@ -24,7 +24,18 @@ from harness.simulation import (
     update_args,
 )
 
-__all__ = ["task_truth", "tasks_shown", "todo_truth", "todos_at_latest_status"]
+__all__ = ["owes_answer", "task_truth", "tasks_shown", "todo_truth", "todos_at_latest_status"]
+
+
+def owes_answer(exchange: Mapping[str, Any]) -> bool:
+    """Tell whether the session ends on a message the agent still owes an answer to.
+
+    Then the agent's loop calls the model once more after the last recorded message, and
+    `harness.simulation.replay` scores that call as a request too (it makes it as well).
+    """
+    turns = exchange.get("turns") or ()
+    last = next((t["messages"][-1] for t in reversed(turns) if t["messages"]), None)
+    return last is not None and last["role"] != "assistant"
 
 
 def todos_at_latest_status(
@@ -47,7 +58,8 @@ def todo_truth(exchange: Mapping[str, Any]) -> list[list[dict[str, str]]]:
     """Return, per scripted request, the unfinished items of the latest todo list written so far.
 
     Request k is the model call that produced the session's k-th assistant message; every
-    todo_write call in a session was accepted, so its arguments are the list from then on.
+    todo_write call in a session was accepted, so its arguments are the list from then on. A
+    session that ends owing an answer (`owes_answer`) has one more request: the final call.
     """
     latest: list[dict[str, str]] = []
     out: list[list[dict[str, str]]] = []
@@ -59,6 +71,8 @@ def todo_truth(exchange: Mapping[str, Any]) -> list[list[dict[str, str]]]:
             for call in message.get("tool_calls") or ():
                 if call["function"]["name"] == "todo_write":
                     latest = list(json.loads(call["function"]["arguments"])["todos"])
+    if owes_answer(exchange):
+        out.append([t for t in latest if t["status"] != "completed"])
     return out
 
 
@@ -89,7 +103,7 @@ def task_truth(exchange: Mapping[str, Any]) -> list[dict[str, str]]:
                     tasks[created] = "pending"
             if message["role"] != "assistant":
                 continue
-            out.append({k: v for k, v in tasks.items() if v in ("pending", "in_progress")})
+            out.append(_open(tasks))
             for call in message.get("tool_calls") or ():
                 name = call["function"]["name"]
                 if name in TASK_CREATE_NAMES:
@@ -98,4 +112,10 @@ def task_truth(exchange: Mapping[str, Any]) -> list[dict[str, str]]:
                     got = update_args(call["function"]["arguments"])
                     if got:
                         tasks[got[0]] = got[1]
+    if owes_answer(exchange):
+        out.append(_open(tasks))
     return out
+
+
+def _open(tasks: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in tasks.items() if v in ("pending", "in_progress")}

@@ -31,7 +31,11 @@ Probes (a probe that does not apply to a compaction returns no verdict and is no
   an exact entry relative to it, and one outside it keeps its absolute (or ``~``) path;
 - ``concepts_project_first``: names common to every project (``fmt.Errorf``, ``t.Fatalf``...)
   never outnumber the project's own in Key Technical Concepts;
-- ``no_ended_constraint``: no constraint typed in Plan mode survives the end of Plan mode.
+- ``no_ended_constraint``: no constraint typed in Plan mode survives the end of Plan mode;
+- ``plan_carried``: with an approved plan (``plan/approve``), its headings and numbered steps
+  stand verbatim, in order, in the plan block of Current Work (``  | `` lines);
+- ``jobs_carried``: every job started and not ended (``job/start`` without its ``job/end``) is
+  a ``- job ID (`` line of Current Work, and no other job is.
 
 Invariants: deterministic; pure functions of the log and the compaction's text.
 """
@@ -40,6 +44,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 
 from benchmarks.quality.probe_reading import (
     Compaction,
@@ -69,11 +74,18 @@ PROBES: tuple[str, ...] = (
     "files_relative_to_cwd",
     "concepts_project_first",
     "no_ended_constraint",
+    "plan_carried",
+    "jobs_carried",
 )
+_PLAN_STRUCTURE = re.compile(r"^ {0,3}(?:#{1,6}\s|\d{1,3}[.)](?:\s|$))")
+_FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
+_JOB_ID = re.compile(r"^- job (\S+) \(")
 _FAIL = re.compile(r"(?:[Ee]rror|ERROR)(?:\[\w+\])?:|\bFAIL\b|FAILED|panic:|\.go:\d+:\d+: ")
 _DONE = re.compile(
     r"\b(?:done|finished|ready for review|all tests pass|is green|complete[d]?)\b", re.I
 )
+_COMMAND = re.compile(r"^\s*<command-(?:name|message|args)>")
+"""A slash command as Claude Code records it: what the person typed, wrapped by the agent."""
 _CONSTRAINT = re.compile(r"\b(?:must|never|always|do not|don't|make sure)\b", re.I)
 _EDIT_TOOLS = frozenset(
     {"edit", "write", "multiedit", "notebookedit", "edit_file", "write_file", "replace"}
@@ -101,11 +113,7 @@ def _requests(log: LogSoFar, c: Compaction, cp: ReadCheckpoint) -> dict[str, boo
         out["latest_request"] = head(typed_[-1][1].text()) in seen
     asked = norm(cp.sections.get("Primary Request and Intent", "")) + "\n"
     asked += norm(cp.sections.get("Critical Context", ""))
-    others = [
-        m.text()
-        for _, m in log.messages()
-        if m.role == "user" and not typed(m) and m.origin != "recorded_summary"
-    ]
+    others = [m.text() for _, m in log.messages() if m.role == "user" and not typed(m)]
     heads = [head(t, 40) for t in others if len(norm(t)) >= 20]
     if heads:
         out["no_injected_request"] = not any(h in asked for h in heads)
@@ -113,15 +121,33 @@ def _requests(log: LogSoFar, c: Compaction, cp: ReadCheckpoint) -> dict[str, boo
     shells = [head(t, 40) for t in users if _SHELL_OR_HOOK.match(t) and len(norm(t)) >= 20]
     if shells:
         out["no_shell_or_hook_request"] = not any(h in asked for h in shells)
-    acted = [
-        m.text()
-        for _, m in log.messages()
-        if m.role == "user" and m.origin in (None, "user", "command")
-    ]
+    acted = [m.text() for _, m in log.messages() if typed(m) or _COMMAND.match(m.text())]
     slash = _SLASH.match(acted[-1].strip()) if acted else None
     if slash is not None:
         out["slash_args_request"] = head(slash.group(1), 30) in asked + "\n" + c.tail
     return out
+
+
+def _open_texts(log: LogSoFar) -> list[str]:
+    """The open items' own text: unfinished todos and the subjects of unfinished tasks."""
+    todos = [c for c, s in log.latest_todos() if s != "completed"]
+    tasks = [
+        str(t["subject"])
+        for t in log.board().values()
+        if t["status"] in ("pending", "in_progress") and t.get("subject")
+    ]
+    return sorted({*todos, *tasks}, key=len, reverse=True)
+
+
+def _claims_done(step: str, open_texts: Sequence[str]) -> bool:
+    """Tell whether Next Step claims work done, once the open items' own text is taken out.
+
+    An item named "Mark tests done/partial/open" says "done" itself; that is no claim.
+    """
+    flat = norm(step)
+    for text in open_texts:
+        flat = flat.replace(norm(text), " ")
+    return _DONE.search(flat) is not None
 
 
 def _open_work(log: LogSoFar, agent: str) -> tuple[str | None, list[str], bool]:
@@ -164,7 +190,7 @@ def _next_step(log: LogSoFar, c: Compaction, cp: ReadCheckpoint) -> dict[str, bo
     lines = [ln.strip().rstrip("*_)\"' ") for ln in step.split("\n")]
     out = {
         "next_step_consistent": not any(ln.endswith("?") for ln in lines)
-        and not (anything_open and _DONE.search(step))
+        and not (anything_open and _claims_done(step, _open_texts(log)))
     }
     if current is not None:
         out["next_step_names_current"] = _names(step, current)
@@ -302,7 +328,58 @@ def _constraints(log: LogSoFar, c: Compaction, cp: ReadCheckpoint) -> dict[str, 
     return {"no_ended_constraint": not any(e in critical for e in ended)}
 
 
-CHECKS = (_requests, _next_step, _tasks, _errors, _files, _concepts, _constraints)
+def _structure(text: str) -> list[str]:
+    """Return a plan's headings and numbered steps (outside code fences), in order."""
+    out, fenced = [], False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and _PLAN_STRUCTURE.match(line):
+            out.append(line)
+    return out
+
+
+_PLAN_ESCAPE = re.compile(r"\\(\\|u[0-9a-f]{4})")
+
+
+def _plan_char(match: re.Match[str]) -> str:
+    code = match[1]
+    return "\\" if code == "\\" else chr(int(code[1:], 16))
+
+
+def _plan_lines(lines: list[str]) -> list[str]:
+    r"""Decode Current Work's plan lines (after ``  | ``; ``\\`` is one backslash)."""
+    return [
+        _PLAN_ESCAPE.sub(_plan_char, line[4:])
+        for line in lines
+        if line == "  |" or line.startswith("  | ")
+    ]
+
+
+def _carried_work(log: LogSoFar, c: Compaction, cp: ReadCheckpoint) -> dict[str, bool]:
+    out: dict[str, bool] = {}
+    current = cp.raw.get("Current Work", [])
+    plan = log.approved_plan()
+    if plan is not None:
+        kept = iter(_plan_lines(current))
+        out["plan_carried"] = all(step in kept for step in _structure(plan))
+    running = log.running_jobs()
+    listed = [m.group(1) for line in current if (m := _JOB_ID.match(line))]
+    if running or listed:
+        out["jobs_carried"] = listed == running
+    return out
+
+
+CHECKS = (
+    _requests,
+    _next_step,
+    _tasks,
+    _errors,
+    _files,
+    _concepts,
+    _constraints,
+    _carried_work,
+)
 
 
 def probe(log: LogSoFar, compaction: Compaction) -> dict[str, bool]:

@@ -220,6 +220,7 @@ def run_quality(
         "cuts": list(cuts),
         "sessions": [list(s) for s in sessions],
         "transcripts": [p.name for p in real],
+        "transcripts_folder": str(transcripts_dir),
         "scores": {},
         "by_window": {},
     }
@@ -279,7 +280,8 @@ def markdown(results: Mapping[str, Any]) -> list[str]:
         f"Windows {', '.join(f'{w:,}' for w in results.get('windows', [results['window']]))} "
         f"tokens; forced cuts at {results.get('cuts') or 'none'}; generated sessions: "
         f"{generated}; real: "
-        f"{_plural(len(results['transcripts']), 'transcript')} of ../shared/transcripts. A cell is "
+        f"{_plural(len(results['transcripts']), 'transcript')} of "
+        f"`{results.get('transcripts_folder', '../shared/transcripts')}`. A cell is "
         "probes passed / compactions where the probe applies.",
         "",
         "| summarizer | corpus | compactions | score | " + " | ".join(PROBES) + " |",

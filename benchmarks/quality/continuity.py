@@ -28,6 +28,7 @@ from typing import Any
 
 from benchmarks.quality import continuity_report
 from benchmarks.replay import real_transcripts
+from benchmarks.splits import EVALUATION, TUNING
 from compaction import CompactionPolicy, EventData, get_tokenizer
 from compaction.importers import load
 from harness.simulation import (
@@ -45,8 +46,9 @@ RETAINS: tuple[float, ...] = (0.05, 0.10, 0.16, 0.25, 0.33)
 """B's tail shares measured (0.1 is the default)."""
 THRESHOLDS: tuple[float, ...] = (0.7, 0.8, 0.9)
 """B's trigger shares measured (0.9 is the default; the benchmark's matched budget is 0.8)."""
-GENERATED: tuple[tuple[int, int], ...] = ((12, 0), (12, 1), (24, 2))
-"""(turns, seed) of the generated sessions: the benchmark's own, in every shape."""
+GENERATED: tuple[tuple[int, int], ...] = (*TUNING, *EVALUATION)
+"""(turns, seed) of the generated sessions, in every shape: the tuning split (the only rows
+`continuity_report.choose` is shown) and the evaluation split (`benchmarks.splits`)."""
 
 Progress = Callable[[str], None]
 Session = tuple[str, Sequence[EventData], list[dict[str, Any]] | None]
@@ -193,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         nargs="+",
         default=None,
         metavar="TURNS:SEED",
-        help="the generated sessions (default: 12:0 12:1 24:2, the benchmark's own)",
+        help="the generated sessions (default: both splits of benchmarks.splits)",
     )
     parser.add_argument(
         "--only", nargs="+", default=None, metavar="SESSION", help="measure these sessions only"

@@ -17,6 +17,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from benchmarks.splits import split_of
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
@@ -33,6 +35,15 @@ RULE = (
 
 def _key(row: Mapping[str, Any]) -> tuple[float, float]:
     return (row["retain"], row["threshold"])
+
+
+def tuning(results: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the results with the tuning split's rows only: what `choose` is shown.
+
+    The evaluation sessions (`benchmarks.splits`: the other generated seeds and the real
+    transcripts) are measured and tabled, never chosen on.
+    """
+    return {**results, "rows": [r for r in results["rows"] if split_of(r["session"]) == "tuning"]}
 
 
 def pooled(results: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -150,7 +161,7 @@ def markdown(results: Mapping[str, Any]) -> list[str]:
     if not rows:
         return ["No continuity rows."]
     settings = pooled(results)
-    pick = choose(settings)
+    pick = choose(pooled(tuning(results)))
     sessions = len({r["session"] for r in rows})
     lines = [
         f"Window {results['window']:,} tokens; B with the extractive summarizer; {sessions} "
@@ -161,7 +172,9 @@ def markdown(results: Mapping[str, Any]) -> list[str]:
         "",
         *pooled_table(settings),
         "",
-        f"Rule: {RULE}.",
+        f"Rule: {RULE}. Applied to the tuning split only (`benchmarks.splits.TUNING`: "
+        f"{', '.join(sorted({r['session'] for r in tuning(results)['rows']}))}); the "
+        "evaluation sessions are measured, never chosen on.",
         "",
         (
             f"Picked: retain {pick['retain']:g}, threshold {pick['threshold']:g}."
@@ -258,9 +271,10 @@ def summary(results: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "window": results["window"],
         "sessions": sorted({r["session"] for r in results["rows"]}),
+        "tuning_sessions": sorted({r["session"] for r in tuning(results)["rows"]}),
         "pooled": settings,
         "rule": RULE,
-        "picked": choose(settings),
+        "picked": choose(pooled(tuning(results))),
         "missing": list(results.get("missing", [])),
     }
 
@@ -294,7 +308,9 @@ def section(block: Mapping[str, Any] | None, config: Mapping[str, Any]) -> list[
         "",
         *pooled_table(block["pooled"]),
         "",
-        f"Rule: {block['rule']}.",
+        f"Rule: {block['rule']}. Applied to the tuning split only: "
+        + ", ".join(f"`{n}`" for n in block.get("tuning_sessions", []))
+        + ".",
         "",
         _verdict(block["picked"], config),
         "",

@@ -45,9 +45,29 @@ def head(text: str, n: int = HEAD) -> str:
     return norm(text)[:n]
 
 
+_MACHINE_TEXT = re.compile(
+    r"^\s*(?:<[a-z][\w-]*>"  # a tag an agent wraps its own text in: <task-notification>...
+    r"|\[Request interrupted"
+    r"|\[Operation stopped by hook"
+    r"|Caveat: The messages below were generated"
+    r"|This session is being continued from a previous conversation"
+    r"|Base directory for this skill:)"
+)
+"""Text an agent or its hooks wrote into a user record, recognised by the text itself."""
+
+
+def machine_text(text: str) -> bool:
+    """Tell whether a user record's text was written by the agent or a hook, not a person.
+
+    Judged from the text alone, never from the importer's ``origin``: a probe that trusted the
+    importer would share its blind spots (a notification imported as a request would pass).
+    """
+    return _MACHINE_TEXT.match(text) is not None
+
+
 def typed(message: Message) -> bool:
-    """Tell whether a user message is text a person typed (origin user or absent)."""
-    return message.role == "user" and message.origin in (None, "user")
+    """Tell whether a user message is text a person typed, judged from its text (`machine_text`)."""
+    return message.role == "user" and not machine_text(message.text())
 
 
 # --- reading a rendered Checkpoint (the probes' own parser) -----------------------------------
@@ -62,6 +82,8 @@ class ReadCheckpoint:
     """Todo items of Pending Jobs and Current Work."""
     tasks: dict[str, list[tuple[str, str | None, str, tuple[str, ...]]]]
     """Task lines of Pending Jobs and Current Work: id, owner, subject, blockers."""
+    raw: dict[str, list[str]] = field(default_factory=dict)
+    """Each section's lines as rendered (the plan and job lines of Current Work)."""
 
 
 def unescape(text: str) -> str:
@@ -93,7 +115,7 @@ def read_checkpoint(text: str) -> ReadCheckpoint:
     for name, body in sections.items():
         if body == "(none)":
             sections[name] = ""
-    return ReadCheckpoint(sections=sections, items=items, tasks=tasks)
+    return ReadCheckpoint(sections=sections, items=items, tasks=tasks, raw=raw)
 
 
 # --- the log, read the plain way ----------------------------------------------------------------
@@ -143,6 +165,25 @@ class LogSoFar:
             if isinstance(e, TaskCreated | TaskUpdated):
                 tasks[e.data.task.id] = e.data.task.model_dump()
         return tasks
+
+    def approved_plan(self) -> str | None:
+        """Return the latest approved plan's text (None: none was approved)."""
+        plan = None
+        for e in self.events:
+            if e.type == "plan/approve":
+                plan = e.data.text
+        return plan
+
+    def running_jobs(self) -> list[str]:
+        """Return the ids of the jobs started and not ended, in start order."""
+        running: dict[str, None] = {}
+        for e in self.events:
+            if e.type == "job/start":
+                running.pop(e.data.id, None)
+                running[e.data.id] = None
+            elif e.type == "job/end":
+                running.pop(e.data.id, None)
+        return list(running)
 
     def foreign_checkpoints(self) -> list[CheckpointData]:
         """Return the checkpoints another agent recorded."""

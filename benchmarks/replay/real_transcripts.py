@@ -33,6 +33,7 @@ from typing import Any
 from benchmarks import CHECKOUT
 from benchmarks.matched import matched_policy
 from benchmarks.replay import summary_pricing
+from benchmarks.splits import split_of
 from compaction import CompactionPolicy, EventData, Message, get_tokenizer
 from compaction.events import TaskCreateData, TaskUpdateData
 from compaction.importers import load
@@ -47,6 +48,7 @@ from harness.simulation import (
     output_tokens,
     replay,
     to_exchange,
+    todo_call_list,
     user_tools,
 )
 
@@ -208,6 +210,7 @@ def _run_record(
     return {
         "session": session.name,
         "source": session.source,
+        "split": split_of(session.name),
         "strategy": run,
         "requests": len(result.records),
         "compactions": result.compactions,
@@ -241,9 +244,11 @@ def _run_record(
 def peer_payloads(payloads: Sequence[EventData]) -> list[EventData]:
     """Return a real session's payloads as the peers' drivers take them.
 
-    A todo-tool call (``TodoWrite``) becomes a ``todo_write`` call, which each driver turns into
-    its peer's own todo tool, with each item's ``content`` and ``status`` (the fields every
-    peer's tool takes); every other call is kept as recorded.
+    A todo-tool call (``TodoWrite``, Gemini CLI's ``write_todos``, Codex's ``update_plan``)
+    becomes a ``todo_write`` call, which each driver turns into its peer's own todo tool, with
+    each item's ``content`` and ``status`` (the fields every peer's tool takes; read as
+    `harness.simulation.todo_call_list` reads them); a call the tool refused (no readable list)
+    and every other call are kept as recorded.
     """
     out: list[EventData] = []
     for p in payloads:
@@ -251,16 +256,9 @@ def peer_payloads(payloads: Sequence[EventData]) -> list[EventData]:
             raw = p.model_dump(mode="json", exclude_none=True)
             for call in raw.get("tool_calls") or ():
                 function = call["function"]
-                if function["name"] in TODO_TOOL_NAMES:
-                    try:
-                        todos = json.loads(function["arguments"] or "{}").get("todos") or []
-                    except (ValueError, AttributeError):
-                        continue
-                    items = [
-                        {"content": str(t.get("content", "")), "status": str(t.get("status"))}
-                        for t in todos
-                        if isinstance(t, dict)
-                    ]
+                written = todo_call_list(function["arguments"] or "{}")
+                if function["name"] in TODO_TOOL_NAMES and written is not None:
+                    items = [{"content": t.content, "status": t.status} for t in written]
                     function["name"] = TODO_TOOL
                     function["arguments"] = json.dumps({"todos": items}, ensure_ascii=False)
             out.append(Message.model_validate(raw))
@@ -281,17 +279,24 @@ def write_exchanges(
     named = sessions_in(folder)
     for name in sessions if sessions is not None else list(named):
         source = folder / named[name]
-        if not source.is_file():
-            continue
-        payloads = log_payloads(load(source))
-        doc = to_exchange(peer_payloads(payloads), name=name, source=source.name)
-        doc["tools"] = session_tools(payloads)
-        target = out_dir / f"{name}.json"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True)
-        target.write_text(text + "\n", encoding="utf-8")
-        paths.append(target)
+        if source.is_file():
+            paths.append(write_exchange(name, source, out_dir / f"{name}.json"))
     return paths
+
+
+def write_exchange(name: str, source: Path, target: Path) -> Path:
+    """Write one transcript as the peers' exchange file (named `name`); return `target`.
+
+    Raises:
+        TranscriptError: the file is not a transcript the importers read.
+    """
+    payloads = log_payloads(load(source))
+    doc = to_exchange(peer_payloads(payloads), name=name, source=source.name)
+    doc["tools"] = session_tools(payloads)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True)
+    target.write_text(text + "\n", encoding="utf-8")
+    return target
 
 
 def run(

@@ -19,6 +19,13 @@ block every result record carries, and prices a run with and without them:
   in 3 sessions, ``o200k_base``: 2,350 to 3,579). Every model summary, B's included, is priced at
   that length; the fake summarizers' short texts only shape what the context carries afterwards.
 - **No call.** B's extractive summarizer and the content-blind runs make no call: 0.
+- **Price.** A summary request is a one-off: nothing after it reuses it, so it is sent without a
+  cache write of its own (`SUMMARY_INPUT_PRICING`). Its tokens the provider's cache serves are
+  priced as cache hits; the rest as plain input at every provider: Anthropic bills a cache write
+  (1.25x input) only for a prefix a request marks with ``cache_control``, OpenAI and DeepSeek
+  never bill writes apart from input (their pricing pages: Anthropic's prompt-caching page,
+  OpenAI's prompt-caching guide, DeepSeek's Models & Pricing, cache hit / cache miss). The
+  session's own requests keep their cache-write pricing (the agent loop's breakpoints).
 
 Invariants: a block is plain data; the cost with summaries is the cost of the session's requests
 and the summary requests together, each priced as one request, plus both outputs.
@@ -44,6 +51,15 @@ from harness.simulation import (
     session_cost,
 )
 
+SUMMARY_INPUT_PRICING = (
+    "a summary call's uncached input is priced as plain input at every provider (no cache write: "
+    "Anthropic bills a write only for a prefix marked with cache_control, which a one-off call "
+    "need not mark; OpenAI and DeepSeek bill no write); its cached tokens as cache hits"
+)
+"""How a one-off summary call's input is priced (the report says it beside the cost)."""
+_NO_WRITE = 1 << 62
+"""A `session_cost` write minimum no request reaches: every uncached token a plain miss."""
+
 RECORDED_SUMMARY_TOKENS = 2_969
 """Mean length, in ``o200k_base`` tokens, of Claude Code's compaction summaries recorded in the
 shared transcripts (`recorded_summaries`; a test checks the figure against them)."""
@@ -55,6 +71,7 @@ SummaryBlock = dict[str, Any]
 __all__ = [
     "LLM_RUNS",
     "RECORDED_SUMMARY_TOKENS",
+    "SUMMARY_INPUT_PRICING",
     "SummaryBlock",
     "costs_with_summaries",
     "empty_block",
@@ -141,7 +158,8 @@ def costs_with_summaries(
     """Return the run's cost per provider with its summary calls, and without them.
 
     Each summary request is priced as one more request under the provider's cache model (its
-    hits are the ones the cache served it in sequence); its output adds to the session's.
+    hits are the ones the cache served it in sequence), its uncached input as plain input
+    (`SUMMARY_INPUT_PRICING`); its output adds to the session's.
     """
     block = block or {}
     extra = list(block.get("prompt_tokens") or ())
@@ -151,11 +169,17 @@ def costs_with_summaries(
     without: dict[str, Any] = {}
     for name, price in table.providers.items():
         served = list(hits[price.cache_model])
-        without[name] = session_cost(price, prompts, served, output).as_dict()
+        agent = session_cost(price, prompts, served, output)
+        without[name] = agent.as_dict()
         more = list(extra_hits.get(price.cache_model) or [0] * len(extra))
-        with_calls[name] = session_cost(
-            price, [*prompts, *extra], [*served, *more], output + extra_out
-        ).as_dict()
+        calls = session_cost(price, extra, more, extra_out, write_min=_NO_WRITE)
+        with_calls[name] = {
+            "miss": agent.miss + calls.miss,
+            "hit": agent.hit + calls.hit,
+            "write": agent.write,
+            "output": agent.output + calls.output,
+            "usd": round(agent.usd + calls.usd, 6),
+        }
     return with_calls, without
 
 

@@ -18,6 +18,11 @@ the model's hit is set beside the provider's ``cache_read_input_tokens``. Breakp
 the usage shows them: the end of the fixed prefix, and the end of what the request read and wrote
 (``input_tokens`` are the tokens after the last breakpoint).
 
+`main` (``python -m benchmarks.replay.usage_check``) sets predicted against served for every
+provider with recorded usage in the transcripts folder (`benchmarks.replay.usage_providers`:
+Anthropic from Claude Code, OpenAI from Codex's ``cached_input_tokens``, Gemini from Gemini
+CLI's cache counts) and writes ``benchmarks/results/usage_check.json``.
+
 What it tests: the rolling breakpoint (a request reads everything the previous one wrote), the
 fixed prefix at compactions, and expiry between calls more than a lifetime apart; not how Claude
 Code's bytes tokenize.
@@ -241,3 +246,32 @@ def pooled(checked: dict[str, Any]) -> dict[str, float]:
         "model_no_expiry_hit_rate": sum(r["model_no_expiry"] for r in rows) / tokens,
         "exact_share": sum(r["model"] == r["real"] for r in rows) / (len(rows) or 1),
     }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print predicted against served per provider; write ``results/usage_check.json``."""
+    import argparse
+    import os
+
+    from benchmarks import CHECKOUT
+    from benchmarks.replay.usage_providers import check_providers
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    default = os.environ.get("HARNESS_TRANSCRIPTS") or str(
+        CHECKOUT.parent / "shared" / "transcripts"
+    )
+    parser.add_argument("--transcripts", type=Path, default=Path(default))
+    parser.add_argument(
+        "--out", type=Path, default=CHECKOUT / "benchmarks" / "results" / "usage_check.json"
+    )
+    args = parser.parse_args(argv)
+    result = {"folder": args.transcripts.name, "providers": check_providers(args.transcripts)}
+    for provider, row in result["providers"].items():
+        print(f"{provider:<10} {row}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

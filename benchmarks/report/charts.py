@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+from benchmarks.report.fair_charts import design_name
 from harness.simulation import BASELINE, PROVIDER_MODELS, STRATEGIES, SWITCH_VARIANTS
 
 _COLORS = {
@@ -175,7 +176,8 @@ def hit_rate_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> s
     fig, grid = plt.subplots(2, 2, figsize=(12, 9.5), sharex=True, sharey=True)
     for ax, model in zip(grid.flat, PROVIDER_MODELS, strict=True):
         for n, (label, running) in enumerate(_peer_hits(results, session, model.name)):
-            ax.plot(running, color="0.45", lw=0.9, ls=_PEER_STYLES[n % 5], label=f"peer {label}")
+            hue = plt.get_cmap("tab10")((n + 3) % 10)  # told apart by hue, not grey
+            ax.plot(running, color=hue, lw=0.9, ls=_PEER_STYLES[n % 5], label=f"peer {label}")
         for name, marker in (("C", "o"), ("A", "s"), ("B", "^")):
             per = runs[name]["per_request"]
             hits, prompts = per["hits"][model.name], per["prompt_tokens"]
@@ -192,7 +194,7 @@ def hit_rate_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> s
                 _cumulative(hits, prompts),
                 color=_COLORS[name],
                 lw=1.8,
-                label=f"{name}: running rate (dots: each call)",
+                label=f"{design_name(name)}: running rate (dots: each call)",
             )
         per = runs["B"]["per_request"]
         ax.plot(
@@ -202,7 +204,7 @@ def hit_rate_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> s
             ls=":",
             label="ideal, running (B)",
         )
-        ax.set_ylim(-0.02, 1.05)
+        ax.set_ylim(0, 1.05)
         ax.set_title(f"{_TITLES.get(model.name, model.name)} cache model", fontsize=10)
         ax.grid(alpha=0.3)
     for ax in grid[:, 0]:

@@ -27,6 +27,25 @@ _PEER_COLOR = "tab:orange"
 _OTHER_COLOR = "tab:gray"
 
 
+DESIGN_NAMES: dict[str, str] = {
+    "B": "this toolkit: Checkpoint, list copied by code (B)",
+    "B:llm": "this toolkit, model-written summary (B:llm)",
+    "B:blind": "this toolkit, one-line blind summary (B:blind)",
+    "A": "list as a chat message (A)",
+    "A:blind": "list as a chat message, one-line blind summary (A:blind)",
+    "C": "list in the system prompt (C)",
+    "none": "no compaction",
+    "switch:rebuild": "this toolkit, mode switch rebuilds the prompt",
+    "switch:rebuild+filtered": "this toolkit, prompt rebuilt, todo tool hidden in Plan mode",
+}
+"""Each of our runs in words, for a chart's labels (a peer's name is already words)."""
+
+
+def design_name(name: str) -> str:
+    """Return a run's name in words for a chart (peers and unknown names as given)."""
+    return DESIGN_NAMES.get(name, name)
+
+
 def _rows(results: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Rows by name over every session (matched budget only)."""
     out: dict[str, list[dict[str, Any]]] = {}
@@ -60,7 +79,7 @@ def retention_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> 
     worst = [100 * min(r["every_call"] for r in rows[n]) for n in names]
     colors = [_color(n, rows[n][0]["kind"]) for n in names]
     fig, ax = plt.subplots(figsize=(9, 0.32 * len(names) + 1.6))
-    ax.barh(names, worst, color=colors)
+    ax.barh([design_name(n) for n in names], worst, color=colors)
     for y, value in enumerate(worst):
         ax.text(value + 0.3, y, f"{value:.1f}%", va="center", fontsize=7)
     b = rows.get(_OURS)
@@ -74,7 +93,7 @@ def retention_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> 
             f"({kept}/{expected})",
             fontsize=9,
         )
-    ax.set_xlim(min([*worst, 100.0]) - 5, 103)
+    ax.set_xlim(0, 112)  # a share starts at 0: a short bar is a real loss
     ax.set_xlabel("every-call retention, %")
     ax.tick_params(axis="y", labelsize=7)
     ax.legend(handles=_kind_handles(plt), fontsize=7, loc="lower right")
@@ -101,7 +120,9 @@ def cost_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> str:
     for ax, provider in zip(axes, providers, strict=True):
         totals = {n: sum(r["cost"][provider]["usd"] for r in rs) for n, rs in rows.items()}
         ax.barh(
-            names, [totals[n] for n in names], color=[_color(n, rows[n][0]["kind"]) for n in names]
+            [design_name(n) for n in names],
+            [totals[n] for n in names],
+            color=[_color(n, rows[n][0]["kind"]) for n in names],
         )
         price = results["comparison"]["prices"]["providers"][provider]
         ax.set_title(f"{provider} ({price['model']})", fontsize=9)
@@ -138,7 +159,9 @@ def per_call_chart(plt: ModuleType, results: Mapping[str, Any], path: Path) -> s
             continue
         rec = peers[i]
         if b is not None:
-            ax.plot(b["per_request"]["prompt_tokens"], color=_OUR_COLOR, lw=0.9, label="B")
+            ax.plot(
+                b["per_request"]["prompt_tokens"], color=_OUR_COLOR, lw=0.9, label=design_name("B")
+            )
         ax.plot(rec["metrics"]["prompt_tokens"], color=_PEER_COLOR, lw=0.9, label="peer")
         budget_tokens = results["config"].get("budget")
         if budget_tokens:

@@ -19,7 +19,7 @@ from typing import Any
 
 from benchmarks import BENCHMARKS, CHECKOUT
 from benchmarks import RESULTS as RESULTS_DIR
-from benchmarks.report import fair_report
+from benchmarks.report import fair_report, like_for_like
 from benchmarks.report.comparison import headline
 
 README = BENCHMARKS / "README.md"
@@ -180,6 +180,9 @@ def render(results: Mapping[str, Any]) -> str:
         + (f"labelled, not compared: {', '.join(unmatched)}." if unmatched else "no other budget.")
         + f" Prices of {comp['prices']['taken']} (`data/prices.json`).",
         "",
+        *like_for_like.section(comp, fair_report.providers(results)),
+        "### Pooled over every session (both splits)",
+        "",
         f"- **Token savings**: B sends {_pct(b['savings_vs_baseline'])} fewer input tokens than "
         "the same sessions without compaction.",
         "- **B against each peer** (sessions pooled; positive: B sends fewer tokens or costs "
@@ -286,18 +289,7 @@ def render_root(
     names = fair_report.providers(results)
     comp = results["comparison"]
     rows = ["| what | figure |", "| --- | --- |"]
-    for e in headline(comp, "B"):
-        costs = ", ".join(f"{n} {_less(e['ours_cost'][n], e['peer_cost'][n])}" for n in names)
-        wins = sorted(
-            {s for v in e["peer_cheaper"].values() for s in v} | set(e["peer_fewer_tokens"])
-        )
-        rows.append(
-            f"| B against `{e['peer']}`, {len(e['sessions'])} sessions pooled | input "
-            f"{_less(e['ours_input'], e['peer_input'])}, cost {costs} (summary calls priced); "
-            f"every unfinished todo shown on {_pct(e['ours_every_call'])} of calls against "
-            f"{_pct(e['peer_every_call'])}; the peer wins on {len(wins)} sessions (see the "
-            "report) |"
-        )
+    rows += _evaluation_rows(comp, names)
     points = [p for p in throughput.get("points", []) if p["store"] == "jsonl"]
     points.sort(key=lambda p: int(p["events"]))
     goals = throughput.get("goals", {})
@@ -317,6 +309,38 @@ def render_root(
         )
     rows += _agent_rows(agents or {})
     return "\n".join(rows) + "\n"
+
+
+ROOT_SUMMARIZERS = ("(copy-todos)", "(none)")
+"""The peer configurations the root table names: each with the summarizer that copies the list."""
+
+
+def _evaluation_rows(comp: Mapping[str, Any], names: Sequence[str]) -> list[str]:
+    """Rows of the root table: B against each peer on the evaluation split, both cost figures."""
+    rows = []
+    for kind in like_for_like.KINDS:
+        found = like_for_like.pairs(comp, "B", "evaluation", kind)
+        for peer, pairs in found.items():
+            if not peer.endswith(ROOT_SUMMARIZERS):
+                continue
+            priced = ", ".join(
+                f"{n} {like_for_like.figure(pairs, _usd_of(n, 'cost'))}" for n in names
+            )
+            bare = ", ".join(
+                f"{n} {like_for_like.figure(pairs, _usd_of(n, 'cost_without_summaries'))}"
+                for n in names
+            )
+            tokens = like_for_like.figure(pairs, lambda r: float(r["summed_input"]))
+            rows.append(
+                f"| B against `{peer}`, {len(pairs)} {kind} evaluation sessions | how much less "
+                f"B sends and pays (pooled; per-session range): input tokens {tokens}; cost, "
+                f"summary calls priced: {priced}; summary calls not priced: {bare} |"
+            )
+    return rows
+
+
+def _usd_of(provider: str, key: str) -> like_for_like.Value:
+    return lambda row: float(row[key][provider]["usd"])
 
 
 def replace_root_block(text: str, block: str) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from benchmarks.replay import summary_pricing
 from benchmarks.report.report_sections import MODEL_NAMES
+from benchmarks.splits import split_of
 from harness.simulation import BASELINE, ReplayResult
 
 
@@ -25,6 +26,7 @@ def run_summary(result: ReplayResult) -> dict[str, Any]:
     return {
         "strategy": result.strategy,
         "session": result.session,
+        "split": split_of(result.session),
         "requests": len(result.records),
         "compactions": result.compactions,
         "compaction_failures": result.compaction_failures,

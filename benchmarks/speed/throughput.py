@@ -17,7 +17,10 @@ moves both sides of a ratio alike. The load average before and after each size i
 - **compaction**: one forced `compaction.compact` of the whole context, as a ratio to raw
   tiktoken over the messages it replaced (its span);
 - **peak memory** of reopen per event (`tracemalloc`, in a separate traced pass up to
-  `trace_up_to` events: tracing slows Python down, so times come from the untraced pass).
+  `trace_up_to` events: tracing slows Python down, so times come from the untraced pass);
+- **reopen peak RSS** (JSONL, every size): a fresh process opens the timed log, which ends in the
+  forced compaction, reads its context, todos and tasks, then the usage view (the tokenizer
+  loaded), and reports its peak resident memory at both points (`reopen_rss`).
 
 Stores: the JSONL file always; SQLite and PostgreSQL (a throwaway local server,
 `harness.testing._postgres_server`, fsync on) on request. PostgreSQL's server runs in its own
@@ -44,6 +47,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from benchmarks import CHECKOUT
+from benchmarks.speed.reopen_memory import reopen_rss
 from benchmarks.speed.throughput_corpus import TRANSCRIPTS as TRANSCRIPTS
 from benchmarks.speed.throughput_corpus import events_of as events_of
 from benchmarks.speed.throughput_phases import BATCH as BATCH
@@ -124,6 +128,11 @@ class ScalePoint:
     """The same, when it ended."""
     rounds: int = 1
     """Rounds the append was timed over (each a fresh log and tokenizer; figures are means)."""
+    reopen_rss_mb: float | None = None
+    """Peak RSS of a fresh process reopening the log (ending in a compaction) and reading its
+    context, todos and tasks, MiB (JSONL only; None elsewhere)."""
+    reopen_usage_rss_mb: float | None = None
+    """The same process's peak RSS once it also read the usage view (tokenizer loaded), MiB."""
 
 
 def _peak(fn: Callable[[], object]) -> float:
@@ -224,8 +233,9 @@ def measure(
         log = Path(tmp) / "timed.jsonl"
         log_bytes = log.stat().st_size if log.exists() else text_chars
         peaks = _peaks(Path(tmp), events, open_) if trace else (None, None)
+        rss = reopen_rss(log) if log.exists() else (None, None)
     point = _point(n, store, log_bytes, appended, live, peaks, (load_before, _load()))
-    return replace(point, rounds=timed.rounds)
+    return replace(point, rounds=timed.rounds, reopen_rss_mb=rss[0], reopen_usage_rss_mb=rss[1])
 
 
 class _Appended(NamedTuple):

@@ -63,8 +63,8 @@ def performance_table(results: Mapping[str, Any]) -> str:
     goals = results["goals"]
     head = (
         "| events | store | append + views | reopen | one compaction | raw tiktoken | "
-        "reopen peak memory | load (1 min) |\n"
-        "|---:|---|---:|---:|---:|---:|---:|---|\n"
+        "reopen peak memory | reopen peak RSS (views / with usage) | load (1 min) |\n"
+        "|---:|---|---:|---:|---:|---:|---:|---:|---|\n"
     )
     rows = []
     for p in results["points"]:
@@ -75,6 +75,9 @@ def performance_table(results: Mapping[str, Any]) -> str:
         cells.append(f"{p['tiktoken_us']:.0f} µs/event")
         peak = p["reopen_peak_bytes_per_event"]
         cells.append(f"{peak / 1024:.1f} KiB/event" if peak else "not traced")
+        rss = p.get("reopen_rss_mb")
+        usage = p.get("reopen_usage_rss_mb")
+        cells.append(f"{rss:.0f} / {usage:.0f} MiB" if rss and usage else "-")
         cells.append(f"{p['load_before']:.1f}-{p['load_after']:.1f}")
         rows.append("| " + " | ".join(cells) + " |")
     goal_line = ", ".join(f"{label} <= {goals[key]}x" for key, label in PHASES.items())

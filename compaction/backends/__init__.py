@@ -18,10 +18,16 @@ from compaction._lazy import lazy_root as _lazy_root
 
 if _typing.TYPE_CHECKING:
     from compaction.backends._anthropic import with_block_first
-    from compaction.backends._clearing import ClearingPolicy, ToolResultClearer, cleared_window
+    from compaction.backends._clearing import (
+        ClearingPolicy,
+        ToolResultClearer,
+        clearable,
+        cleared_window,
+    )
     from compaction.backends._server import ReturnedItem, returned_item
     from compaction.backends._table import DEFAULT_BASE_URLS, make_backend, resolve_backend
     from compaction.backends.base import (
+        BACKEND_FORMS,
         BACKEND_NAMES,
         DEFAULT_API_KEY_ENVS,
         BackendConfig,
@@ -30,6 +36,8 @@ if _typing.TYPE_CHECKING:
     from compaction.views.provider_checkpoint import code_owned_message, provider_item
 
 _EXPORTS: dict[str, str] = {
+    "BACKEND_FORMS": "compaction.backends.base",
+    "clearable": "compaction.backends._clearing",
     "BACKEND_NAMES": "compaction.backends.base",
     "BackendConfig": "compaction.backends.base",
     "ClearingPolicy": "compaction.backends._clearing",
@@ -49,6 +57,7 @@ _EXPORTS: dict[str, str] = {
 """Each public name and the module that defines it (imported on first use)."""
 
 __all__ = [
+    "BACKEND_FORMS",
     "BACKEND_NAMES",
     "DEFAULT_API_KEY_ENVS",
     "DEFAULT_BASE_URLS",
@@ -57,6 +66,7 @@ __all__ = [
     "CompactionBackend",
     "ReturnedItem",
     "ToolResultClearer",
+    "clearable",
     "cleared_window",
     "code_owned_message",
     "make_backend",

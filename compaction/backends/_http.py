@@ -26,13 +26,14 @@ from compaction.llm.client import ChatClient, ChatConfig, canonical_json
 class EndpointConfig(ChatConfig):
     """A `ChatConfig` whose requests go to ``{base_url}{path}``."""
 
-    path: str = "/responses/compact"
-    """The endpoint below the API root."""
+    path: str = "/v1/responses/compact"
+    """The endpoint below the host, with its ``/v1``."""
 
     @property
     def url(self) -> str:
-        """The endpoint's URL."""
-        return self.base_url.rstrip("/") + self.path
+        """The endpoint's URL: a base URL with or without ``/v1`` reaches the same one."""
+        root = self.base_url.rstrip("/")
+        return root.removesuffix("/v1") + self.path
 
 
 class EndpointClient(ChatClient):

@@ -37,7 +37,7 @@ class ProviderBackend(ABC):
 
     name: ClassVar[str]
     path: ClassVar[str]
-    """The endpoint below the API root."""
+    """The endpoint below the host, with its ``/v1``."""
     auth: ClassVar[str] = "bearer"
     """How the key is sent: ``bearer`` or ``x-api-key``."""
     headers: ClassVar[Mapping[str, str]] = {}
@@ -56,12 +56,20 @@ class ProviderBackend(ABC):
         self.encode = encode
         self.client = EndpointClient(
             config,
-            path=self.path,
+            path=self.endpoint(),
             backend=self.name,
             auth=self.auth,
-            extra_headers=self.headers,
+            extra_headers=self.request_headers(),
             transport=transport,
         )
+
+    def endpoint(self) -> str:
+        """Return the endpoint below the host (the form's, for a backend with two forms)."""
+        return self.path
+
+    def request_headers(self) -> Mapping[str, str]:
+        """Return the headers sent with every request (the form's)."""
+        return self.headers
 
     def redact(self, text: str) -> str:
         """Return `text` without the API key or anything shaped like a token."""

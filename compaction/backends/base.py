@@ -44,6 +44,10 @@ DEFAULT_API_KEY_ENVS: Final[dict[str, str]] = {
 }
 """The environment variable each provider backend reads its key from when none is named."""
 
+BACKEND_FORMS: Final[tuple[str, ...]] = ("auto", "trigger", "endpoint", "on-demand", "edit")
+"""The request forms: ``auto`` (each provider's newest), OpenAI's ``trigger`` (newest) and
+``endpoint``, Anthropic's ``on-demand`` (newest) and ``edit``."""
+
 REASON_LIMIT: Final = 300
 """Longest fallback reason recorded, in characters."""
 
@@ -94,6 +98,13 @@ class BackendConfig:
         compact_trigger: Anthropic's ``compact_20260112`` trigger, in input tokens: the API
             compacts only a request at least this long (default 50,000, the smallest the
             API documents), so a shorter span falls back to the local Checkpoint.
+        form: which request form the backend speaks (`BACKEND_FORMS`): ``auto`` (default),
+            the newest; ``trigger`` or ``endpoint`` (OpenAI: a ``compaction_trigger`` input
+            item on ``/v1/responses``, or ``/v1/responses/compact``); ``on-demand`` or
+            ``edit`` (Anthropic: the ``compact-2026-09-04`` top-level ``compaction``
+            parameter, or the ``compact_20260112`` edit).
+
+    A ``base_url`` given with or without a trailing ``/v1`` reaches the same endpoint.
     """
 
     base_url: str
@@ -103,8 +114,13 @@ class BackendConfig:
     max_retries: int = 3
     max_output_tokens: int = 4096
     compact_trigger: int = 50_000
+    form: str = "auto"
 
     def __post_init__(self) -> None:
+        if self.form not in BACKEND_FORMS:
+            raise ConfigError(
+                f"BackendConfig: form must be one of {', '.join(BACKEND_FORMS)}, not {self.form!r}"
+            )
         if not self.base_url.startswith(("http://", "https://")):
             raise ConfigError(
                 f"BackendConfig: base_url must start with http:// or https://, "
@@ -164,7 +180,37 @@ def record_backend(
             backend=backend.name,
             fallback_reason=one_line(reason + "; the local Checkpoint stands", span.secrets()),
         )
-    return data.model_copy(update={"provider": provider})
+    return data.model_copy(update={"provider": with_open_items(provider, data)})
+
+
+def open_items(data: CheckpointData) -> list[str]:
+    """Return the open items a Checkpoint carries by code: items, task subjects, job ids."""
+    tasks = (*(data.pending_tasks or ()), *(data.current_tasks or ()))
+    jobs = [f"job {j.id}" for j in data.jobs or ()]
+    return [*data.pending, *data.current, *(t.subject for t in tasks), *jobs]
+
+
+def with_open_items(
+    provider: ProviderCompactionData, data: CheckpointData
+) -> ProviderCompactionData:
+    """Record which open items a readable provider summary names (its block's ``content``).
+
+    An item counts as kept when its head (its first 40 characters, case and spacing
+    ignored) stands in the summary; a job, when its id does. An opaque item (OpenAI's
+    encrypted one) is unreadable: nothing is recorded.
+    """
+    summary = provider.item.get("content") if provider.item else None
+    if not isinstance(summary, str):
+        return provider
+    flat = " ".join(summary.split()).casefold()
+    kept: list[str] = []
+    missed: list[str] = []
+    for item in open_items(data):
+        head = " ".join(item.removeprefix("job ").split()).casefold()[:40]
+        (kept if head and head in flat else missed).append(item)
+    return provider.model_copy(
+        update={"open_items_kept": tuple(kept), "open_items_missed": tuple(missed)}
+    )
 
 
 def _strings(value: object) -> Iterator[str]:

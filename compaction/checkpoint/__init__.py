@@ -10,9 +10,11 @@ level-two Markdown heading (`## Pending Jobs`) with ``(none)`` under it when emp
 
 The six narrative sections are written by a summarizer. `Pending Jobs` and `Current Work` are
 *code-owned*: the compactor copies them from the latest todo list and from the shared task list
-(both may exist in one session), and no summarizer can touch them. `render_checkpoint()` lays a
-Checkpoint out with the jinja2 template ``compaction/templates/checkpoint.md.j2``;
-`parse_checkpoint()` reads the text back.
+(both may exist in one session), and no summarizer can touch them; Current Work also lists the
+jobs still running (sub-agents and background commands, by id) and ends with the approved plan
+(whole, or its headings and numbered steps and what else fits, with the seq that holds it).
+`render_checkpoint()` lays a Checkpoint out with the jinja2 template
+``compaction/templates/checkpoint.md.j2``; `parse_checkpoint()` reads the text back.
 
 The lines are encoded so that no text can break the structure (`checkpoint_encoding`: an item
 or a task is one JSON-escaped line, narrative lines that would read as structure are escaped);
@@ -34,8 +36,12 @@ from functools import cache
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
 from compaction.checkpoint._encoding import decode_item as decode_item
+from compaction.checkpoint._encoding import decode_job as decode_job
+from compaction.checkpoint._encoding import decode_plan as decode_plan
 from compaction.checkpoint._encoding import decode_task as decode_task
 from compaction.checkpoint._encoding import encode_item as encode_item
+from compaction.checkpoint._encoding import encode_job as encode_job
+from compaction.checkpoint._encoding import encode_plan as encode_plan
 from compaction.checkpoint._encoding import encode_task as encode_task
 from compaction.checkpoint._encoding import escape_narrative as escape_narrative
 from compaction.checkpoint._encoding import unescape_narrative as unescape_narrative
@@ -78,11 +84,19 @@ def render_checkpoint(checkpoint: Checkpoint) -> str:
         if isinstance(value, tuple):
             lines = [encode_item(item) for item in value]
             lines += [encode_task(task) for task in checkpoint.tasks(name)]
+            if name == Section.CURRENT_WORK:
+                lines += carried_lines(checkpoint)
         else:
             lines = [escape_narrative(value)] if value else []
         carried = checkpoint.carried_over and name == CODE_OWNED_SECTIONS[0]
         sections.append({"name": str(name), "lines": lines, "carried": carried})
     return _template().render(sections=sections)
+
+
+def carried_lines(checkpoint: Checkpoint) -> list[str]:
+    """Return the lines Current Work ends with: the running jobs, then the approved plan."""
+    lines = [encode_job(job) for job in checkpoint.jobs]
+    return lines + (encode_plan(checkpoint.plan) if checkpoint.plan is not None else [])
 
 
 __all__ = [
@@ -91,6 +105,7 @@ __all__ = [
     "SECTION_NAMES",
     "Checkpoint",
     "Section",
+    "carried_lines",
     "parse_checkpoint",
     "render_checkpoint",
     "split_sections",

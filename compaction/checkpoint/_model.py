@@ -1,7 +1,8 @@
 r"""The Checkpoint model: its eight sections, in order, and which of them code owns.
 
 The six narrative sections are written by a summarizer; `Pending Jobs` and `Current Work` are
-code-owned (the compactor copies them from the latest todo list and the shared task list).
+code-owned (the compactor copies them from the latest todo list and the shared task list; Current
+Work also lists the jobs still running and ends with the approved plan).
 
 Invariants: a Checkpoint is frozen; narrative text is normalised when it is built (line endings
 become ``\n``, whitespace-only text becomes empty); `SECTION_NAMES` is the template's order.
@@ -14,7 +15,7 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from compaction.events import TaskRef
+from compaction.events import JobRef, PlanRef, TaskRef
 
 
 class Section(StrEnum):
@@ -99,6 +100,11 @@ class Checkpoint(BaseModel):
     """Pending Jobs, continued: the shared list's `pending` tasks, creation order (code-owned)."""
     current_tasks: tuple[TaskRef, ...] = ()
     """Current Work, continued: the shared list's `in_progress` tasks, creation order."""
+    jobs: tuple[JobRef, ...] = ()
+    """Current Work, continued: the jobs still running (sub-agents, background commands), in
+    start order (code-owned)."""
+    plan: PlanRef | None = None
+    """Current Work, last: the approved plan, whole or clipped to its budget (code-owned)."""
 
     @field_validator(
         "primary_request",

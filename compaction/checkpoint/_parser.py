@@ -11,10 +11,14 @@ Invariants: ``parse_checkpoint(render_checkpoint(c)) == c`` for every Checkpoint
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from compaction.checkpoint._encoding import (
     NEEDS_ESCAPE,
+    PLAN_LINE,
     decode_item,
+    decode_job,
+    decode_plan,
     decode_task,
     unescape_narrative,
 )
@@ -28,7 +32,7 @@ from compaction.checkpoint._model import (
     Section,
 )
 from compaction.errors import CompactionError
-from compaction.events import TaskRef
+from compaction.events import JobRef, PlanRef, TaskRef
 
 
 def _bad(line: int, reason: str) -> CompactionError:
@@ -66,9 +70,28 @@ def _body(lines: list[str], start: int, end: int) -> list[str]:
     return body
 
 
-def _parse_items(
-    body: list[str], first_line: int
-) -> tuple[tuple[str, ...], tuple[TaskRef, ...], bool]:
+class _Lines(NamedTuple):
+    """A code-owned section read back: items, tasks, jobs, the plan, the carried-over note."""
+
+    items: tuple[str, ...]
+    tasks: tuple[TaskRef, ...]
+    jobs: tuple[JobRef, ...]
+    plan: PlanRef | None
+    carried: bool
+
+
+def _split_plan(body: list[str], first_line: int) -> tuple[list[str], PlanRef | None]:
+    """Return the lines before the plan, and the plan (None when the section has none)."""
+    for offset, line in enumerate(body):
+        if line.startswith("- approved plan ("):
+            try:
+                return body[:offset], decode_plan(line, body[offset + 1 :])
+            except ValueError as exc:
+                raise _bad(first_line + offset, f"not a plan ({exc})") from None
+    return body, None
+
+
+def _parse_items(body: list[str], first_line: int) -> _Lines:
     carried = False
     while body and body[0].startswith("> "):
         carried = True
@@ -78,18 +101,24 @@ def _parse_items(
         body = body[1:]
         first_line += 1
     if body == [EMPTY]:
-        return (), (), carried
+        return _Lines((), (), (), None, carried)
+    body, plan = _split_plan(body, first_line)
     items: list[str] = []
     tasks: list[TaskRef] = []
+    jobs: list[JobRef] = []
     for offset, line in enumerate(body):
         try:
             if line.startswith("- task "):
                 tasks.append(decode_task(line))
+            elif line.startswith("- job "):
+                jobs.append(decode_job(line))
+            elif line.startswith(PLAN_LINE):
+                raise ValueError("a plan line without its head")
             else:
                 items.append(decode_item(line))
         except ValueError as exc:
             raise _bad(first_line + offset, f"not an item line ({exc}): {line[:60]!r}") from None
-    return tuple(items), tuple(tasks), carried
+    return _Lines(tuple(items), tuple(tasks), tuple(jobs), plan, carried)
 
 
 def _parse_narrative(body: list[str], first_line: int) -> str:
@@ -120,11 +149,15 @@ def parse_checkpoint(text: str) -> Checkpoint:
         body = _body(lines, start, end)
         key = FIELD_BY_SECTION[name]
         if name in CODE_OWNED_SECTIONS:
-            items, tasks, carried = _parse_items(body, start + 3)
-            fields[key] = items
-            fields[TASKS_BY_SECTION[name]] = tasks
+            read = _parse_items(body, start + 3)
+            fields[key] = read.items
+            fields[TASKS_BY_SECTION[name]] = read.tasks
             if name == CODE_OWNED_SECTIONS[0]:
-                fields["carried_over"] = carried
+                fields["carried_over"] = read.carried
+            if read.jobs or read.plan is not None:
+                if name != Section.CURRENT_WORK:
+                    raise _bad(start + 3, "jobs and the plan belong under Current Work")
+                fields["jobs"], fields["plan"] = read.jobs, read.plan
         else:
             fields[key] = _parse_narrative(body, start + 3)
     return Checkpoint.model_validate(fields)

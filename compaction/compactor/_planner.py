@@ -19,8 +19,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
-from compaction.checkpoint import Checkpoint, Section, parse_checkpoint, render_checkpoint
-from compaction.compactor._carried import clip_carried, clip_task, unfinished, unfinished_tasks
+from compaction.checkpoint import (
+    FIELD_BY_SECTION,
+    Checkpoint,
+    Section,
+    parse_checkpoint,
+    render_checkpoint,
+)
+from compaction.compactor._carried import (
+    PLAN_CHARS,
+    carried_checkpoint,
+    log_argument,
+    plan_budget,
+    unfinished,
+    unfinished_tasks,
+)
 from compaction.compactor._outcomes import (
     CompactionPlan,
     CompactionResult,
@@ -28,11 +41,12 @@ from compaction.compactor._outcomes import (
     CompactStarts,
 )
 from compaction.compactor._receipt import dropped_sections, run_hooks
+from compaction.compactor._refusals import below_threshold, does_not_fit
 from compaction.compactor._resume import agree_with_resume, resume_decision
 from compaction.contract import MAX_ITEM_CHARS
 from compaction.cuts import cut_points, select_cut, tail_tokens
 from compaction.errors import CompactionError
-from compaction.events import CheckpointData, HookRun, Resume
+from compaction.events import CheckpointData, HookRun, Message, Resume
 from compaction.policy import CompactionPolicy
 from compaction.secrets import redact
 from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInput, check_output
@@ -80,9 +94,9 @@ def plan_compaction(
 ) -> CompactionResult:
     """Compute the compaction of the session as it is now, appending nothing."""
     tokens_before = session.context_tokens
-    completed = session.progress.completed_since_checkpoint
+    completed = session.progress.completed_since_call
     if not force and not policy.is_due(tokens_before, fixed, completed=completed):
-        raise _below_threshold(policy, tokens_before, fixed)
+        raise below_threshold(policy, tokens_before, fixed)
     plan = Plan.of(session, policy, fixed, summarizer)
     k = plan.first_cut()
     preview = plan.preview(k, tokens_before, instructions)
@@ -90,23 +104,10 @@ def plan_compaction(
     try:
         fitted = plan.fit(k, instructions)
     except CompactionError as exc:
-        if exc.code != "does_not_fit" or not plan.has_long_items():
+        if exc.code != "does_not_fit":
             raise
-        # Carried whole, one over-long item fills the window: clip long items, plan again.
-        plan = replace(plan, clip_items=True)
-        fitted = plan.fit(plan.first_cut(), instructions)
+        fitted = plan.refit(instructions, exc)
     return plan.result(fitted, tokens_before, instructions, hooks)
-
-
-def _below_threshold(policy: CompactionPolicy, context: int, fixed: int) -> CompactionError:
-    parts = f" ({fixed} fixed + {context} context)" if fixed else ""
-    reserve = f", {policy.output_reserve} reserved for the reply" if policy.output_reserve else ""
-    return CompactionError(
-        "below_threshold",
-        f"the request holds {fixed + context} tokens{parts}{reserve}, below the trigger of "
-        f"{policy.trigger_tokens} ({policy.threshold:g} of a {policy.window_tokens}-token "
-        "window); nothing was done (force it with force=True, CLI --force)",
-    )
 
 
 def _start(
@@ -131,6 +132,16 @@ class Fitted(NamedTuple):
     """The summarizer that wrote the narrative (the fallback's name when the first failed)."""
     fallback_reason: str | None
     span: SummaryInput
+    bare: bool = False
+    """True when only the code-owned sections fit: the narrative is left empty (the receipt
+    says so in `CheckpointData.narrative_left_out`)."""
+
+
+NARRATIVE_LEFT_OUT = (
+    "only the carried items and the fixed prompt fit the window: the narrative sections are "
+    "empty; every replaced event is whole in the log"
+)
+"""The receipt's note on a Checkpoint written with an empty narrative."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +163,9 @@ class Plan:
     clip_items: bool = False
     """Carry items over `MAX_ITEM_CHARS` as head and note (`clip_carried`): set only when the
     Checkpoint with every item whole cannot fit the window."""
+    plan_chars: int = PLAN_CHARS
+    """The approved plan's budget (`plan_budget`); 0, its headings and steps only, when even
+    the code-owned sections do not fit otherwise."""
 
     @classmethod
     def of(
@@ -176,6 +190,7 @@ class Plan:
             summarizer=summarizer or fallback,
             fallback=fallback,
             resume=resume_decision(context.messages),
+            plan_chars=plan_budget(policy.summary_tokens),
         )
 
     @property
@@ -234,24 +249,36 @@ class Plan:
             elif k < candidates[-1]:
                 k = candidates[-1]
             else:
-                raise self.does_not_fit(size, tail[k])
+                raise does_not_fit(self.policy, self.fixed, self.system, size, tail[k])
+
+    def refit(self, instructions: str | None, refusal: CompactionError) -> Fitted:
+        """Fit again when no Checkpoint fits: long items clipped, then the narrative left empty.
+
+        Only when even the code-owned sections alone (and the shortest tail) do not fit is the
+        compaction refused (`refusal`, ``does_not_fit``).
+        """
+        plan = self
+        if self.has_long_items():
+            # Carried whole, one over-long item fills the window: clip long items, plan again.
+            plan = replace(self, clip_items=True)
+            try:
+                return plan.fit(plan.first_cut(), instructions)
+            except CompactionError as again:
+                if again.code != "does_not_fit":
+                    raise
+                refusal = again
+        for bare in (plan, replace(plan, plan_chars=0)):  # at last, the plan's structure only
+            skeleton, tail = bare.skeleton(), tail_tokens(bare.tokens)
+            for c in cut_points(bare.context.messages):
+                if bare.checkpoint_tokens(skeleton, c) + tail[c] <= bare.room:
+                    span = bare.span(c, instructions)
+                    return Fitted(c, skeleton, bare.summarizer.name, None, span, bare=True)
+        raise refusal
 
     def skeleton(self) -> Checkpoint:
         """Return the Checkpoint with its code-owned sections only (empty narrative)."""
-        pending, current = unfinished(self.session.latest_todos)
-        pending_tasks, current_tasks = unfinished_tasks(self.session.tasks)
-        if self.clip_items:
-            seq = self.session.latest_todos_seq
-            pending = tuple(clip_carried(t, seq) for t in pending)
-            current = tuple(clip_carried(t, seq) for t in current)
-            pending_tasks = tuple(clip_task(t) for t in pending_tasks)
-            current_tasks = tuple(clip_task(t) for t in current_tasks)
-        return Checkpoint(
-            pending_jobs=pending,
-            current_work=current,
-            carried_over=bool(pending or current) and self.session.todos.seq is None,
-            pending_tasks=pending_tasks,
-            current_tasks=current_tasks,
+        return carried_checkpoint(
+            self.session, clip_items=self.clip_items, plan_chars=self.plan_chars
         )
 
     def has_long_items(self) -> bool:
@@ -263,8 +290,20 @@ class Plan:
     def checkpoint_tokens(self, checkpoint: Checkpoint, k: int) -> int:
         """Return the tokens a Checkpoint takes in the context, for a cut before message `k`."""
         text = render_checkpoint(checkpoint)
-        message = checkpoint_message_for(text, last_seq=self.last_seq(k), resume=self.resume)
+        message = self.message(checkpoint, text, self.last_seq(k))
         return count_message(self.session.tokenizer, message)
+
+    def message(self, checkpoint: Checkpoint, text: str, last_seq: int) -> Message:
+        """Return the user message that carries `checkpoint` (rendered as `text`) into context."""
+        tasks = bool(checkpoint.pending_tasks or checkpoint.current_tasks)
+        return checkpoint_message_for(
+            text,
+            last_seq=last_seq,
+            resume=self.resume,
+            log=log_argument(self.session),
+            tasks=tasks,
+            todos=bool(checkpoint.pending_jobs or checkpoint.current_work) or not tasks,
+        )
 
     def span(self, k: int, instructions: str | None) -> SummaryInput:
         """Return what the summarizer reads for a cut before message `k`."""
@@ -281,6 +320,7 @@ class Plan:
             tasks=session.tasks.live(),
             agent=session.agent,
             cwd=session.turn_modes.cwd_at(context.seqs[k - 1]) if k else None,
+            jobs=session.carried.jobs,
         )
 
     def write(
@@ -294,19 +334,8 @@ class Plan:
         goal = target(session.latest_todos, session.tasks.live(), session.agent)
         current = (goal.name,) if goal is not None and goal.in_progress else ()
         sections = agree_with_resume(sections, self.resume, current)
-        checkpoint = Checkpoint(
-            primary_request=sections[Section.PRIMARY_REQUEST],
-            key_concepts=sections[Section.KEY_CONCEPTS],
-            files_and_code=sections[Section.FILES_AND_CODE],
-            errors_and_fixes=sections[Section.ERRORS_AND_FIXES],
-            pending_jobs=skeleton.pending_jobs,
-            current_work=skeleton.current_work,
-            next_step=sections[Section.NEXT_STEP],
-            critical_context=sections[Section.CRITICAL_CONTEXT],
-            carried_over=skeleton.carried_over,
-            pending_tasks=skeleton.pending_tasks,
-            current_tasks=skeleton.current_tasks,
-        )
+        narrative = {FIELD_BY_SECTION[name]: text for name, text in sections.items()}
+        checkpoint = Checkpoint(**{**dict(skeleton), **narrative})  # validated: text normalised
         return checkpoint, used, reason, span
 
     def result(
@@ -323,9 +352,7 @@ class Plan:
         last_seq = self.last_seq(k)
         previous_tokens = checkpoint_tokens(tokenizer, previous) if previous else 0
         replaced = previous_tokens + sum(self.tokens[:k])
-        new_tokens = count_message(
-            tokenizer, checkpoint_message_for(text, last_seq=last_seq, resume=self.resume)
-        )
+        new_tokens = count_message(tokenizer, self.message(checkpoint, text, last_seq))
         data = CheckpointData(
             text=text,
             first_seq=self.first_seq,
@@ -339,9 +366,13 @@ class Plan:
             current=checkpoint.current_work,
             pending_tasks=checkpoint.pending_tasks or None,
             current_tasks=checkpoint.current_tasks or None,
+            jobs=checkpoint.jobs or None,
+            plan=checkpoint.plan,
             hooks=hooks or None,
             dropped=dropped_sections(checkpoint, fitted.span) or None,
             resume=self.resume,
+            log=log_argument(self.session),
+            narrative_left_out=NARRATIVE_LEFT_OUT if fitted.bare else None,
         )
         return CompactionResult(
             checkpoint=checkpoint,
@@ -351,23 +382,4 @@ class Plan:
             replaced_tokens=replaced,
             kept_messages=len(self.context.messages) - k,
             fixed_tokens=self.fixed,
-        )
-
-    def does_not_fit(self, checkpoint: int, tail: int) -> CompactionError:
-        """Return the error naming each part of a request that cannot fit the window."""
-        p = self.policy
-        parts = [
-            f"{self.fixed} fixed (system prompt and tools)",
-            f"{self.system} system messages",
-            f"{checkpoint} Checkpoint",
-        ]
-        if tail:
-            parts.append(f"{tail} of tail that cannot be cut (a tool call waiting for its result)")
-        parts.append(f"{p.output_reserve} reserved for the reply")
-        total = self.fixed + self.system + checkpoint + tail + p.output_reserve
-        return CompactionError(
-            "does_not_fit",
-            f"{' + '.join(parts)} = {total} tokens, over the {p.window_tokens}-token window "
-            "even with nothing kept; use a larger window, a smaller tool catalog or system "
-            "prompt, fewer unfinished tasks, or a smaller output reserve",
         )

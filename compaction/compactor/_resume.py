@@ -6,7 +6,9 @@ the model twice: in the preamble before the Checkpoint and in Next Step.
 - ``continue``: the context (the span replaced and the tail kept) ends inside a tool loop: the
   last message is a tool result, or an assistant message with tool calls; or it ends with a
   request the agent has not answered yet;
-- ``await_user``: the last assistant message was a final answer (no tool calls). Next Step then
+- ``await_user``: the last assistant message was a final answer (no tool calls), or the last
+  message is the user's interruption or a local command (``/exit``, ``/copy``, their output:
+  origins ``interruption`` and ``command``): the user stopped the loop. Next Step then
   says to wait for the user's next request (`agree_with_resume`): the agent never starts the next
   pending item on its own; it still names the task in progress, to continue once the user asks
   (so Next Step keeps following Current Work).
@@ -32,6 +34,8 @@ TASK_CHARS: Final = 300
 """Characters of the task in progress Next Step names (it stands whole in Current Work)."""
 
 _NOT_A_TURN = frozenset({"reminder", "mode_switch"})
+_STOPPED = frozenset({"interruption", "command"})
+"""Origins of a last message by which the user stopped the loop: wait for the user."""
 
 
 def resume_decision(messages: Sequence[Message]) -> Resume:
@@ -41,7 +45,7 @@ def resume_decision(messages: Sequence[Message]) -> Resume:
             continue
         if message.role == "assistant":
             return "continue" if message.tool_calls else "await_user"
-        return "continue"
+        return "await_user" if message.origin in _STOPPED else "continue"
     return "await_user"
 
 

@@ -229,7 +229,7 @@ def compaction_due(session: Session, policy: CompactionPolicy, fixed_tokens: int
     a caller that prepares something only for a compaction (a summarizer) asks this.
     """
     policy = policy.in_counted_tokens(session.token_scale)
-    completed = session.progress.completed_since_checkpoint
+    completed = session.progress.completed_since_call
     return policy.is_due(session.context_tokens, fixed_tokens, completed=completed)
 
 
@@ -247,13 +247,13 @@ def maybe_compact(
 
     `fixed_tokens` is the system prompt and tool catalog (`prompts.fixed_tokens`); the check is
     O(1): ``fixed_tokens + session.context_tokens`` against the trigger, or, with
-    `CompactionPolicy.boundary_threshold`, against the boundary floor once a todo item or task
-    turned completed since the last compaction (`CompactionPolicy.is_due`). `instructions` and
-    the hooks are those of `compact`. Once the session has learned the provider's token scale
-    (`Session.token_scale`), the policy's window is the provider's tokens: the check and the
-    compaction use `CompactionPolicy.in_counted_tokens`. Once a provider refused a request as
-    too long (a ``context/overflow`` event), the window is at most what that refusal proved
-    (`Session.refused_window`, `CompactionPolicy.capped`).
+    `CompactionPolicy.boundary_threshold`, against the boundary floor right after a todo item
+    or task turned completed (since the previous model call; `CompactionPolicy.is_due`).
+    `instructions` and the hooks are those of `compact`. Once the session has learned the
+    provider's token scale (`Session.token_scale`), the policy's window is the provider's
+    tokens: the check and the compaction use `CompactionPolicy.in_counted_tokens`. Once a
+    provider refused a request as too long (a ``context/overflow`` event), the window is at
+    most what that refusal proved (`Session.refused_window`, `CompactionPolicy.capped`).
     """
     policy = policy.capped(session.refused_window)
     if not compaction_due(session, policy, fixed_tokens):

@@ -20,6 +20,7 @@ completed item; nothing is appended when nothing is stale.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final
@@ -94,7 +95,11 @@ def _stale_tasks(session: Session, after: int, mode: str | None) -> _Stale | Non
 
 
 def stale_reminder(
-    session: Session, *, after: int = REMIND_AFTER, mode: str | None = None
+    session: Session,
+    *,
+    after: int = REMIND_AFTER,
+    mode: str | None = None,
+    tools: Collection[str] | None = None,
 ) -> Message | None:
     """Return the reminder due now (a user message of origin ``reminder``), or None.
 
@@ -102,6 +107,9 @@ def stale_reminder(
         session: the live session.
         after: assistant messages without a write that make a list stale (default 10).
         mode: judge under this mode instead of the current turn's.
+        tools: the tools the model sees (None: the built-in list tools, as the mode allows).
+            A list whose tool the model lacks (the host writes it: tasks from a plan or a
+            ticket) is still reminded, as the host's list, without asking for a tool call.
 
     Raises:
         ConfigError: `after` is not a positive integer.
@@ -115,20 +123,27 @@ def stale_reminder(
     if todos is None and tasks is None:
         return None
     text = _template().render(
-        todos=todos.data() if todos else None, tasks=tasks.data() if tasks else None
+        todos=todos.data() if todos else None,
+        tasks=tasks.data() if tasks else None,
+        todo_tool=tools is None or TOOL_NAME in tools,
+        task_tool=tools is None or TASK_UPDATE in tools,
     )
     return Message(role="user", content=text.strip("\n"), origin="reminder")
 
 
 def remind_if_stale(
-    session: Session, *, after: int = REMIND_AFTER, mode: str | None = None
+    session: Session,
+    *,
+    after: int = REMIND_AFTER,
+    mode: str | None = None,
+    tools: Collection[str] | None = None,
 ) -> Event | None:
     """Append the reminder due now (see `stale_reminder`) and return its event, or None.
 
     Call it just before building each request: the request then ends with the reminder.
     """
     session.refresh()
-    message = stale_reminder(session, after=after, mode=mode)
+    message = stale_reminder(session, after=after, mode=mode, tools=tools)
     return None if message is None else session.append(message)
 
 

@@ -10,6 +10,16 @@ fields (`dump_event`), so the same history always gives the same file.
 """
 
 from compaction.events._base import MAX_INT, SCHEMA_VERSION, surrogate_problem
+from compaction.events._carry_data import (
+    JOB_ID_PATTERN,
+    JobEndData,
+    JobEndStatus,
+    JobKind,
+    JobRef,
+    JobStartData,
+    PlanApproveData,
+    PlanRef,
+)
 from compaction.events._envelope import (
     EVENT_ADAPTER as EVENT_ADAPTER,
 )
@@ -20,9 +30,12 @@ from compaction.events._envelope import (
     CheckpointRecorded,
     Event,
     EventData,
+    JobEnded,
+    JobStarted,
     MessageAdded,
     MessagesRetracted,
     OverflowRecorded,
+    PlanApproved,
     TaskCreated,
     TaskUpdated,
     TodoWritten,
@@ -89,6 +102,7 @@ from compaction.events._work_data import (
 )
 
 __all__ = [
+    "JOB_ID_PATTERN",
     "MAX_INT",
     "SCHEMA_VERSION",
     "TASK_STATUSES",
@@ -102,6 +116,13 @@ __all__ = [
     "FunctionCall",
     "HookRun",
     "ImagePart",
+    "JobEndData",
+    "JobEndStatus",
+    "JobEnded",
+    "JobKind",
+    "JobRef",
+    "JobStartData",
+    "JobStarted",
     "Message",
     "MessageAdded",
     "MessagesRetracted",
@@ -109,6 +130,9 @@ __all__ = [
     "Origin",
     "OverflowData",
     "OverflowRecorded",
+    "PlanApproveData",
+    "PlanApproved",
+    "PlanRef",
     "ProviderCompactionData",
     "Resume",
     "RetractData",

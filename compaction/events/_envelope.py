@@ -15,6 +15,7 @@ from pydantic import Discriminator, Field, TypeAdapter
 
 from compaction import contract
 from compaction.events._base import MAX_INT, _Frozen
+from compaction.events._carry_data import JobEndData, JobStartData, PlanApproveData
 from compaction.events._message_model import Message
 from compaction.events._record_data import (
     CheckpointData,
@@ -101,6 +102,27 @@ class MessagesRetracted(_Event):
     data: RetractData
 
 
+class PlanApproved(_Event):
+    """A plan was approved (`plan/approve`); carried in every later Checkpoint, never context."""
+
+    type: contract.PlanApproveType = contract.PLAN_APPROVE
+    data: PlanApproveData
+
+
+class JobStarted(_Event):
+    """A sub-agent or background command started (`job/start`); never part of the context."""
+
+    type: contract.JobStartType = contract.JOB_START
+    data: JobStartData
+
+
+class JobEnded(_Event):
+    """A job finished, failed or was stopped (`job/end`); never part of the context."""
+
+    type: contract.JobEndType = contract.JOB_END
+    data: JobEndData
+
+
 class OverflowRecorded(_Event):
     """A provider refused a request as too long: the size refused, the limit it named."""
 
@@ -118,7 +140,10 @@ Event = Annotated[
     | TaskCreated
     | TaskUpdated
     | MessagesRetracted
-    | OverflowRecorded,
+    | OverflowRecorded
+    | PlanApproved
+    | JobStarted
+    | JobEnded,
     Discriminator("type"),
 ]
 """Any event of a session log, discriminated by `type`."""
@@ -134,6 +159,9 @@ EventData = (
     | TaskUpdateData
     | RetractData
     | OverflowData
+    | PlanApproveData
+    | JobStartData
+    | JobEndData
 )
 """The payload of an event, as handed to `SessionLog.append`."""
 
@@ -166,6 +194,19 @@ def make_event(seq: int, data: EventData) -> Event:
             return MessagesRetracted(seq=seq, data=data)
         case OverflowData():
             return OverflowRecorded(seq=seq, data=data)
+        case _:
+            return _carry_event(seq, data)
+
+
+def _carry_event(seq: int, data: object) -> Event:
+    """Wrap the payload of a plan or a job (`make_event`, continued)."""
+    match data:
+        case PlanApproveData():
+            return PlanApproved(seq=seq, data=data)
+        case JobStartData():
+            return JobStarted(seq=seq, data=data)
+        case JobEndData():
+            return JobEnded(seq=seq, data=data)
         case _:
             raise TypeError(f"not an event payload: {type(data).__name__}")
 

@@ -93,7 +93,8 @@ class Message(_Frozen):
     ``recorded_summary`` (another agent's summary of earlier turns), ``shell`` (a shell escape
     the user ran and its output: Claude Code's ``<bash-input>``, ``<bash-stdout>``), ``hook``
     (a hook's notice, "Operation stopped by hook") or ``reminder`` (this toolkit's stale-list
-    reminder, `compaction.compactor.reminders`). Absent on a user message:
+    reminder, `compaction.compactor.reminders`) or ``subagent`` (a sub-agent's notice to its
+    parent: Codex's ``<subagent_notification>``, never a request). Absent on a user message:
     taken as typed by a person. Only ``user`` text is read as a request or a constraint. Never
     sent to a provider."""
     clip: ClipData | None = None

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, JsonValue
 
 from compaction.events._base import MAX_INT, _Frozen
+from compaction.events._carry_data import JobRef, PlanRef
 from compaction.events._work_data import TaskRef
 
 Seq = Annotated[int, Field(ge=0, le=MAX_INT)]
@@ -71,6 +72,12 @@ class ProviderCompactionData(_Frozen):
     """The model that compacted."""
     fallback_reason: str | None = None
     """Why the provider's item is missing (one line, secrets redacted); None when it is there."""
+    open_items_kept: tuple[str, ...] | None = None
+    """Where the provider's summary is readable (Anthropic's block ``content``): the open items
+    (unfinished todo items, task subjects, running jobs' ids) it names; None when unreadable.
+    The code-owned items always travel beside the item, whatever it kept."""
+    open_items_missed: tuple[str, ...] | None = None
+    """The open items a readable summary does not name (None when unreadable)."""
 
 
 class CheckpointData(_Frozen):
@@ -100,6 +107,16 @@ class CheckpointData(_Frozen):
     """The shared list's `pending` tasks in Pending Jobs, copied by code (None: no tasks)."""
     current_tasks: tuple[TaskRef, ...] | None = None
     """The shared list's `in_progress` tasks in Current Work, copied by code (None: no tasks)."""
+    log: str | None = None
+    """The ``harness log`` argument that names this session (a path, or a store URL and
+    ``--session ID``, passwords redacted), which the preamble shows (None: ``LOG``)."""
+    jobs: tuple[JobRef, ...] | None = None
+    """The jobs still running in Current Work, copied by code (None: no job ran)."""
+    plan: PlanRef | None = None
+    """The approved plan at the end of Current Work, carried by code (None: none approved)."""
+    narrative_left_out: str | None = None
+    """The receipt: why the narrative sections are empty (only the carried items and the fixed
+    prompt fit the window), or None when a summarizer wrote them."""
     hooks: tuple[HookRun, ...] | None = None
     """The receipt: each ``on_compact_start`` hook that ran (None: no hook ran)."""
     dropped: tuple[DroppedSection, ...] | None = None

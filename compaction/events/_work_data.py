@@ -35,6 +35,10 @@ class TurnStartData(_Frozen):
     cwd: str | None = None
     """The working directory of the turn, when the writer knows it (an imported transcript's
     ``cwd``): Files and Code shows paths relative to it. Absent in older logs."""
+    at: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """When the request was made, in seconds since the epoch, as the writer recorded it (an
+    imported transcript's own timestamp); None when it did not say. `harness sessions` shows
+    when a session ran from these. Never part of the model's context."""
 
 
 class OpenWork(_Frozen):

@@ -38,6 +38,8 @@ from compaction.importers._formats import (
     importer,
 )
 from compaction.importers._import_report import ImportReport
+from compaction.importers._records import MAX_LINE_BYTES as MAX_LINE_BYTES
+from compaction.importers._records import TOO_LONG as TOO_LONG
 from compaction.importers._session_replay import ReplayReport, replay
 from compaction.stores import (
     EventStore,
@@ -152,12 +154,7 @@ def import_to_store(
 
     def nonempty(written: int) -> None:
         if written == 0:
-            raise TranscriptError(
-                path,
-                None,
-                f"the transcript holds no session events when read as {report.format}",
-                fix="Check the file, or name its format (harness import FORMAT FILE)",
-            )
+            raise _empty_import(path, report)
 
     write_new_session(
         store,
@@ -167,6 +164,26 @@ def import_to_store(
         before_commit=nonempty,
     )
     return report
+
+
+def _empty_import(path: Path | str, report: ImportReport) -> TranscriptError:
+    """Say why an import wrote nothing: the lines over the size limit, else no session events."""
+    too_long = [bad.line for bad in report.broken_lines if bad.reason.startswith(TOO_LONG)]
+    if too_long:
+        lines = ", ".join(map(str, too_long[:5])) + (", ..." if len(too_long) > 5 else "")
+        return TranscriptError(
+            path,
+            None,
+            f"every record with session events was skipped: {len(too_long)} line(s) over the "
+            f"size limit of {MAX_LINE_BYTES} bytes (line {lines}), read as {report.format}",
+            fix="Write the transcript as JSONL with one record a line, each under the limit",
+        )
+    return TranscriptError(
+        path,
+        None,
+        f"the transcript holds no session events when read as {report.format}",
+        fix="Check the file, or name its format (harness import FORMAT FILE)",
+    )
 
 
 def _refuse_existing(path: Path | str, store: EventStore, session: str, overwrite: bool) -> None:

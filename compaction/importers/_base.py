@@ -16,19 +16,19 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
-from typing import Any
 
 from compaction.events import (
     CheckpointData,
     Event,
     EventData,
     FunctionCall,
+    JobEndData,
     Message,
     Origin,
+    PlanApproveData,
     TaskCreateData,
     TaskUpdateData,
     TodoItem,
@@ -40,6 +40,7 @@ from compaction.events import (
     make_event,
 )
 from compaction.importers._import_report import ImportReport, RuleBreak
+from compaction.importers._jobs import CarryData
 from compaction.importers._recorded_calls import (
     STRICT_FIX,
     TODO_STATUS_NAMES,
@@ -55,8 +56,11 @@ from compaction.importers._recorded_calls import (
     unknown,
 )
 from compaction.tokens import Tokenizer, count_message
-from compaction.views import UsageProjection, checkpoint_message
+from compaction.views import CarryProjection, UsageProjection, checkpoint_message, plan_on_turn
 from compaction.views.board import TaskBoard, TasksProjection
+
+CallHook = Callable[[RecordedCall], Sequence[CarryData]]
+"""Return what a finished call records about jobs and the approved plan (often nothing)."""
 
 
 def no_result_text() -> str:
@@ -85,7 +89,19 @@ class EventBuilder:
         todo_hook: tells which calls write a todo list, and the list they leave.
     """
 
-    def __init__(self, report: ImportReport, tokenizer: Tokenizer, todo_hook: TodoHook) -> None:
+    def __init__(
+        self,
+        report: ImportReport,
+        tokenizer: Tokenizer,
+        todo_hook: TodoHook,
+        call_hook: CallHook | None = None,
+    ) -> None:
+        self.call_hook = call_hook
+        self.at: float | None = None
+        """The current record's own timestamp (a reader sets it): a request records it."""
+        self._carry_p = CarryProjection()
+        self._carry = self._carry_p.init()
+        self._assistant_seq: int | None = None
         self.report = report
         self.tokenizer = tokenizer
         self.todo_hook = todo_hook
@@ -110,6 +126,7 @@ class EventBuilder:
         self.seq += 1
         event = make_event(self.seq, data)
         self._usage_state = self._usage.apply(self._usage_state, event)
+        self._carry = self._carry_p.apply(self._carry, event)
         self._ready.append(event)
         self.report.events += 1
         self.report.events_by_type[event.type] += 1
@@ -147,7 +164,11 @@ class EventBuilder:
         self.flush()
         if self._turn_open:
             self.emit(TurnEndData())
-        self.emit(TurnStartData(mode=mode, cwd=cwd or None))
+        plan = plan_on_turn(self._carry, mode)
+        if plan is not None:
+            self.emit(plan)
+            self.report.handled["plan approved on leaving Plan mode"] += 1
+        self.emit(TurnStartData(mode=mode, cwd=cwd or None, at=self.at))
         self.emit(Message(role="user", content=content, origin=origin))
         self._turn_open = True
         self.report.turns += 1
@@ -243,13 +264,13 @@ class EventBuilder:
             for message in open_.after:
                 self.emit(message)
             return
-        self.emit(
+        self._assistant_seq = self.emit(
             Message(
                 role="assistant",
                 content="\n\n".join(open_.texts) if open_.texts else None,
                 tool_calls=tuple(_tool_call(c) for c in open_.calls) or None,
             )
-        )
+        ).seq
         self.report.handled["assistant message"] += 1
         for call in open_.calls:
             self._answer(call)
@@ -277,6 +298,19 @@ class EventBuilder:
                 failed=call.failed,
             )
         )
+        if self.call_hook is not None:
+            self.carry(self.call_hook(call))
+
+    def carry(self, records: Sequence[CarryData]) -> None:
+        """Record jobs and the plan a call or notice states; an end only for a running job."""
+        for data in records:
+            if isinstance(data, JobEndData) and data.id not in self._carry.running:
+                self.report.skip("job end for a job not running (never started, or ended already)")
+                continue
+            if isinstance(data, PlanApproveData) and data.source_seq is None:
+                data = data.model_copy(update={"source_seq": self._assistant_seq})
+            self.emit(data)
+            self.report.handled[f"{make_event(1, data).type} from the transcript"] += 1
 
     def _todos_of(self, call: RecordedCall) -> None:
         try:
@@ -345,30 +379,11 @@ def _tool_call(call: RecordedCall) -> ToolCall:
     return ToolCall(id=call.id, function=FunctionCall(name=call.name, arguments=call.arguments))
 
 
-@dataclass
-class RecordReader:
-    """What every format's reader holds: the event builder, the report, the file, strictness."""
-
-    builder: EventBuilder
-    report: ImportReport
-    path: Path
-    strict: bool
-
-    def as_object(self, lineno: int, value: object, what: str) -> Mapping[str, Any] | None:
-        """Return `value` if it is a JSON object; otherwise report it as unreadable (None)."""
-        if isinstance(value, Mapping):
-            return value
-        reason = f"a JSON {type(value).__name__} where a {what} (object) was expected"
-        unknown(self.report, self.path, lineno, reason, strict=self.strict)
-        return None
-
-
 __all__ = [
     "STRICT_FIX",
     "TODO_STATUS_NAMES",
     "Content",
     "EventBuilder",
-    "RecordReader",
     "RecordedCall",
     "TodoHook",
     "UnreadableTodos",

@@ -29,6 +29,10 @@ One JSON record a line. What each record becomes:
   ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``, ``cached_tokens`` the
   cache reads and ``cache_write_tokens`` the cache writes, so `harness log` shows the session's
   real cache-hit share. Claude Code's ``<synthetic>`` messages (made up locally) carry none.
+- Jobs and the approved plan (`compaction.importers._jobs`): a background command or async
+  agent started becomes `job/start`, its notification, ``BashOutput``/``TaskOutput`` with a final
+  status or ``KillShell`` `job/end`; an approved ``ExitPlanMode`` becomes `plan/approve`; a
+  Plan-mode turn followed by another turn approves the Plan turn's last answer.
 - ``permission-mode`` (Claude Code 2.1.x): the permission mode from then on; a request with no
   ``permissionMode`` of its own takes it (``plan`` starts a plan-mode turn). Counted as handled.
 - Skipped on purpose and counted: sidechain records (a sub-agent's own conversation; its answer
@@ -55,14 +59,17 @@ from compaction.events import (
     TodoItem,
     UsageReportData,
 )
-from compaction.importers._base import EventBuilder, RecordReader
+from compaction.importers._base import EventBuilder
 from compaction.importers._claude_code_tasks import TaskFolder
 from compaction.importers._import_report import ImportReport
+from compaction.importers._jobs import claude_code_call, claude_code_notice
+from compaction.importers._reader import RecordReader
 from compaction.importers._recorded_calls import (
     Content,
     RecordedCall,
     call_from,
     content_text,
+    timestamp_of,
     todo_items,
     token_figure,
     unknown,
@@ -140,6 +147,7 @@ class _Reader(RecordReader):
         if rec is None:
             return
         kind = rec.get("type")
+        self.builder.at = timestamp_of(rec.get("timestamp"))
         boundary = self.boundary_line is not None and not rec.get("isCompactSummary")
         if boundary and kind in ("user", "assistant"):
             self.report.skip("compact_boundary with no summary after it")
@@ -255,6 +263,7 @@ class _Reader(RecordReader):
             self.builder.message(message, "meta (kept as context, not a request)")
         elif kind is not None:
             self.builder.message(Message(role="user", content=content, origin=origin), kind)
+            self.builder.carry(claude_code_notice(text))
         else:
             mode = "plan" if rec.get("permissionMode", self.permission_mode) == "plan" else None
             command = text.lstrip().startswith(COMMAND_TAGS)
@@ -370,7 +379,7 @@ def load_claude_code(
 ) -> Iterator[Event]:
     """Stream the events of a Claude Code session file."""
     reader: _Reader
-    builder = EventBuilder(report, tokenizer, lambda call: reader.todo_hook(call))
+    builder = EventBuilder(report, tokenizer, lambda call: reader.todo_hook(call), claude_code_call)
     reader = _Reader(builder, report, path, strict=strict)
     for lineno, rec in iter_jsonl(path, report, strict=strict):
         reader.record(lineno, rec)

@@ -4,17 +4,21 @@ Each line is ``{"timestamp", "type", "payload"}``. What each record becomes:
 
 - ``response_item`` ``message``: a ``user`` message is a real request (`turn/start`), except the
   context Codex injects itself (``<environment_context>``, ``<user_instructions>``, AGENTS.md,
-  ``<user_shell_command>``, ``<turn_aborted>``), kept as user messages that start no turn, with
-  origin ``injected`` (``command`` for a shell command, ``interruption`` for an abort);
+  ``<user_shell_command>``, ``<turn_aborted>``, ``<subagent_notification>``), kept as user
+  messages that start no turn, with origin ``injected`` (``command`` for a shell command,
+  ``interruption`` for an abort, ``subagent`` for a sub-agent's notice, never a request);
   ``developer`` and ``system`` messages become system messages; ``assistant`` text, with the
   calls that follow it, becomes one assistant message.
 - ``response_item`` ``function_call`` / ``custom_tool_call`` / ``local_shell_call``: tool calls;
   ``function_call_output`` / ``custom_tool_call_output``: their results, paired by ``call_id``.
   ``update_plan`` calls become `todo/write` events (``step`` becomes ``content``).
 - ``compacted``: Codex's own compaction, kept as a `compaction/checkpoint` event with summarizer
-  ``codex`` and Codex's summary as text, replacing everything since the previous one (newer
-  rollouts also store the ``replacement_history`` Codex kept; it repeats items already read, so it
-  is not replayed).
+  ``codex`` and Codex's summary as text, replacing everything since the previous one. Newer
+  rollouts leave ``message`` empty and keep the ``replacement_history``: its typed requests, its
+  summary and its last answer become the text (`compacted_text`); the items are not replayed.
+- Jobs (`compaction.importers._jobs`): ``spawn_agent`` and a background ``exec_command``
+  become `job/start`; ``close_agent``, a final ``<subagent_notification>`` and a ``write_stdin``
+  whose terminal exited become `job/end`.
 - ``event_msg`` ``token_count``: the token counts of the model call just made
   (``info.last_token_usage``: ``input_tokens``, of which ``cached_input_tokens`` came from the
   cache, and ``output_tokens``), written as a `usage/report` event (purpose ``turn``, the model of
@@ -44,12 +48,15 @@ from compaction.events import (
     TodoItem,
     UsageReportData,
 )
-from compaction.importers._base import EventBuilder, RecordReader
+from compaction.importers._base import EventBuilder
 from compaction.importers._import_report import ImportReport
+from compaction.importers._jobs import codex_call, codex_notice
+from compaction.importers._reader import RecordReader
 from compaction.importers._recorded_calls import (
     Content,
     RecordedCall,
     call_from,
+    timestamp_of,
     todo_items,
     token_figure,
     unknown,
@@ -62,6 +69,7 @@ SUMMARIZER = "codex"
 PLAN_TOOL = "update_plan"
 
 INJECTED_PREFIXES: tuple[str, ...] = (
+    "<subagent_notification>",
     "<environment_context>",
     "<user_instructions>",
     "# AGENTS.md instructions",
@@ -71,6 +79,7 @@ INJECTED_PREFIXES: tuple[str, ...] = (
 """User-role text that Codex writes itself: context, not a request."""
 
 ORIGIN_BY_PREFIX: dict[str, Origin] = {
+    "<subagent_notification>": "subagent",
     "<user_shell_command>": "command",
     "<turn_aborted>": "interruption",
 }
@@ -121,13 +130,14 @@ class _Reader(RecordReader):
         if rec is None:
             return
         kind = rec.get("type")
+        self.builder.at = timestamp_of(rec.get("timestamp"))
         payload = rec.get("payload")
         if "payload" not in rec and (kind in ITEM_TYPES or "record_type" in rec or lineno == 1):
             self.legacy(lineno, rec)
         elif kind == "response_item" and isinstance(payload, Mapping):
             self.item(lineno, payload)
         elif kind == "compacted" and isinstance(payload, Mapping):
-            self.builder.checkpoint(str(payload.get("message") or ""), SUMMARIZER)
+            self.builder.checkpoint(compacted_text(payload), SUMMARIZER)
         elif kind == "event_msg":
             sub = payload.get("type") if isinstance(payload, Mapping) else None
             if sub == "token_count" and isinstance(payload, Mapping):
@@ -242,10 +252,54 @@ class _Reader(RecordReader):
             )
             message = Message(role="user", content=content, origin=origin)
             self.builder.message(message, "context Codex injected")
+            self.builder.carry(codex_notice(text))
         elif role == "user":
             self.builder.request(content, cwd=self.cwd)
         else:
             self.report.skip(f"message with role {role!r}")
+
+
+SUMMARY_PREFIX = "Another language model started to solve this problem"
+"""How Codex opens the summary it hands the next turn after a local compaction."""
+
+
+def compacted_text(payload: Mapping[str, Any]) -> str:
+    """Return the text of a Codex ``compacted`` record: its ``message``, or what it kept.
+
+    Newer rollouts leave ``message`` empty and keep the conversation in
+    ``replacement_history``: Codex's own summary goes under ``# Primary Request and Intent``,
+    its typed requests under ``# User messages`` (one a line, as the recorded-summary reader
+    takes them) and the last assistant answer under ``# Current Work``; injected context and
+    sub-agent notices are left out, and an opaque (encrypted) compaction item is named, never
+    copied.
+    """
+    message = payload.get("message")
+    history = payload.get("replacement_history")
+    if (isinstance(message, str) and message.strip()) or not isinstance(history, list):
+        return str(message or "")
+    requests: list[str] = []
+    summaries: list[str] = []
+    answer = ""
+    for item in history:
+        if not isinstance(item, Mapping):
+            continue
+        if item.get("type") == "compaction" or "encrypted_content" in item:
+            summaries.append("(the provider's encrypted compaction item)")
+            continue
+        content = _content(item.get("content"))
+        text = (content if isinstance(content, str) else "").strip()
+        if item.get("type") != "message" or not text:
+            continue
+        if item.get("role") == "assistant":
+            answer = text
+        elif item.get("role") == "user" and text.startswith(SUMMARY_PREFIX):
+            summaries.append(text.split("\n", 1)[-1].strip())
+        elif item.get("role") == "user" and not text.startswith(INJECTED_PREFIXES):
+            requests.append(" ".join(text.split()))
+    parts = [f"# Primary Request and Intent\n{text}" for text in summaries[-1:]]
+    parts += ["# User messages\n" + "\n".join(f"- {r}" for r in requests)] if requests else []
+    parts += [f"# Current Work\n{answer}"] if answer else []
+    return "\n\n".join(parts)
 
 
 def _content(content: object) -> Content:
@@ -284,7 +338,7 @@ def load_codex(
     path: Path, report: ImportReport, tokenizer: Tokenizer, *, strict: bool
 ) -> Iterator[Event]:
     """Stream the events of a Codex rollout file."""
-    builder = EventBuilder(report, tokenizer, todo_hook)
+    builder = EventBuilder(report, tokenizer, todo_hook, codex_call)
     reader = _Reader(builder, report, path, strict)
     for lineno, rec in iter_jsonl(path, report, strict=strict):
         reader.record(lineno, rec)

@@ -32,12 +32,15 @@ from typing import Any
 
 from compaction.errors import TranscriptError
 from compaction.events import Event, TodoItem, UsageReportData
-from compaction.importers._base import EventBuilder, RecordReader
+from compaction.importers._base import EventBuilder
 from compaction.importers._import_report import ImportReport
+from compaction.importers._jobs import gemini_call
+from compaction.importers._reader import RecordReader
 from compaction.importers._recorded_calls import (
     RecordedCall,
     call_from,
     content_text,
+    timestamp_of,
     todo_items,
     token_figure,
     unknown,
@@ -74,6 +77,7 @@ class _Reader(RecordReader):
             return
         msg: Mapping[str, Any] = raw
         kind = msg.get("type")
+        self.builder.at = timestamp_of(msg.get("timestamp"))
         if kind == "user":
             self.builder.request(content_text(msg.get("content")))
         elif kind == "gemini":
@@ -224,7 +228,7 @@ def _load_document(
         raise TranscriptError(
             path, 1, "not a Gemini CLI session (no messages array)", fix="Name another format"
         )
-    reader: _Reader
+    builder = EventBuilder(report, tokenizer, lambda call: reader.todo_hook(call), gemini_call)
     builder = EventBuilder(report, tokenizer, lambda call: reader.todo_hook(call))
     reader = _Reader(builder, report, path, strict)
     report.lines = 1

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from compaction.events import Event, ImagePart, ImageURL, Message, TextPart, TodoItem
-from compaction.importers._base import EventBuilder, RecordReader
+from compaction.importers._base import EventBuilder
 from compaction.importers._import_report import ImportReport
+from compaction.importers._reader import RecordReader
 from compaction.importers._recorded_calls import (
     Content,
     RecordedCall,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +147,20 @@ __all__ = [
     "token_figure",
     "unknown",
 ]
+
+
+def timestamp_of(value: object) -> float | None:
+    """Return an ISO 8601 timestamp (``2026-01-23T15:37:47.029Z``) as seconds since the epoch.
+
+    None when the value is not such a text; a time without a zone is read as UTC.
+    """
+    if not isinstance(value, str) or not value[:4].isdigit():
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    seconds = when.timestamp()
+    return seconds if seconds >= 0 else None

@@ -33,6 +33,9 @@ from compaction.stores.log_reader import BadLine
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 """Longest JSONL line read; a longer one is counted and skipped unread."""
+TOO_LONG = "line longer than "
+"""How the reason a line over `MAX_LINE_BYTES` is skipped with begins (an import that found
+nothing else says so, rather than "no session events")."""
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 """Largest file read whole (one JSON array or object); a larger one is refused."""
 MAX_DEPTH = 100
@@ -127,7 +130,7 @@ def iter_jsonl(path: Path, report: ImportReport, *, strict: bool) -> Iterator[tu
         for lineno, raw in enumerate(_lines(fh, MAX_LINE_BYTES), start=1):
             report.lines = lineno
             if raw is None:
-                reason = f"line longer than {MAX_LINE_BYTES} bytes (skipped unread)"
+                reason = f"{TOO_LONG}{MAX_LINE_BYTES} bytes (skipped unread)"
                 _bad(path, report, lineno, reason, strict)
                 continue
             text = _decode(raw)

@@ -25,9 +25,10 @@ from typing import Any
 
 from compaction.errors import TranscriptError
 from compaction.events import Event, Message, TodoItem
-from compaction.importers._base import EventBuilder, RecordReader
+from compaction.importers._base import EventBuilder
 from compaction.importers._import_report import ImportReport
 from compaction.importers._openai_messages import content_of, texts_of
+from compaction.importers._reader import RecordReader
 from compaction.importers._recorded_calls import RecordedCall, call_from, unknown
 from compaction.importers._records import load_document
 from compaction.tokens import Tokenizer

@@ -27,11 +27,11 @@ from compaction.events import (
     Message,
     OpenWork,
     TurnEndData,
-    TurnStartData,
     UsageReportData,
 )
 from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
 from compaction.providers import to_messages
+from compaction.session._carry_writes import CarryWrites
 from compaction.session._tool_runs import ToolRuns
 from compaction.session.live_views import LiveViews
 from compaction.stores.file import FileStore
@@ -48,7 +48,7 @@ from compaction.views import interrupted_result
 from compaction.views.clipping import ShownCount, clip_and_count
 
 
-class Session(LiveViews):
+class Session(LiveViews, CarryWrites):
     """A session log with live `todos`, `tasks`, `context` and `usage` views, on any store.
 
     ``Session("s.jsonl")`` works on a JSONL file, as always; ``Session.open("sqlite:///s.db",
@@ -103,11 +103,10 @@ class Session(LiveViews):
             path, store, session, sync=sync, skip_bad_lines=skip_bad_lines
         )
         self.report = self._source.report
+        self._replay_source = self._source
         self._tools = ToolRuns(self)
         try:
-            with closing(self._source.read_new()) as events:  # streamed, the collector paused
-                for event in events:
-                    self._apply(event)
+            self._reopen()
         except BaseException:
             self._source.close()
             raise
@@ -268,10 +267,6 @@ class Session(LiveViews):
         return self._source.transaction()
 
     # --- convenience for agent loops ---------------------------------------------------------
-
-    def start_turn(self, request: str, *, mode: str | None = None) -> list[Event]:
-        """Record a new user request: a `turn/start`, then the user's message."""
-        return self.append_many([TurnStartData(mode=mode), Message(role="user", content=request)])
 
     def end_turn(self, reason: str | None = None) -> OpenWork:
         """Record that the agent finished the current request; return the work left open.

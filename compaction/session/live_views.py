@@ -12,27 +12,40 @@ one process: 1.85x a raw tiktoken pass event by event, 1.44x in batches; the CPU
 the two kinds of work are the likely cause). A read of the usage view counts what still waits
 first; waiting holds at most `COUNT_BATCH` events beyond what the views keep.
 
+Memory is bounded by what the views need, not by the log (a streaming fold): without a tokenizer,
+at most `WAIT_LIMIT` events wait; past that a view set that can read its events again
+(`_events_again`: a `compaction.Session` re-reads its store) lets them go and counts them from a
+second read when the usage view is first asked for. On reopen, a messages-only context fold skips
+every message the newest checkpoint already folded away (`reopen_horizon`, the largest
+``last_seq`` of the log's checkpoints), so a log that ends in a compaction never holds its
+compacted messages; the fold checks the horizon against the checkpoints it applied.
+
 Invariant: every view equals a fold of the events applied so far, up to `applied_seq`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import closing
+from itertools import takewhile
 
 from compaction.events import (
     CheckpointData,
+    CheckpointRecorded,
     Event,
     EventData,
+    MessageAdded,
     OpenWork,
     TodoItem,
     ToolCall,
     TurnStarted,
 )
 from compaction.invariants import check_checkpoint_span_at
-from compaction.stores.sources import collector_paused
+from compaction.stores.sources import SessionSource, collector_paused
 from compaction.tokens import Tokenizer, get_tokenizer
 from compaction.views import (
+    CarriedWork,
+    CarryProjection,
     ContextProjection,
     ContextState,
     ContextWindow,
@@ -55,6 +68,8 @@ from compaction.views.turn_modes import TurnModes, TurnModesProjection
 
 COUNT_BATCH = 256
 """Events the usage view lets wait before counting them in one tight loop (tokenizer loaded)."""
+WAIT_LIMIT = 4 * COUNT_BATCH
+"""Events held for the usage view without a tokenizer; past it they are read again to count."""
 
 
 class LiveViews:
@@ -78,6 +93,8 @@ class LiveViews:
         self._tasks: TasksState = self._tasks_p.init()
         self._progress_p = ProgressProjection()
         self._progress: Progress = self._progress_p.init()
+        self._carry_p = CarryProjection()
+        self._carry: CarriedWork = self._carry_p.init()
         self._todos: TodoPanel = self._todos_p.init()
         self._latest: TodoPanel = self._latest_p.init()
         self._context: ContextState = self._context_p.init()
@@ -92,6 +109,15 @@ class LiveViews:
         self._learned: tuple[object, float | None] = (None, None)
         self.applied_seq = 0
         """The seq of the last event applied to the views (0 before any)."""
+        self._reread_upto = 0
+        """Events up to this seq were let go uncounted: the usage view reads them again."""
+        self.reopen_horizon = 0
+        """While reopening: messages up to this seq are folded away by a later checkpoint, so
+        the context fold skips them (0: keep every message)."""
+        self._folded_horizon = 0
+        """The largest ``last_seq`` of the checkpoints the context fold applied."""
+        self._replay_source: SessionSource | None = None
+        """Where the events come from and are read again (a `compaction.Session`'s source)."""
         if tokenizer is not None:  # loaded already: count as the log is folded, in batches
             self._usage_p = UsageProjection(tokenizer, self._known)
 
@@ -102,33 +128,97 @@ class LiveViews:
             self._tokenizer = get_tokenizer()
         return self._tokenizer
 
+    def _rereadable(self) -> bool:
+        """Tell whether `_events_again` can stream applied events again (with a source)."""
+        return self._replay_source is not None
+
+    def _events_again(self, upto: int) -> Iterator[Event]:
+        """Stream the applied events up to seq `upto` again, from the source."""
+        assert self._replay_source is not None  # only asked when `_rereadable`
+        return takewhile(lambda event: event.seq <= upto, self._replay_source.events())
+
+    def _reopen(self) -> None:
+        """Fold the source's log into the views, streamed: compacted messages are never held.
+
+        The context fold skips the messages the log's newest checkpoint folds away
+        (`reopen_horizon`); if the fold did not apply such a checkpoint after all, the context
+        is folded again from every event.
+        """
+        assert self._replay_source is not None
+        self.reopen_horizon = self._replay_source.checkpoint_horizon()
+        with closing(self._replay_source.read_new()) as events:  # streamed, the collector paused
+            for event in events:
+                self._apply(event)
+        if not self._end_reopen():
+            with closing(collector_paused(self._replay_source.events())) as events:
+                self._refold_context(events)
+
+    def _skipped(self, event: Event) -> bool:
+        """Tell whether the context fold may skip the event: a message a checkpoint folds."""
+        return (
+            event.seq <= self.reopen_horizon
+            and isinstance(event, MessageAdded)
+            and event.data.role != "system"
+        )
+
     def _apply(self, event: Event) -> None:
         self._todos = self._todos_p.apply(self._todos, event)
         self._latest = self._latest_p.apply(self._latest, event)
-        self._context = self._context_p.apply(self._context, event)
+        if not self._skipped(event):
+            self._context = self._context_p.apply(self._context, event)
+        if isinstance(event, CheckpointRecorded):
+            self._folded_horizon = max(self._folded_horizon, event.data.last_seq)
         self._modes = self._modes_p.apply(self._modes, event)
         self._tasks = self._tasks_p.apply(self._tasks, event)
         self._progress = self._progress_p.apply(self._progress, event)
         self._scale = self._scale_p.apply(self._scale, event)
+        self._carry = self._carry_p.apply(self._carry, event)
         self._refusals = self._refusals_p.apply(self._refusals, event)
         if isinstance(event, TurnStarted):
             self.mode = event.data.mode
         self._uncounted.append(event)
         if self._usage_p is not None and len(self._uncounted) >= COUNT_BATCH:
             self._count_waiting(self._usage_p)
+        elif len(self._uncounted) > WAIT_LIMIT and self._rereadable():
+            self._reread_upto, self._uncounted = event.seq, []
         self.applied_seq = event.seq
+
+    def _end_reopen(self) -> bool:
+        """Close the reopen fold; return False when the horizon was wrong (the caller refolds).
+
+        The horizon is right when the fold applied a checkpoint that folds up to it; otherwise
+        (a checkpoint line skipped as bad, say) messages were skipped that the context needs.
+        """
+        horizon, self.reopen_horizon = self.reopen_horizon, 0
+        return self._folded_horizon >= horizon
+
+    def _refold_context(self, events: Iterator[Event]) -> None:
+        """Fold the context view again from every event (after a wrong horizon)."""
+        self._context = self._context_p.init()
+        for event in events:
+            self._context = self._context_p.apply(self._context, event)
 
     def _counted(self) -> tuple[UsageProjection, UsageState]:
         """Return the usage projection and state, counting the waiting events first."""
         if self._usage_p is None:
             self._usage_p = UsageProjection(self.tokenizer, self._known)
             self._usage = self._usage_p.init()
-        if self._uncounted:
+        if self._uncounted or self._reread_upto:
             self._count_waiting(self._usage_p)
         return self._usage_p, self._usage
 
     def _count_waiting(self, projection: UsageProjection) -> None:
-        """Count the waiting events in order, the collector paused; any left by an error wait."""
+        """Count the waiting events in order, the collector paused; any left by an error wait.
+
+        Events let go uncounted (`WAIT_LIMIT`) are read again first, in order.
+        """
+        if self._reread_upto:
+            again = self._events_again(self._reread_upto)
+            with closing(collector_paused(again)) as events:
+                for event in events:
+                    if event.seq <= self._reread_upto:
+                        self._usage = projection.apply(self._usage, event)
+            self._reread_upto = 0
         waiting, self._uncounted = self._uncounted, []
         done = 0
         with closing(collector_paused(iter(waiting))) as events:
@@ -166,6 +256,11 @@ class LiveViews:
     def progress(self) -> Progress:
         """Assistant messages since each list was written; completions since the last checkpoint."""
         return self._progress_p.view(self._progress)
+
+    @property
+    def carried(self) -> CarriedWork:
+        """The approved plan and the jobs still running (what every Checkpoint carries)."""
+        return self._carry_p.view(self._carry)
 
     @property
     def latest_todos(self) -> tuple[TodoItem, ...]:

@@ -44,7 +44,7 @@ if _typing.TYPE_CHECKING:
         fold_plain,
         read_plain,
     )
-    from compaction.stores.protocol import EventStore
+    from compaction.stores.protocol import EventStore, SessionInfo
     from compaction.stores.sources import SessionSource
 
 _EXPORTS: dict[str, str] = {
@@ -53,6 +53,7 @@ _EXPORTS: dict[str, str] = {
     "PlainLog": "compaction.stores.plain_log",
     "PlainTodos": "compaction.stores.plain_log",
     "ReadReport": "compaction.stores.log_reader",
+    "SessionInfo": "compaction.stores.protocol",
     "SessionLog": "compaction.stores.log_writer",
     "SessionSource": "compaction.stores.sources",
     "SqliteStore": "compaction.stores._sqlite",
@@ -79,6 +80,7 @@ __all__ = [
     "PlainLog",
     "PlainTodos",
     "ReadReport",
+    "SessionInfo",
     "SessionLog",
     "SessionSource",
     "SqliteStore",

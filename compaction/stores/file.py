@@ -16,13 +16,14 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from compaction.errors import ConfigError
-from compaction.events import Event, EventData
+from compaction.events import CheckpointRecorded, Event, EventData
 from compaction.stores.log_reader import LogReader, ReadReport
 from compaction.stores.log_writer import SessionLog, SyncPolicy
 from compaction.stores.protocol import SessionInfo, check_session_id
@@ -114,6 +115,22 @@ class FileStore:
             reader = LogReader(self.path, skip_bad_lines=self.skip_bad_lines)
         return (event for event in reader.read() if event.seq > after)
 
+    def checkpoint_horizon(self) -> int:
+        """Return the largest ``last_seq`` of the file's checkpoint records (0 when none).
+
+        Scans the raw lines: only a line whose envelope names the checkpoint type is parsed, so
+        the scan costs a read of the file. A line that does not parse is passed over (the fold
+        checks the horizon against the checkpoints it applies).
+        """
+        if not self.path.exists():
+            return 0
+        horizon = 0
+        with self.path.open("rb") as fh:
+            for line in fh:
+                if _CHECKPOINT_MARK in line[:_ENVELOPE_BYTES]:
+                    horizon = max(horizon, _last_seq(line))
+        return horizon
+
     def last_seq(self, session: str) -> int:
         """Return the last seq, read from the file's tail under its lock (0 when absent)."""
         self._check(session)
@@ -155,3 +172,18 @@ class FileStore:
     def close(self) -> None:
         """Fsync and close the file."""
         self.log.close()
+
+
+_CHECKPOINT_MARK = b'"type":"' + CheckpointRecorded.model_fields["type"].default.encode() + b'"'
+"""How a checkpoint record's envelope names its type (the writer's compact JSON)."""
+_ENVELOPE_BYTES = 64
+"""The envelope (``{"v":1,"seq":N,"type":...``) lies within a line's first bytes."""
+
+
+def _last_seq(line: bytes) -> int:
+    """Return a checkpoint line's ``data.last_seq``, or 0 when the line does not parse."""
+    try:
+        value = json.loads(line)["data"]["last_seq"]
+    except (ValueError, KeyError, TypeError):
+        return 0
+    return value if isinstance(value, int) else 0

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from compaction.contract import (
+    CARRY_EVENTS,
     ENVELOPE,
     EVENT_TYPES,
     MAX_EVENT_BYTES,
@@ -65,6 +66,8 @@ class PlainLog:
     """The seq of the ``todo/write`` that wrote `latest` (0: none)."""
     latest_turn: int = 0
     """The turn `latest` was written in (0: before any turn)."""
+    carries: bool = False
+    """Whether the log holds an approved plan or a job (the full path shows those)."""
 
 
 def canonical(obj: object) -> bytes:
@@ -138,6 +141,8 @@ def _apply(state: PlainLog, kind: str, data: dict[str, Any], exact: bool) -> Non
         todos = [(item["content"], item["status"]) for item in data["todos"]]
         state.panel = state.latest = todos
         state.latest_seq, state.latest_turn = state.next_seq - 1, state.turns
+    elif kind in CARRY_EVENTS:
+        state.carries = True
     elif exact and kind == MESSAGE and data["role"] != "system":
         calls = [(c["id"], c["function"]["name"]) for c in data.get("tool_calls", ())]
         state.messages.append((data["role"], data.get("tool_call_id"), calls))

@@ -182,6 +182,14 @@ class SessionSource:
         """Stream the session from its first event."""
         return self.store.read(self.session)
 
+    def checkpoint_horizon(self) -> int:
+        """Return the largest ``last_seq`` of the session's checkpoints, found without a fold.
+
+        A JSONL file is scanned line by line for checkpoint records (only those lines are
+        parsed); another store answers 0 (no horizon: every message is folded).
+        """
+        return self._file.checkpoint_horizon() if self._file is not None else 0
+
     def close(self) -> None:
         """Close the store if this source opened it."""
         if self.owns_store:

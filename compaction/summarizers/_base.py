@@ -29,7 +29,7 @@ from functools import cached_property
 from typing import Any, Final, Protocol, runtime_checkable
 
 from compaction.checkpoint import NARRATIVE_SECTIONS, Checkpoint, Section
-from compaction.events import Message, Task, TodoItem
+from compaction.events import JobRef, Message, Task, TodoItem
 from compaction.summarizers._entries import clip, entry
 from compaction.summarizers.facts import TRANSIENT_MODES, SpanFacts, read_span
 from compaction.summarizers.next_step import Resume, next_step
@@ -65,6 +65,9 @@ class SummaryInput:
     resume: Resume | None = None
     """A resume decision made before this compaction (``continue`` / ``await_user``), which
     Next Step agrees with; None: Next Step follows the tasks alone."""
+    jobs: tuple[JobRef, ...] = ()
+    """The jobs still running (context: the compactor lists them under Current Work); Next
+    Step never calls the work done while one runs."""
 
     def facts(self) -> SpanFacts:
         """Return what the span says: read on the first call, the same object after (pure)."""
@@ -143,6 +146,7 @@ def settle(sections: dict[Section, str], span: SummaryInput) -> dict[Section, st
         tasks=span.tasks,
         agent=span.agent,
         resume=span.resume,
+        jobs=span.jobs,
         limit=max(200, int(span.budget_tokens * NEXT_STEP_SHARE * CHARS_PER_TOKEN)),
     )
     out[Section.CRITICAL_CONTEXT] = _lines_without(

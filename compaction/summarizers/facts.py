@@ -62,6 +62,30 @@ READ_TOOLS: Final = frozenset(
     {"read", "read_file", "view", "view_file", "cat", "open", "read_many_files", "open_file"}
 )
 """Tool names (lower case) that read a file."""
+QUIET_TOOLS: Final = READ_TOOLS | frozenset(
+    {"grep", "glob", "search", "search_file_content", "find", "ls", "list_directory", "rg"}
+)
+"""Tools that read or search: their output quotes files, whose "error" lines are not errors."""
+QUIET_COMMANDS: Final = frozenset(
+    {"cat", "head", "tail", "less", "grep", "rg", "ag", "find", "ls", "wc", "sed", "awk", "nl"}
+)
+"""Shell commands that read or search (the first word of a command without a pipeline)."""
+
+
+def reads_or_searches(tool: str, command: str) -> bool:
+    """Tell whether a call only reads or searches: a read/search tool, or such a command.
+
+    A pipeline (``pytest | tail``) or a command list (``make && cat log``) runs more than a read,
+    so its error lines count.
+    """
+    if not command:
+        return tool.lower() in QUIET_TOOLS
+    if any(sep in command for sep in ("|", "&&", ";", "||")):
+        return False
+    words = command.split()
+    return bool(words) and words[0].rsplit("/", 1)[-1] in QUIET_COMMANDS
+
+
 PATH_KEYS: Final = ("file_path", "path", "notebook_path", "absolute_path", "filename", "file")
 COMMAND_KEYS: Final = ("command", "cmd", "script")
 FAILURE_CHARS: Final = 200
@@ -186,8 +210,8 @@ class _Reader:
     def __init__(self, mode_now: str | None) -> None:
         self.facts = SpanFacts()
         self.mode_now = mode_now
-        self.calls: dict[str, tuple[str, bool]] = {}
-        """Open calls by id: the run key and the tool name."""
+        self.calls: dict[str, tuple[str, bool, bool]] = {}
+        """Open calls by id: the run key, whether it ran a command, whether it only reads."""
         self.sources: list[dict[str, None]] = []
         self.results = 0
         """Tool results read so far (orders the failures)."""
@@ -204,8 +228,11 @@ class _Reader:
             for call in message.tool_calls or ():
                 self._call(call.id, call.function.name, call.function.arguments)
         elif message.role == "tool" and message.tool_call_id in self.calls:
-            key, ran = self.calls.pop(message.tool_call_id)
-            self._result(key, text, message if ran else None)
+            key, ran, quiet = self.calls.pop(message.tool_call_id)
+            passed = message.failed is False or message.exit_code == 0
+            # A read or search that succeeded quotes files: its "error" lines are no errors.
+            shown = "" if quiet and passed else text
+            self._result(key, shown, message if ran or shown != text else None)
 
     def _user(self, message: Message, text: str, mode: str | None) -> None:
         if message.origin == "recorded_summary":
@@ -248,7 +275,7 @@ class _Reader:
         if command:
             self.facts.mentioned += [p for p in find_paths(command) if not p.startswith("/")]
         key = command or (f"{name} {paths[0]}" if paths else name)
-        self.calls[call_id] = (key, bool(command))
+        self.calls[call_id] = (key, bool(command), reads_or_searches(name, command))
 
     def _result(self, key: str, text: str, status: Message | None) -> None:
         """Record a run: failed on an error line, or on a command's recorded failed status."""

@@ -13,8 +13,11 @@ items, shared tasks or both:
 - it is never a question, never names a completed todo item or task, and never says the work
   is done while anything is open: such text is replaced by the target (with nothing open, by
   the latest request, or nothing: an earlier Next Step about finished work is not carried);
-- it is clipped at a sentence or clause end (`clip_at_clause`), after the question check, so
-  a clipped question still counts as one.
+- it is clipped at a sentence or clause end (`clip_at_clause`) and judged as clipped (what
+  the Checkpoint will show), except the question check, made first, so a clipped question
+  still counts as one;
+- while a job runs (a sub-agent or background command), a text with nothing open that says
+  the work is done, or says nothing, becomes "wait for the running jobs", naming them.
 
 A resume decision (``continue`` / ``await_user``, decided elsewhere) can be handed in: with
 ``await_user`` the Next Step waits for the user and names the open work as what follows.
@@ -30,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from compaction.events import Task, TodoItem
+from compaction.events import JobRef, Task, TodoItem
 from compaction.summarizers._entries import clip_at_clause, entry
 
 Resume = Literal["continue", "await_user"]
@@ -147,6 +150,15 @@ def target(todos: Sequence[TodoItem], tasks: Sequence[Task], agent: str | None) 
     return None
 
 
+def job_names(jobs: Sequence[JobRef]) -> str:
+    """Return how Next Step names running jobs: ``job b7 "npm test"``, the first three."""
+    named = [
+        f"job {j.id} {json.dumps(clip_at_clause(j.runs, 120), ensure_ascii=False)}" for j in jobs
+    ]
+    more = f" and {len(jobs) - 3} more" if len(jobs) > 3 else ""
+    return ", ".join(named[:3]) + more
+
+
 def names_finished(text: str, todos: Sequence[TodoItem], tasks: Sequence[Task]) -> bool:
     """Tell whether text names a completed todo item or task (by id, or by its head)."""
     flat = _norm(text)
@@ -168,6 +180,7 @@ def next_step(
     agent: str | None = None,
     resume: Resume | None = None,
     limit: int = 800,
+    jobs: Sequence[JobRef] = (),
 ) -> str:
     """Return a Next Step that agrees with the todo items and the shared tasks.
 
@@ -180,19 +193,25 @@ def next_step(
         resume: the resume decision, when one was made; None decides from the tasks alone.
         limit: the most characters of written text kept (cut at a sentence or clause end);
             a named task is bounded by `TASK_CHARS` instead.
+        jobs: the jobs still running (sub-agents, background commands): while one runs, the
+            work is never called done.
     """
+    asks = is_question(text)
+    text = clip_at_clause(text, limit)  # judged as it will stand in the Checkpoint
     goal = target(todos, tasks, agent)
-    misleading = is_question(text) or (
+    misleading = asks or (
         goal is not None and (claims_done(text) or names_finished(text, todos, tasks))
     )
     if resume == "await_user":
         return entry("await_user", task=goal.name if goal else "")
     if goal is None:
-        if not is_question(text) and not names_finished(text, todos, tasks):
-            return clip_at_clause(text, limit)
+        if jobs and (asks or claims_done(text) or not text.strip()):
+            return entry("await_jobs", jobs=job_names(jobs))
+        if not asks and not names_finished(text, todos, tasks):
+            return text
         return entry("follow_request") if latest_request.strip() else ""
     if text.strip() and not misleading and (not goal.in_progress or goal.named_by(text)):
-        return clip_at_clause(text, limit)
+        return text
     if goal.in_progress:
         flat = " ".join(text.split())
         planned = "" if misleading else clip_at_clause(flat, min(PLANNED_CHARS, limit))

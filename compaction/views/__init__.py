@@ -4,6 +4,7 @@
 - `panel`: the todos view (the task panel) and `count_statuses`; its words (the status marks,
   the counts line) in `_panel_text`, standard library only, for the CLI's fast path too;
 - `board`: the shared task list (`task/create`, `task/update`);
+- `carry`: the approved plan and the jobs still running (`plan/approve`, `job/start`, `job/end`);
 - `turn_modes`: which mode each stretch of the log ran in;
 - `context`: what the model sees (system messages, the newest Checkpoint, the kept messages);
 - `progress`: assistant messages since each list was written, completions since a checkpoint;
@@ -25,6 +26,8 @@ import typing as _typing
 from compaction._lazy import lazy_root as _lazy_root
 
 if _typing.TYPE_CHECKING:
+    from compaction.views._carry import CarriedWork, CarryProjection, plan_on_turn
+    from compaction.views._clip_counts import cut_counts
     from compaction.views._panel import LatestTodosProjection, TodoPanel, TodosProjection
     from compaction.views._panel_text import STATUS_MARKS, counts_line
     from compaction.views._usage_view import Usage, UsageProjection, UsageState
@@ -48,6 +51,10 @@ if _typing.TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "CarriedWork": "compaction.views._carry",
+    "CarryProjection": "compaction.views._carry",
+    "plan_on_turn": "compaction.views._carry",
+    "cut_counts": "compaction.views._clip_counts",
     "CallTracker": "compaction.views.unanswered",
     "ContextProjection": "compaction.views.context",
     "ContextState": "compaction.views.context",
@@ -81,6 +88,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "STATUS_MARKS",
     "CallTracker",
+    "CarriedWork",
+    "CarryProjection",
     "ContextProjection",
     "ContextState",
     "ContextWindow",
@@ -100,9 +109,11 @@ __all__ = [
     "checkpoint_message_for",
     "checkpoint_preamble",
     "counts_line",
+    "cut_counts",
     "interrupted_result",
     "interrupted_text",
     "panel_line",
+    "plan_on_turn",
     "scaled_tokens",
     "unanswered_calls",
     "with_answers",

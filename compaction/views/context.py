@@ -45,17 +45,30 @@ def _preamble_template() -> Template:
 
 
 def checkpoint_preamble(
-    first_seq: int | None = None, last_seq: int | None = None, resume: Resume | None = None
+    first_seq: int | None = None,
+    last_seq: int | None = None,
+    resume: Resume | None = None,
+    *,
+    log: str | None = None,
+    tasks: bool = False,
+    todos: bool = True,
 ) -> str:
     """Return the text placed before a Checkpoint in the model's context.
 
     It names the span the Checkpoint replaced (``events 1..213 of this session``) and how to read
     any event of it back (``harness log LOG --seq N``, `Session.event`), and says how to go on:
     carry on from Current Work, or (``await_user``) wait for the user's next request. Without a
-    span it speaks of "the earlier turns".
+    span it speaks of "the earlier turns". `log` is the ``harness log`` argument naming the
+    session (``LOG`` when unknown); with `tasks` it says the sections come from the shared task
+    list (and, with `todos`, the todo list too).
     """
     return _preamble_template().render(
-        first_seq=first_seq or 0, last_seq=last_seq or 0, resume=resume or "continue"
+        first_seq=first_seq or 0,
+        last_seq=last_seq or 0,
+        resume=resume or "continue",
+        log=log,
+        tasks=tasks,
+        todos=todos,
     )
 
 
@@ -94,7 +107,15 @@ def checkpoint_message(checkpoint: CheckpointData) -> Message:
     The preamble names events ``1..last_seq``: a Checkpoint folds in every earlier one, so it
     stands for everything the context no longer shows.
     """
-    preamble = checkpoint_preamble(1, checkpoint.last_seq, checkpoint.resume)
+    tasks = bool(checkpoint.pending_tasks or checkpoint.current_tasks)
+    preamble = checkpoint_preamble(
+        1,
+        checkpoint.last_seq,
+        checkpoint.resume,
+        log=checkpoint.log,
+        tasks=tasks,
+        todos=bool(checkpoint.pending or checkpoint.current) or not tasks,
+    )
     return Message(role="user", content=preamble + checkpoint.text)
 
 
@@ -140,23 +161,21 @@ class ContextProjection:
 
 
 def checkpoint_message_for(
-    text: str, *, last_seq: int | None = None, resume: Resume | None = None
+    text: str,
+    *,
+    last_seq: int | None = None,
+    resume: Resume | None = None,
+    log: str | None = None,
+    tasks: bool = False,
+    todos: bool = True,
 ) -> Message:
     """Return the user message that would carry a Checkpoint of this text into the context.
 
     With `last_seq` the preamble names the span (``events 1..last_seq``), as `checkpoint_message`
-    does for a recorded checkpoint; without it, it speaks of "the earlier turns".
+    does for a recorded checkpoint; without it, it speaks of "the earlier turns". `log`,
+    `tasks` and `todos` are those of `checkpoint_preamble`.
     """
-    if last_seq is None:
-        return Message(role="user", content=checkpoint_preamble(resume=resume) + text)
-    return checkpoint_message(
-        CheckpointData(
-            text=text,
-            first_seq=1,
-            last_seq=max(1, last_seq),
-            tokens_before=0,
-            tokens_after=0,
-            summarizer="",
-            resume=resume,
-        )
-    )
+    first = None if last_seq is None else 1
+    last = None if last_seq is None else max(1, last_seq)
+    preamble = checkpoint_preamble(first, last, resume, log=log, tasks=tasks, todos=todos)
+    return Message(role="user", content=preamble + text)

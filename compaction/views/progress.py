@@ -5,8 +5,9 @@ One fold counts the assistant messages of the log and notes the count at the lat
 stale-list reminder (a message of origin ``reminder``); so "assistant messages since the list was
 last written" is a subtraction. It also counts the todo items and shared tasks that turned
 ``completed`` since the latest ``compaction/checkpoint`` (an item that was not completed in the
-previous list, by its content; a task whose previous state was not completed), which the
-task-boundary trigger reads.
+previous list, by its content; a task whose previous state was not completed), and those since
+the latest assistant message (the previous model call), which the task-boundary trigger reads:
+it fires only right after a completion.
 
 Invariants: a pure fold of the log, O(1) per event in the log's length; replaying the same events
 gives the same view.
@@ -43,6 +44,9 @@ class Progress:
     """`assistant_messages` at the latest reminder (None: never reminded)."""
     completed_since_checkpoint: int = 0
     """Todo items and tasks that turned completed since the latest checkpoint."""
+    completed_since_call: int = 0
+    """Todo items and tasks that turned completed since the latest assistant message (the
+    previous model call): the task-boundary trigger fires only right after a completion."""
     todo_statuses: dict[str, TodoStatus] = field(default_factory=dict)
     """Content -> status of the latest todo list."""
     task_statuses: dict[str, TaskStatus] = field(default_factory=dict)
@@ -72,25 +76,29 @@ class ProgressProjection:
         if isinstance(event, MessageAdded):
             if event.data.role == "assistant":
                 state.assistant_messages += 1
+                state.completed_since_call = 0
             elif event.data.origin == "reminder":
                 state.at_reminder = state.assistant_messages
         elif isinstance(event, TodoWritten):
             before = state.todo_statuses
-            state.completed_since_checkpoint += sum(
+            done = sum(
                 1
                 for t in event.data.todos
                 if t.status == "completed" and before.get(t.content) != "completed"
             )
+            state.completed_since_checkpoint += done
+            state.completed_since_call += done
             state.todo_statuses = {t.content: t.status for t in event.data.todos}
             state.at_todo_write = state.assistant_messages
         elif isinstance(event, TaskCreated | TaskUpdated):
             task = event.data.task
             if task.status == "completed" and state.task_statuses.get(task.id) != "completed":
                 state.completed_since_checkpoint += 1
+                state.completed_since_call += 1
             state.task_statuses[task.id] = task.status
             state.at_task_write = state.assistant_messages
         elif isinstance(event, CheckpointRecorded):
-            state.completed_since_checkpoint = 0
+            state.completed_since_checkpoint = state.completed_since_call = 0
         return state
 
     def view(self, state: Progress) -> Progress:

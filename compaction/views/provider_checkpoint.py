@@ -29,7 +29,13 @@ from typing import Any, Final
 
 from jinja2 import Template
 
-from compaction.checkpoint import encode_item, encode_task, template_environment
+from compaction.checkpoint import (
+    Checkpoint,
+    carried_lines,
+    encode_item,
+    encode_task,
+    template_environment,
+)
 from compaction.events import CheckpointData, Message
 from compaction.tokens import Tokenizer, count_message
 from compaction.views.context import checkpoint_message
@@ -69,11 +75,15 @@ def _template() -> Template:
 
 
 def code_owned_text(checkpoint: CheckpointData) -> str:
-    """Return the text after the item: Pending Jobs, Current Work, the way back to the span."""
+    """Return the text after the item: Pending Jobs, Current Work, the way back to the span.
+
+    Current Work holds the items, the tasks, the running jobs and the approved plan.
+    """
     pending = [encode_item(t) for t in checkpoint.pending]
     pending += [encode_task(t) for t in checkpoint.pending_tasks or ()]
     current = [encode_item(t) for t in checkpoint.current]
     current += [encode_task(t) for t in checkpoint.current_tasks or ()]
+    current += carried_lines(Checkpoint(jobs=checkpoint.jobs or (), plan=checkpoint.plan))
     provider = checkpoint.provider
     return _template().render(
         backend=provider.backend if provider else "provider",

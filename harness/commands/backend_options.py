@@ -18,6 +18,7 @@ from typing import Any
 
 from compaction import CompactionResult, ConfigError
 from compaction.backends import (
+    BACKEND_FORMS,
     BACKEND_NAMES,
     DEFAULT_API_KEY_ENVS,
     DEFAULT_BASE_URLS,
@@ -33,7 +34,7 @@ REQUEST_FORMATS: tuple[str, ...] = ("openai", "responses", "anthropic")
 
 
 def add_backend_options(p: argparse.ArgumentParser) -> None:
-    """Add ``--backend``, ``--compact-trigger`` and ``--backend-format``."""
+    """Add ``--backend``, ``--compact-trigger``, ``--backend-form`` and ``--backend-format``."""
     p.add_argument(
         "--backend",
         choices=BACKEND_NAMES,
@@ -48,6 +49,14 @@ def add_backend_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="anthropic: input tokens past which the compact_20260112 edit compacts; a shorter "
         "span falls back to the local Checkpoint (%(default)s)",
+    )
+    p.add_argument(
+        "--backend-form",
+        choices=BACKEND_FORMS,
+        default="auto",
+        help="the provider's request form: auto (the newest: OpenAI's compaction_trigger item, "
+        "Anthropic's on-demand compact-2026-09-04), or trigger/endpoint (OpenAI), "
+        "on-demand/edit (Anthropic's compact_20260112 edit) (%(default)s)",
     )
     p.add_argument(
         "--backend-format",
@@ -95,6 +104,7 @@ def backend_from_args(args: argparse.Namespace) -> CompactionBackend | None:
         max_retries=args.max_retries,
         max_output_tokens=args.max_output_tokens,
         compact_trigger=args.compact_trigger,
+        form=args.backend_form,
     )
     return compaction_backend(concrete, config)
 
@@ -108,6 +118,8 @@ def backend_json(result: CompactionResult) -> dict[str, Any]:
         "backend": provider.backend,
         "backend_item": provider.item is not None,
         "backend_fallback_reason": provider.fallback_reason,
+        "open_items_kept": provider.open_items_kept,
+        "open_items_missed": provider.open_items_missed,
     }
 
 

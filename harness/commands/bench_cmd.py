@@ -1,5 +1,10 @@
 """`harness bench [--quick] [--out DIR]`: run the checkout's benchmark suite and write the report.
 
+`harness bench --transcript FILE [--window N] [--json]` replays one transcript of your own
+under B, no compaction and each peer whose environment exists
+(`benchmarks.replay.own_transcript`), and prints tokens, cost per provider, compactions and
+every-call retention of open todos and tasks.
+
 The suite (`benchmarks/`) is not part of the installed library: it lives in a checkout of the
 repository. The command finds it beside the `harness` package (an editable install) or in the
 working folder or one of its parents, imports it only when the command runs, and says plainly
@@ -17,6 +22,7 @@ from pathlib import Path
 from types import ModuleType
 
 from compaction import ConfigError
+from harness.commands.extras import require
 from harness.output import HelpFormatter, examples, print_json, progress
 
 SUITE_MARKER = Path("benchmarks") / "report" / "results_report.py"
@@ -31,6 +37,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=examples(
             "harness bench --quick --out /tmp/bench",
             "harness bench --report-only",
+            "harness bench --transcript ~/.claude/projects/x/session.jsonl",
+            "harness bench --transcript rollout.jsonl --window 60000 --json",
         ),
         help="run the benchmarks (from a checkout): token savings, prefix-cache hits, throughput",
         description=(
@@ -91,6 +99,29 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="rewrite report.md and the charts from DIR/results.json, re-reading the peers",
     )
+    _add_transcript_options(p)
+
+
+def _add_transcript_options(p: argparse.ArgumentParser) -> None:
+    """Add `--transcript` and `--window`: replay one transcript of your own."""
+    p.add_argument(
+        "--transcript",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help=(
+            "replay this transcript (Claude Code, Codex, Gemini CLI, SWE-agent, OpenAI "
+            "messages) under B, no compaction and each peer whose environment exists, and "
+            "print tokens, cost per provider, compactions and every-call retention"
+        ),
+    )
+    p.add_argument(
+        "--window",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --transcript: the context window (default 30,000; compaction at 0.8 of it)",
+    )
 
 
 def find_checkout(start: Path | None = None) -> Path | None:
@@ -107,8 +138,10 @@ def find_checkout(start: Path | None = None) -> Path | None:
     return None
 
 
-def load_suite(start: Path | None = None) -> ModuleType:
-    """Import the checkout's `benchmarks.report.results_report`, or raise a ConfigError."""
+def load_suite(
+    start: Path | None = None, module_name: str = "benchmarks.report.results_report"
+) -> ModuleType:
+    """Import a module of the checkout's suite (default the report's), or raise a ConfigError."""
     checkout = find_checkout(start)
     if checkout is None:
         raise ConfigError(
@@ -118,7 +151,7 @@ def load_suite(start: Path | None = None) -> ModuleType:
         )
     if str(checkout) not in sys.path:
         sys.path.insert(0, str(checkout))
-    module = importlib.import_module("benchmarks.report.results_report")
+    module = importlib.import_module(module_name)
     found = Path(module.__file__ or "").resolve()
     if not found.is_relative_to(checkout):
         raise ConfigError(
@@ -160,10 +193,15 @@ def writable_folder(folder: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the benchmark and print where the report is (its extras checked first)."""
-    from harness.commands.extras import require
+    """Run the benchmark and print where the report is (or replay one transcript).
 
+    The extras the suite needs are checked first.
+    """
     require("httpx", "the benchmark suite")
+    if args.transcript is not None:
+        return run_transcript(args)
+    if args.window is not None:
+        raise ConfigError("--window goes with --transcript (the full run's window is fixed)")
     suite = load_suite()
     out = output_folder(args, suite.DEFAULT_OUT)
     writable_folder(out)
@@ -197,4 +235,22 @@ def run(args: argparse.Namespace) -> int:
     print(f"out: {out}")
     for name, path in paths.items():
         print(f"{name}: {path}")
+    return 0
+
+
+def run_transcript(args: argparse.Namespace) -> int:
+    """Replay one transcript under B, no compaction and the peers present; print the figures."""
+    path = Path(args.transcript)
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such transcript file; give the path of a session file")
+    window = args.window if args.window is not None else 30_000
+    if window < 1_000:
+        raise ConfigError(f"--window {window}: give a window of at least 1,000 tokens")
+    own = load_suite(module_name="benchmarks.replay.own_transcript")
+    with progress("replay", show=not args.json) as update:
+        result = own.run(path, window=window, progress=lambda line: update(description=line))
+    if args.json:
+        print_json(result)
+    else:
+        print(own.markdown(result), end="")
     return 0

@@ -181,11 +181,14 @@ def result_json(result: CompactionResult, *, dry_run: bool) -> dict[str, Any]:
         "kept_messages": result.kept_messages,
         "summarizer": data.summarizer,
         "fallback_reason": data.fallback_reason,
+        "narrative_left_out": data.narrative_left_out,
         "instructions": data.instructions,
         "pending": list(data.pending),
         "current": list(data.current),
         "pending_tasks": task_rows(data.pending_tasks or (), "pending"),
         "current_tasks": task_rows(data.current_tasks or (), "in_progress"),
+        "jobs": [j.model_dump(mode="json") for j in data.jobs or ()],
+        "plan": data.plan.model_dump(mode="json") if data.plan is not None else None,
         "checkpoint": data.text,
     }
 
@@ -210,6 +213,12 @@ def carried_line(data: CheckpointData) -> str:
     if data.pending_tasks or data.current_tasks:
         pending, current = len(data.pending_tasks or ()), len(data.current_tasks or ())
         line += f"; {pending} pending, {current} in progress tasks"
+    if data.jobs:
+        line += f"; {len(data.jobs)} running jobs"
+    if data.plan is not None:
+        line += (
+            f"; the approved plan (seq {data.plan.seq}{', clipped' if data.plan.clipped else ''})"
+        )
     return line
 
 
@@ -328,6 +337,8 @@ def _report(result: CompactionResult, *, dry_run: bool) -> None:
     out.print(carried_line(data), markup=False)
     if data.fallback_reason:
         out.print(f"fallback: {data.fallback_reason}", markup=False)
+    if data.narrative_left_out:
+        out.print(f"narrative left empty: {data.narrative_left_out}", markup=False)
     backend = backend_options.backend_line(result)
     if backend:
         out.print(backend, markup=False)

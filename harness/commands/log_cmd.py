@@ -1,9 +1,9 @@
 """`harness log LOG`: validate a log and summarise it; `--seq N`: one event whole; `--schema`.
 
 ``harness log LOG --seq N`` prints event N as recorded: a message's text in full (the way back to
-a tool result the context view shows clipped), a compaction's receipt and Checkpoint
-(`harness.commands.log_receipts`), or with ``--json`` the event itself. The summary lists the
-turns that ended with open work.
+a tool result the context view shows clipped) and its tool calls, a compaction's receipt and
+Checkpoint (`harness.commands.log_receipts`), or with ``--json`` the event itself. The summary
+lists the turns that ended with open work.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from compaction import (
     Event,
     LogError,
     LogFormatError,
+    Message,
     MessageAdded,
     OpenWork,
     ToolCall,
@@ -331,6 +332,18 @@ def _plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def message_text(message: Message) -> str:
+    """Return a message as ``--seq`` prints it: its text, then one line per tool call.
+
+    An assistant message made only of tool calls prints its calls (``call ID: NAME ARGS``), so
+    the way back never shows an empty line.
+    """
+    calls = [
+        f"call {c.id}: {c.function.name} {c.function.arguments}" for c in message.tool_calls or ()
+    ]
+    return "\n".join([message.text(), *calls] if message.text() else calls)
+
+
 def _show(args: argparse.Namespace) -> int:
     """Print one event whole (see the module docstring)."""
     # Closed on return: a read left suspended would keep the collector paused.
@@ -345,7 +358,7 @@ def _show_from(args: argparse.Namespace, events: Iterator[Event]) -> int:
         if args.json:
             print_json(event.model_dump(mode="json", exclude_none=True))
         elif isinstance(event, MessageAdded):
-            sys.stdout.write(event.data.text() + "\n")
+            sys.stdout.write(message_text(event.data) + "\n")
         elif isinstance(event, CheckpointRecorded):
             sys.stdout.write("\n".join(receipt_lines(event)) + "\n" + event.data.text)
         else:

@@ -5,7 +5,10 @@ size is the provider's own figure where the log holds a ``usage/report`` for tha
 ``turn``, written just before the assistant message, as an import of a Claude Code transcript
 does), else the context counted at that point (the Checkpoint, then every message after the
 span it replaced, counted with the tokenizer; the system prompt and tool catalog are not in a
-log, so a counted size leaves them out). Compactions mark the call that follows them.
+log, so a counted size leaves them out). Compactions mark the call that follows them. A series
+that mixes the two never joins them unscaled: each counted size is scaled to the provider's
+tokens by the median ratio of reported to counted size over the calls that have both
+(`RequestSeries.plotted`), and the legend says so.
 `plot_series` draws the series with the compactions marked and the context window drawn.
 matplotlib is the ``charts`` extra; without it the command says so in one line.
 
@@ -69,6 +72,27 @@ class RequestSeries:
     """Per call: True when the size is the provider's ``usage/report``, False when counted."""
     compactions: list[int] = field(default_factory=list)
     """Index of the call right after each compaction."""
+    counted: list[int] = field(default_factory=list)
+    """Per call: the context counted at that point (also where the provider reported)."""
+
+    def scale(self) -> float | None:
+        """Median reported size over counted size, over the calls that have both (None: none)."""
+        ratios = sorted(
+            size / n
+            for size, n, reported in zip(self.sizes, self.counted, self.reported, strict=True)
+            if reported and n
+        )
+        return ratios[len(ratios) // 2] if ratios else None
+
+    def plotted(self) -> list[int]:
+        """The sizes to draw on one line: counted ones scaled when the series mixes sources."""
+        scale = self.scale() if 0 < self.reported_calls < len(self.sizes) else None
+        if scale is None:
+            return list(self.sizes)
+        return [
+            size if reported else round(size * scale)
+            for size, reported in zip(self.sizes, self.reported, strict=True)
+        ]
 
     @property
     def reported_calls(self) -> int:
@@ -95,6 +119,7 @@ def request_series(events: Iterable[Event], tokenizer: Tokenizer) -> RequestSeri
                 counted = checkpoint + sum(n for _, n in messages)
                 out.sizes.append(usage if usage is not None else counted)
                 out.reported.append(usage is not None)
+                out.counted.append(counted)
                 usage = None
             messages.append((event.seq, count_message(tokenizer, event.data)))
     return out
@@ -121,15 +146,16 @@ def plot_series(series: RequestSeries, path: Path, *, window: int, title: str) -
 
     fig, ax = plt.subplots(figsize=(10, 4.8))
     calls = list(range(1, len(series.sizes) + 1))
-    ax.plot(calls, series.sizes, color="tab:blue", linewidth=1.2, label="request size")
+    sizes = series.plotted()
+    ax.plot(calls, sizes, color="tab:blue", linewidth=1.2, label="request size")
     counted = [i for i, r in enumerate(series.reported) if not r]
     if series.reported_calls and counted:
         ax.scatter(
             [calls[i] for i in counted],
-            [series.sizes[i] for i in counted],
+            [sizes[i] for i in counted],
             s=8,
             color="tab:orange",
-            label="counted (no report)",
+            label=f"counted (no report), scaled x{series.scale() or 1:.2f} to the provider's",
         )
     ax.axhline(window, color="tab:red", linestyle="--", linewidth=1, label=f"window ({window:,})")
     for n, i in enumerate(series.compactions):
@@ -147,7 +173,7 @@ def plot_series(series: RequestSeries, path: Path, *, window: int, title: str) -
     ax.set_ylabel("request tokens")
     ax.set_title(f"{title}: request size per model call ({source})", fontsize=10)
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
-    ax.set_ylim(0, max([window, *series.sizes]) * 1.08)
+    ax.set_ylim(0, max([window, *sizes]) * 1.08)
     ax.legend(loc="upper left")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

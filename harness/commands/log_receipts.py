@@ -38,6 +38,8 @@ def receipt_lines(event: CheckpointRecorded) -> list[str]:
             lines.append(f"hook {_q(hook.name)}: {'vetoed' if hook.vetoed else 'ran'}{added}")
     else:
         lines.append("hooks: none ran")
+    if d.narrative_left_out:
+        lines.append(f"narrative left empty: {d.narrative_left_out}")
     if not d.dropped:
         lines.append("dropped: nothing")
     for section in d.dropped or ():

@@ -6,7 +6,14 @@ import argparse
 
 from compaction import Session, TaskBoard
 from harness.commands.stores import add_log_argument, add_session_option, open_session
-from harness.output import HelpFormatter, board_text, examples, print_json, show_panel
+from harness.output import (
+    HelpFormatter,
+    board_text,
+    examples,
+    print_json,
+    show_panel,
+    with_carried,
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,7 +30,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Print the shared task panel (task_create / task_update): the counts line, then one "
             "line per task with its status mark (✓ completed, ◉ in progress, ○ pending), id, "
-            "subject, owner and blockers. Unlike the todo panel, a new turn does not empty it."
+            "subject, owner and blockers. Unlike the todo panel, a new turn does not empty it. "
+            "Below it: the jobs still running (sub-agents, background commands) by id, and the "
+            "approved plan's first line."
         ),
     )
     add_log_argument(p)
@@ -31,7 +40,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--json",
         action="store_true",
-        help="print the tasks view as JSON: counts by status, the next id, every live task",
+        help="print the tasks view as JSON: counts by status, the next id, every live task, "
+        "the running jobs and the approved plan",
     )
     p.add_argument("--follow", action="store_true", help="redraw the panel as the log grows")
     p.add_argument(
@@ -58,8 +68,11 @@ def run(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace, session: Session) -> int:
     """Print the panel of an open session, or follow it."""
     if args.json:
-        print_json(board_json(session.tasks))
+        print_json(board_json(session.tasks) | session.carried.to_json())
         return 0
     return show_panel(
-        session, lambda s: board_text(s.tasks), follow=args.follow, interval=args.interval
+        session,
+        lambda s: with_carried(board_text(s.tasks), s),
+        follow=args.follow,
+        interval=args.interval,
     )

@@ -53,9 +53,16 @@ class Carried:
 
 def carried_list(session: Session) -> Carried | None:
     """Return the latest list when the panel is empty but that list is unfinished, else None."""
+    if all(t.status == "completed" for t in session.latest_todos):
+        return None
+    return latest_list(session)
+
+
+def latest_list(session: Session) -> Carried | None:
+    """Return the latest list, and its turn, when this turn's panel is empty; else None."""
     from compaction import TodoPanel, TodoWritten, TurnStarted
 
-    if session.todos.todos or all(t.status == "completed" for t in session.latest_todos):
+    if session.todos.todos or not session.latest_todos:
         return None
     turn, written, panel = 0, 0, None
     for event in session.events():
@@ -74,19 +81,33 @@ def carried_line(turn: int, seq: int) -> str:
     )
 
 
+def latest_line(turn: int, seq: int, done: int) -> str:
+    """Return the line above an empty panel whose latest list, all `done`, is an earlier turn's."""
+    return f"no list in this turn; the latest, seq {seq} in turn {turn}: all {done} completed"
+
+
 def todos_text(session: Session) -> Text:
-    """Return the panel, or the carried list under its `carried_line` when the panel is empty."""
+    """Return the panel, or the carried list under its `carried_line` when the panel is empty.
+
+    An empty panel whose latest list (an earlier turn's) is all done says where that list is.
+    """
     from rich.text import Text
 
-    from harness.output import panel_text
+    from harness.output import panel_text, with_carried
 
     carried = carried_list(session)
     if carried is None:
-        return panel_text(session.todos)
+        latest = latest_list(session)
+        if latest is None:
+            return with_carried(panel_text(session.todos), session)
+        line = latest_line(latest.turn, latest.panel.seq or 0, len(latest.panel.todos))
+        text = Text(line + "\n", style="italic")
+        text.append_text(panel_text(session.todos))
+        return with_carried(text, session)
     line = carried_line(carried.turn, carried.panel.seq or 0)
     text = Text(line + "\n", style="italic")
     text.append_text(panel_text(carried.panel))
-    return text
+    return with_carried(text, session)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -111,7 +132,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--json",
         action="store_true",
         help="print the todos view as JSON: counts by status, the source seq, the items, "
-        "and the list carried from an earlier turn (or null)",
+        "the list carried from an earlier turn (or null), the running jobs and the approved plan",
     )
     p.add_argument("--follow", action="store_true", help="redraw the panel as the log grows")
     p.add_argument(
@@ -145,6 +166,7 @@ def _show(args: argparse.Namespace, session: Session) -> int:
         print_json(
             {"counts": session.todos.counts(), **session.todos.model_dump(mode="json")}
             | {"carried": None if carried is None else _carried_json(carried)}
+            | session.carried.to_json()
         )
         return 0
     return show_panel(session, todos_text, follow=args.follow, interval=args.interval)
@@ -164,27 +186,33 @@ def plain_panel(args: argparse.Namespace, *, terminal: bool) -> str | None:
 
     data = read_plain(args.log)
     state = None if data is None else fold_plain(data, exact=False)
-    if state is None:
+    if state is None or state.carries:
         return None
     carried = not state.panel and any(status != "completed" for _, status in state.latest)
     items = state.latest if carried else state.panel
     if not all(text.isprintable() and text == text.rstrip() for text, _ in items):
         return None  # rich would change the text: control characters, trailing spaces
-    lines = _panel_lines(items, terminal, carried=carried)
+    turn = max(state.latest_turn, 1)
     if carried:
-        line = carried_line(max(state.latest_turn, 1), state.latest_seq)
+        line: str | None = carried_line(turn, state.latest_seq)
+    elif not state.panel and state.latest:
+        line = latest_line(turn, state.latest_seq, len(state.latest))
+    else:
+        line = None
+    lines = _panel_lines(items, terminal, italic=line is not None)
+    if line is not None:
         lines.insert(0, styled(line, "italic") if terminal else line)
     return "\n".join(lines) + "\n"
 
 
-def _panel_lines(items: PlainTodos, terminal: bool, *, carried: bool) -> list[str]:
+def _panel_lines(items: PlainTodos, terminal: bool, *, italic: bool) -> list[str]:
     """Return the panel's lines: plain, or styled as `harness.output.panel_text` styles them."""
     from compaction.views import STATUS_MARKS, counts_line
 
     head = counts_line(status for _, status in items)
     if not terminal:
         return [head] + [f"{STATUS_MARKS[status]} {text}" for text, status in items]
-    base = ("bold", "italic") if carried else ("bold",)
+    base = ("bold", "italic") if italic else ("bold",)
     lines = [styled(head, *base)]
     for text, status in items:
         look = DONE_STYLE if status == "completed" else ""

@@ -32,6 +32,9 @@ EVENT_TYPES = frozenset(
         "usage/report",
         "message/retract",
         "context/overflow",
+        "plan/approve",
+        "job/start",
+        "job/end",
     }
 )
 """The ``type`` of every event the log schema knows (a test keeps it equal to the models')."""
@@ -83,6 +86,8 @@ def _fold(data: bytes) -> tuple[Todos, Todos, int, int] | None:
         if kind not in EVENT_TYPES or not isinstance(obj["data"], dict):
             return None
         seq = n
+        if kind in ("plan/approve", "job/start", "job/end"):
+            return None  # the full path shows the jobs and the plan below the panel
         if kind == "turn/start":
             turn += 1
             panel = []
@@ -116,6 +121,12 @@ def _printable(text: str) -> bool:
 
 
 def _render(panel: Todos, latest: Todos, latest_seq: int, turn: int) -> str:
+    if not panel and latest and all(status == "completed" for _, status in latest):
+        where = (
+            f"no list in this turn; the latest, seq {latest_seq} in turn {turn}: "
+            f"all {len(latest)} completed"
+        )
+        return where + "\n" + _panel(panel) + "\n"
     if panel or all(status == "completed" for _, status in latest):
         return _panel(panel) + "\n"
     carried = (

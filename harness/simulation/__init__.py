@@ -39,6 +39,7 @@ from harness.simulation._context_strategies import (
     TODO_TOOL_NAMES,
     Strategy,
     created_task_id,
+    todo_call_list,
     update_args,
 )
 from harness.simulation._demo import (
@@ -121,6 +122,7 @@ __all__ = [
     "serialize",
     "session_cost",
     "to_exchange",
+    "todo_call_list",
     "update_args",
     "user_tools",
     "write_session",

@@ -53,9 +53,17 @@ TodoPlacement = Literal["message", "event", "system"]
 """Where the todo list reaches the model: A, B or C."""
 
 TODO_TOOL = "todo_write"
-TODO_TOOL_NAMES: frozenset[str] = frozenset({TODO_TOOL, "TodoWrite", "write_todos"})
+TODO_TOOL_NAMES: frozenset[str] = frozenset({TODO_TOOL, "TodoWrite", "write_todos", "update_plan"})
 """Full-overwrite todo tools whose arguments are read as the visible list: ours, Claude
-Code's (in imported sessions) and LangChain's."""
+Code's (in imported sessions), LangChain's and Gemini CLI's ``write_todos``, Codex's
+``update_plan``."""
+_LIST_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("todos", ("content", "description")),
+    ("plan", ("step",)),
+)
+"""Where a todo tool's arguments hold the list, and the item's text: ``todos`` with
+``content`` (ours, Claude Code's, LangChain's) or ``description`` (Gemini CLI's), ``plan`` with
+``step`` (Codex's ``update_plan``), as the importers read them."""
 _SYSTEM_HEADING = "# Current todo list"
 _ITEM_PREFIX = "- ["
 
@@ -190,9 +198,35 @@ def _parse_items(text: str) -> dict[str, TodoStatus]:
 def _from_call(arguments: str) -> dict[str, TodoStatus] | None:
     try:
         args = json.loads(arguments)
-        return {str(t["content"]).strip(): t["status"] for t in args["todos"]}
-    except (ValueError, KeyError, TypeError):
+    except ValueError:
         return None
+    if not isinstance(args, dict):
+        return None
+    for key, text_keys in _LIST_KEYS:
+        items = args.get(key)
+        if isinstance(items, list):
+            return _list_items(items, text_keys)
+    return None
+
+
+_STATUSES = frozenset({"pending", "in_progress", "completed"})
+_LEFT_OUT = frozenset({"cancelled"})
+"""Gemini CLI's status for an item dropped from the list (the importer leaves it out too)."""
+
+
+def _list_items(items: list[Any], text_keys: tuple[str, ...]) -> dict[str, TodoStatus] | None:
+    """Read a list's items; None when it is no list the tool took (an unknown status, say)."""
+    out: dict[str, TodoStatus] = {}
+    for item in items:
+        if not isinstance(item, dict):
+            return None
+        text = next((item[k] for k in text_keys if isinstance(item.get(k), str)), None)
+        status = item.get("status")
+        if text is None or status not in _STATUSES | _LEFT_OUT:
+            return None  # the tool refused it: the list in sight is still the one before
+        if status in _STATUSES:
+            out[text.strip()] = status
+    return out
 
 
 TASK_CREATE_NAMES: frozenset[str] = frozenset({"task_create", "TaskCreate"})
@@ -276,14 +310,27 @@ def _tasks_from_checkpoint(text: str) -> tuple[tuple[str, str], ...] | None:
 
 
 def recorded_todos(arguments: str) -> tuple[TodoItem, ...]:
-    """Return the list a full-overwrite todo call wrote, read leniently (content and status).
+    """Return the list a full-overwrite todo call wrote, read leniently (text and status).
 
-    For other agents' tools (Claude Code's ``TodoWrite`` items also hold ``activeForm``): an
-    item with an unknown status is left out; arguments that are not such a list give ``()``.
+    For other agents' tools (any of `TODO_TOOL_NAMES`: Claude Code's ``TodoWrite`` items also
+    hold ``activeForm``, Gemini CLI's name the text ``description``, Codex's ``update_plan``
+    holds a ``plan`` of ``step``s): an item with an unknown status (Gemini CLI's ``cancelled``)
+    is left out, as the importers leave it; arguments that are not such a list give ``()``.
     """
-    state = _from_call(arguments) or {}
-    allowed = ("pending", "in_progress", "completed")
-    return tuple(TodoItem(content=c, status=s) for c, s in state.items() if c and s in allowed)
+    return todo_call_list(arguments) or ()
+
+
+def todo_call_list(arguments: str) -> tuple[TodoItem, ...] | None:
+    """Return the list a todo call writes, or None when its arguments are no list a tool takes.
+
+    Like `recorded_todos`, but tells an empty list (``()``) from a refused call (None: an item
+    without text, a status outside the three and Gemini CLI's ``cancelled``), which the
+    importers do not record either.
+    """
+    state = _from_call(arguments)
+    if state is None:
+        return None
+    return tuple(TodoItem(content=c, status=s) for c, s in state.items() if c)
 
 
 @lru_cache(maxsize=256)

@@ -6,6 +6,11 @@ Shapes as the ``openai`` and ``anthropic`` SDKs define them:
   ``output_text``) and a ``function_call`` item per tool call. With ``context_management:
   [{"type": "compaction", "compact_threshold": N}]`` and an input of at least N tokens, the
   output opens with a ``compaction`` item (server-side compaction).
+- ``POST /v1/responses`` whose input ends with ``{"type": "compaction_trigger"}`` (the newer
+  form): the output opens with a ``compaction`` item, whatever the input's length.
+- ``POST /v1/messages`` with the top-level ``compaction: {"type": "summarize"}`` (on-demand,
+  beta ``compact-2026-09-04``): a ``compaction`` block is the whole answer, ``stop_reason:
+  "compaction"``.
 - ``POST /v1/responses/compact``: a ``response.compaction`` whose ``output`` is the input's user
   messages, then one ``compaction`` item (``encrypted_content``).
 - ``POST /v1/messages`` with a ``compact_20260112`` edit and an input of at least its trigger
@@ -72,7 +77,10 @@ def responses_usage(usage: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _server_side(request: Mapping[str, Any]) -> bool:
-    """Tell whether a Responses request turned compaction on and passed its threshold."""
+    """Tell whether a Responses request compacts: a trigger item last, or past its threshold."""
+    items = request.get("input")
+    if isinstance(items, list) and items and items[-1] == {"type": "compaction_trigger"}:
+        return True
     entries = request.get("context_management")
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, Mapping) and entry.get("type") == "compaction":
@@ -172,6 +180,10 @@ def anthropic_compaction(
     request: Mapping[str, Any], reply: Reply, index: int
 ) -> tuple[dict[str, Any] | None, bool]:
     """Return the compaction block a messages answer opens with (or None), and whether it pauses."""
+    on_demand = request.get("compaction")
+    if isinstance(on_demand, Mapping) and on_demand.get("type") == "summarize":
+        text = compaction_text(reply, index)
+        return (None, False) if text is None else ({"type": "compaction", "content": text}, True)
     edit = compaction_edit(request)
     if edit is None:
         return None, False

@@ -8,6 +8,7 @@ switches one defence off and checks that the runner counts what it lets through.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,7 @@ def _run(*names: str, cases: int = 1) -> dict[str, Tally]:
 
 @pytest.mark.slow
 def test_every_class_runs_once_with_nothing_wrong() -> None:
-    """Each class (18) runs at least one case; none counts a failure."""
+    """Each class (23 with issue 39's) runs at least one case; none counts a failure."""
     tallies = _run()
     assert list(tallies) == list(attack_table.ATTACKS)
     for name, tally in tallies.items():
@@ -146,3 +147,52 @@ def test_a_checkpoint_per_call_is_counted(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(tool_calls, "new_tokens", lambda session: 10**9)
     tally = _run("compact-context-floor", cases=2)["compact-context-floor"]
     assert tally.wrong > 0
+
+
+def test_issue_39_classes_count_a_broken_defence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With each issue-39 defence switched off, its class counts what gets through."""
+    from compaction.backends import _clearing, base
+    from compaction.stores import _sqlite_checks
+    from compaction.tokens import SplitCount
+    from compaction.views import _clip_counts
+    from harness.commands import stores
+
+    def old_head(self: Any, tokenizer: Any, chars: int) -> Any:
+        """The head before issue 39: a cut at the head's very end counted as the head's."""
+        for j in range(len(self.cuts) - 1, -1, -1):
+            cut = self.cuts[j]
+            if cut <= chars and (cut == chars or _clip_counts._is_cut(self.text, cut, chars)):
+                rest = self.text[cut:chars]
+                part = SplitCount(self.text[: self.cuts[0]], self.upto[j], rest)
+                return part, self.before + self.upto[j] + tokenizer.count(rest)
+        text = self.text[:chars]
+        return SplitCount(text, 0, ""), tokenizer.count(text)
+
+    monkeypatch.setattr(_clip_counts.CutCounts, "head", old_head)
+    monkeypatch.setattr(base, "vetted", lambda backend, provider: provider)
+    monkeypatch.setattr(
+        _clearing,
+        "clearable",
+        lambda window, keep: frozenset(
+            [s for s, m in zip(window.seqs, window.messages, strict=True) if m.role == "tool"][
+                :-keep
+            ]
+        ),
+    )
+    monkeypatch.setattr(stores, "transcript_hint", lambda args: None)
+    monkeypatch.setattr(_sqlite_checks, "has_wal", lambda path: False)
+    nothing = re.compile(r"(?!)")
+    for name in ("_QUERY_PASSWORD", "_KEYWORD_PASSWORD"):
+        monkeypatch.setattr(secrets, name, nothing)
+    names = [
+        "token-counts",
+        "provider-items",
+        "result-clearing",
+        "quiet-answers",
+        "password-keys",
+        "sqlite-full-disk",
+    ]
+    tallies = _run(*names, cases=8)
+    for name in names:
+        tally = tallies[name]
+        assert sum(getattr(tally, f) for f in FAILURES) > 0, (name, tally)

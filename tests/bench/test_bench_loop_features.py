@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
-from benchmarks.features.loop_features import generated_session, run
+from benchmarks.features.loop_features import boundary_share, generated_session, run
 from compaction import MessageAdded, Session
 
 
@@ -36,3 +37,13 @@ def test_the_boundary_design_compacts_at_least_as_often_as_the_size_trigger(
     boundary = run(payloads, 0.5, False, tmp_path / "b")
     assert boundary.compactions >= size.compactions
     assert size.reminders == boundary.reminders == 0
+
+
+def test_boundary_compactions_fall_right_after_a_completion(tmp_path: Path) -> None:
+    """Every compaction the boundary trigger adds falls right after a completion; share 1.0."""
+    payloads = generated_session(1, items=6)
+    figures = run(payloads, 0.5, False, tmp_path)
+    assert figures.boundary_compactions >= 1
+    assert figures.boundary_after_completion == figures.boundary_compactions
+    sessions = {"s": {"boundary": asdict(figures), "boundary+reminder": asdict(figures)}}
+    assert boundary_share(sessions)["boundary"]["share"] == 1.0

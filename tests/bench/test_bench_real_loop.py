@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from benchmarks.replay import real_loop
-from compaction import Message, get_tokenizer
+from compaction import EventData, Message, UsageReportData, get_tokenizer
+from prompts import PromptBuilder, ToolCatalog
 
 
 class TestLongTurn:
@@ -70,3 +71,25 @@ class TestSharedTaskRetention:
         assert small["compactions"] > 0
         assert small["shared_tasks_checked"] > 0
         assert small["task_retention"] == 1.0
+
+
+class TestLearnedScale:
+    def test_trigger_follows_the_scale_maybe_compact_applies(self, tmp_path: Path) -> None:
+        """Usage reports that teach a scale move the trigger; the loop neither crashes nor skips."""
+        reported = 0
+        payloads: list[EventData] = []
+        for p in real_loop.long_turn(0):
+            payloads.append(p)
+            if isinstance(p, Message) and p.role == "tool":
+                reported += 1  # the provider counts almost nothing: the scale clamps to 0.5
+                payloads.append(
+                    UsageReportData(
+                        purpose="turn", model="m", prompt_tokens=reported, completion_tokens=1
+                    )
+                )
+        builder = PromptBuilder(ToolCatalog.from_file(real_loop.CATALOG))
+        result = real_loop.run_loop("scaled", payloads, 8_192, builder, tmp_path)
+        plain = real_loop.run_loop("plain", real_loop.long_turn(0), 8_192, builder, tmp_path)
+        assert result.compactions > 0
+        assert result.compactions < plain.compactions  # the scaled trigger fires later
+        assert result.calls == plain.calls

@@ -95,7 +95,18 @@ def test_every_chart_has_a_legend(monkeypatch, tmp_path, draw):
     legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
     assert legends or fig.legends
     texts = {t.get_text() for lg in legends for t in lg.get_texts()}
-    assert texts & {"B (this toolkit)", "B"}
+    assert texts & {"B (this toolkit)", fair_charts.design_name("B")}
+    assert not texts & {"A", "B", "C", "A:blind", "B:blind"}  # designs named in words
+
+
+def test_bars_name_designs_in_words_and_retention_starts_at_zero(monkeypatch, tmp_path):
+    """The retention chart's bars carry words, and its axis starts at 0."""
+    fig = _drawn(monkeypatch, tmp_path, fair_charts.retention_chart)
+    (ax,) = fig.axes
+    labels = {t.get_text() for t in ax.get_yticklabels()}
+    assert fair_charts.design_name("B") in labels
+    assert "B" not in labels
+    assert ax.get_xlim()[0] == 0
 
 
 def test_cost_panels_share_one_order(monkeypatch, tmp_path):

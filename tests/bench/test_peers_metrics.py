@@ -19,6 +19,7 @@ from benchmarks.peers.drivers._common import (
 from benchmarks.peers.metrics import (
     DriverRecord,
     load_record,
+    owes_answer,
     request_lines,
     score,
     serialize,
@@ -102,6 +103,11 @@ class TestExtractTodoLists:
             ]
         ]
 
+    def test_a_refused_list_is_no_list(self):
+        """A todo call with a status its tool refuses ("done") wrote no list: it is not read."""
+        refused = json.dumps({"todos": [{"content": "Oops", "status": "done"}]})
+        assert extract_todo_lists(json.dumps({"todos": TODOS}) + refused) == [TODOS]
+
     def test_in_order_of_appearance(self):
         """Several payloads come back in the order they appear."""
         first, second = TODOS[:1], TODOS[1:]
@@ -173,6 +179,29 @@ class TestLoadScript:
         assert all(step is not None for step in steps)
         assert queue.pop() is None
         assert queue.overruns == 1
+
+    def test_remaining_counts_the_steps_a_turn_still_owes(self, tmp_path: Path):
+        """A turn going on past a reply without tool calls still has steps: the driver reruns."""
+        script = load_script(dump_exchange(generate(1, 0), tmp_path / "s.json"))
+        queue = StepQueue(script)
+        queue.start_turn(0)
+        total = len(script.turns[0].steps)
+        assert queue.remaining() == total > 1
+        queue.pop()
+        assert queue.remaining() == total - 1
+        while queue.pop() is not None:
+            pass
+        assert queue.remaining() == 0
+
+    def test_recorded_system_message_is_the_system_prompt(self, tmp_path: Path):
+        """A real transcript's system message (SWE-agent's) reaches the peers as their prompt."""
+        doc = to_exchange(generate(1, 0))
+        doc["turns"][0]["messages"].insert(0, {"role": "system", "content": "SETTING: be terse"})
+        path = tmp_path / "s.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        script = load_script(path)
+        assert script.system == "SETTING: be terse"
+        assert script.turns[0].user == doc["turns"][0]["messages"][1]["content"]
 
 
 class TestRecorder:
@@ -255,14 +284,20 @@ class TestTodosAtLatestStatus:
 
 class TestTodoTruth:
     def test_one_entry_per_assistant_message(self):
-        """Each model call sees the unfinished items of the last list written before it."""
+        """Each model call sees the unfinished items of the last list written before it.
+
+        The session is cut off on a tool result, so it owes an answer: one more entry, the final
+        call's, which our replay scores too.
+        """
         payloads = generate(3, 0)
         exchange = to_exchange(payloads)
         truths = todo_truth(exchange)
         assistants = [
             m for t in exchange["turns"] for m in t["messages"] if m["role"] == "assistant"
         ]
-        assert len(truths) == len(assistants)
+        assert owes_answer(exchange)
+        assert len(truths) == len(assistants) + 1
+        assert truths[-1] == truths[-2] or truths[-1] != []
         assert truths[0] == []
         assert truths[1]
         assert all(t["status"] != "completed" for t in truths[1])
@@ -271,6 +306,14 @@ class TestTodoTruth:
 
 
 class TestScore:
+    def test_a_session_ending_on_an_answer_owes_none(self):
+        """A session whose last message is the assistant's has no final call to score."""
+        exchange = to_exchange(generate(3, 0))
+        exchange["turns"][-1]["messages"].append({"role": "assistant", "content": "Done."})
+        assert not owes_answer(exchange)
+        assistants = sum(m["role"] == "assistant" for t in exchange["turns"] for m in t["messages"])
+        assert len(todo_truth(exchange)) == assistants
+
     def test_growing_history(self):
         """A history that only grows reuses each earlier request and rewrites nothing."""
         user = {"role": "user", "content": "Do the thing"}

@@ -25,11 +25,20 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
         ),
         (
             '{"todos": [{"content": "a", "status": "pending"}, {"content": "b", "status": "x"}]}',
-            (TodoItem(content="a", status="pending"),),
+            (),  # a status the tool refuses: no list was written
         ),
         ('{"todos": "nope"}', ()),
         ("not json", ()),
         ('{"items": []}', ()),
+        (
+            '{"plan": [{"step": "Fix it", "status": "in_progress"}], "explanation": "go"}',
+            (TodoItem(content="Fix it", status="in_progress"),),
+        ),
+        (
+            '{"todos": [{"description": "a", "status": "pending"},'
+            ' {"description": "b", "status": "cancelled"}]}',
+            (TodoItem(content="a", status="pending"),),
+        ),
     ],
 )
 def test_recorded_todos_reads_other_agents_lists(arguments, expected):
@@ -47,6 +56,33 @@ def test_a_checks_calls_on_an_imported_todowrite_session():
     )
     result = replay(payloads, STRATEGIES["A"], policy=CompactionPolicy(window_tokens=30_000))
     assert result.todo_checks > 0
+
+
+def test_codex_update_plan_is_scored_as_the_todo_list():
+    """On a Codex session B keeps every open step in sight; A's checks read update_plan calls."""
+    payloads = log_payloads(load(FIXTURES / "codex_small.jsonl"))
+    assert any(
+        c.function.name == "update_plan"
+        for p in payloads
+        for c in (getattr(p, "tool_calls", None) or ())
+    )
+    policy = CompactionPolicy(window_tokens=30_000)
+    b = replay(payloads, STRATEGIES["B"], policy=policy)
+    a = replay(payloads, STRATEGIES["A"], policy=policy)
+    assert b.todo_checks > 0
+    assert b.request_retention == 1.0
+    assert a.todo_checks > 0
+    assert a.request_retention == 1.0  # nothing compacted: the calls are all in sight
+
+
+def test_peer_payloads_turn_update_plan_into_todo_write():
+    """The peers get Codex's plan as a todo_write call with content and status."""
+    payloads = real_transcripts.peer_payloads(log_payloads(load(FIXTURES / "codex_small.jsonl")))
+    calls = [c for p in payloads for c in (getattr(p, "tool_calls", None) or ())]
+    assert not any(c.function.name == "update_plan" for c in calls)
+    writes = [json.loads(c.function.arguments) for c in calls if c.function.name == "todo_write"]
+    assert writes
+    assert all(set(t) == {"content", "status"} for w in writes for t in w["todos"])
 
 
 def test_every_real_session_is_named_by_its_source():

@@ -115,16 +115,24 @@ class TestTodos:
             "seq": 3,
             "todos": json.loads(THREE)["todos"],
             "carried": None,
+            "jobs": [],
+            "plan": None,
         }
         assert out.stdout == json.dumps(json.loads(out.stdout), indent=2, sort_keys=True) + "\n"
 
     def test_new_turn_empties_panel(self, written: Path) -> None:
-        """After a turn/start the panel is empty once the latest list is all completed."""
+        """After a turn/start the panel is empty once the latest list is all completed.
+
+        Issue 39: a line above it says where the latest list is (seq and turn), never a blank.
+        """
         done = json.dumps({"todos": [{"content": "Write the parser", "status": "completed"}]})
         with Session(written) as session:
             session.todo_write(done)
             session.start_turn("Something else")
-        assert harness("todos", str(written)).stdout == "0 completed, 0 in progress, 0 pending\n"
+        assert harness("todos", str(written)).stdout == (
+            "no list in this turn; the latest, seq 4 in turn 1: all 1 completed\n"
+            "0 completed, 0 in progress, 0 pending\n"
+        )
         assert json.loads(harness("todos", str(written), "--json").stdout)["carried"] is None
 
     def test_unfinished_list_from_an_earlier_turn_is_marked_carried(self, written: Path) -> None:

@@ -75,7 +75,7 @@ class TestBackendCli:
         with StubModel([Reply(compaction="anthropic summary")]) as stub:
             done = run_cli(
                 "compact", log, "--force", "--window", "4000",
-                "--backend", "auto", "--backend-format", "anthropic",
+                "--backend", "auto", "--backend-format", "anthropic", "--backend-form", "edit",
                 "--base-url", stub.root_url, "--model", "claude-stub", "--max-retries", "0",
             )  # fmt: skip
         assert done.returncode == 0, done.stderr
@@ -87,12 +87,30 @@ class TestBackendCli:
         assert event.data.provider.item is None
         assert event.data.current == ("Test the flag",)
 
+    def test_auto_speaks_the_newest_forms(self, log: Path) -> None:
+        """By default each provider's newest form: the trigger item, on-demand compaction."""
+        with StubModel([Reply(compaction="opaque"), Reply(compaction="Test the flag: ok")]) as stub:
+            for fmt, url in (("responses", stub.base_url), ("anthropic", stub.root_url + "/v1")):
+                done = run_cli(
+                    "compact", log, "--force", "--window", "4000", "--json",
+                    "--backend", "auto", "--backend-format", fmt,
+                    "--base-url", url, "--model", "m", "--max-retries", "0",
+                )  # fmt: skip
+                assert done.returncode == 0, done.stderr
+                assert json.loads(done.stdout)["backend_item"] is True
+        openai, anthropic = (r.json() for r in stub.requests)
+        assert [r.path for r in stub.requests] == ["/v1/responses", "/v1/messages"]
+        assert openai["input"][-1] == {"type": "compaction_trigger"}
+        assert anthropic["compaction"] == {"type": "summarize"}
+        assert stub.requests[1].headers["anthropic-beta"] == "compact-2026-09-04"
+        assert json.loads(done.stdout)["open_items_kept"] == ["Test the flag"]
+
     def test_anthropic_compact_trigger(self, log: Path) -> None:
         """--compact-trigger sets the edit's trigger: a low one gets the block recorded."""
         with StubModel([Reply(compaction="anthropic summary")]) as stub:
             done = run_cli(
                 "compact", log, "--force", "--window", "4000", "--json",
-                "--backend", "anthropic", "--compact-trigger", "100",
+                "--backend", "anthropic", "--compact-trigger", "100", "--backend-form", "edit",
                 "--base-url", stub.root_url, "--model", "claude-stub", "--max-retries", "0",
             )  # fmt: skip
         assert done.returncode == 0, done.stderr

@@ -88,6 +88,8 @@ class TestAudit:
         path = transcripts / "claude-code_entire-cli_cd95adddad32_3compactions.jsonl"
         text = run_cli("hooks", "audit", path).stdout
         data = json.loads(run_cli("hooks", "audit", path, "--json").stdout)
-        assert "compaction 1: the summary kept 2 of 2 open items" in text
-        assert [c["open"] for c in data["compactions"]] == [2, 0, 0]
+        # The approved ExitPlanMode plan is open at every cut (issue 41's importer records it),
+        # and Claude Code's own summaries never keep it.
+        assert "compaction 1: the summary kept 2 of 3 open items" in text
+        assert [c["open"] for c in data["compactions"]] == [3, 1, 1]
         assert data["kept_items"] == 2

@@ -38,6 +38,7 @@ COMMAND_HELPERS = {
     "harness.commands.log_receipts",
     "harness.commands.log_plot",
     "harness.commands.env_options",
+    "harness.commands.extras",
 }
 """Modules of `harness.commands` that are parts of commands, not commands of their own."""
 FAST_PATH = {

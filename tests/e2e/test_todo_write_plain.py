@@ -100,7 +100,7 @@ class TestShapesAreTheModels:
         assert [*_plain_shapes.MESSAGE_FIELDS, "provider_fields"] == list(Message.model_fields)
         assert [*_plain_shapes.OPEN_FIELDS, "task_ids"] == list(OpenWork.model_fields)
         assert list(ClipData.model_fields) == _plain_shapes.CLIP_FIELDS
-        assert list(TurnStartData.model_fields) == ["mode", "cwd"]
+        assert list(TurnStartData.model_fields) == ["mode", "cwd", "at"]
 
     def test_policy_table_is_the_shipped_one(self) -> None:
         """The plain read of the shipped table equals `builtin_policies()`."""

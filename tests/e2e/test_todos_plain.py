@@ -148,6 +148,16 @@ def test_anything_unusual_falls_back(tmp_path: Path, lines: list[str]) -> None:
     assert plain(log) is None
 
 
+def test_a_log_with_a_job_or_a_plan_falls_back(tmp_path: Path) -> None:
+    """A running job or an approved plan is drawn by the full path (under the panel): None."""
+    log = tmp_path / "s.jsonl"
+    with Session(log) as session:
+        session.start_turn("go")
+        session.start_job("b1", "command", "npm test")
+    assert plain(log) is None
+    assert "npm test" in full_path(log)
+
+
 def test_a_torn_last_line_a_store_and_options_fall_back(tmp_path: Path) -> None:
     """No final newline, a store URL, --session, --json, --follow, a missing file: None."""
     log = tmp_path / "s.jsonl"

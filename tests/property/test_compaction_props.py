@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -9,7 +10,15 @@ from typing import Any
 
 from hypothesis import event, given
 from hypothesis import strategies as st
-from reference import ReferenceLog, carried, check_refusal, read_back, read_task_lines, safe_cuts
+from reference import (
+    ReadBack,
+    ReferenceLog,
+    carried,
+    check_refusal,
+    read_back,
+    read_task_lines,
+    safe_cuts,
+)
 from strategies import compaction_scripts, task_refs, valid_todo_lists
 
 from compaction import (
@@ -32,9 +41,10 @@ from compaction import (
     read_events,
     render_checkpoint,
 )
+from compaction.compactor._carried import clip_plan
 from compaction.compactor._resume import await_user_step
 from compaction.compactor.compact import unfinished
-from compaction.events import Resume
+from compaction.events import JobRef, Resume
 from compaction.views import checkpoint_message, checkpoint_message_for
 
 NARRATIVE = st.text(max_size=200) | st.sampled_from(
@@ -68,7 +78,7 @@ def run_script(path: Path, script: Script) -> list[CompactionResult]:
                 else:
                     check_refusal(ref, exc, policy)  # the reference's: no message or no safe cut
                 continue
-            check_compaction(session, result, ref)
+            check_compaction(session, result, ref, policy)
             ref.append(result.data)
             assert result.tokens_after <= policy.window_tokens, "the request fits the window"
             results.append(result)
@@ -83,13 +93,16 @@ def expected_resume(messages: Sequence[Message]) -> Resume:
     """The resume rule, written plainly: the last message that is a turn decides.
 
     An assistant message without tool calls is a final answer (``await_user``); anything else
-    (a call, a tool result, a request) means the loop goes on (``continue``).
+    (a call, a tool result, a request) means the loop goes on (``continue``), except the
+    user's interruption or a local command, which stop it (``await_user``).
     """
     for m in reversed(messages):
         if m.role == "system" or m.origin in ("reminder", "mode_switch"):
             continue
         if m.role == "assistant":
             return "continue" if m.tool_calls else "await_user"
+        if m.role == "user" and m.origin in ("interruption", "command"):
+            return "await_user"
         return "continue"
     return "await_user"
 
@@ -107,8 +120,19 @@ def check_does_not_fit(
     messages = ref.context_messages()
     resume = expected_resume(messages)
     step = await_user_step() if resume == "await_user" else ""  # the shortest forced Next Step
+    jobs = tuple(
+        JobRef(id=i, kind=k, runs=r, owner=o, since=n) for i, k, r, o, n in ref.expected_jobs()
+    )
+    plan = ref.expected_plan()
     skeleton = render_checkpoint(
-        Checkpoint(pending_jobs=pending, current_work=current, carried_over=carried, next_step=step)
+        Checkpoint(
+            pending_jobs=pending,
+            current_work=current,
+            carried_over=carried,
+            next_step=step,
+            jobs=jobs,
+            plan=clip_plan(plan[1], plan[0]) if plan else None,
+        )
     )
     message = checkpoint_message_for(skeleton, last_seq=session.applied_seq, resume=resume)
     least = count_message(session.tokenizer, message)
@@ -119,7 +143,9 @@ def check_does_not_fit(
     assert least + policy.summary_tokens + 64 > policy.room_tokens, exc
 
 
-def check_compaction(session: Session, result: CompactionResult, ref: ReferenceLog) -> None:
+def check_compaction(
+    session: Session, result: CompactionResult, ref: ReferenceLog, policy: CompactionPolicy
+) -> None:
     """Every property one compaction must hold, against the reference fold and the session."""
     expected_pending, expected_current = ref.expected_sections()
     completed = {c for c, status in ref.latest_list() if status == "completed"}
@@ -138,6 +164,8 @@ def check_compaction(session: Session, result: CompactionResult, ref: ReferenceL
     # All eight sections, in order, and nothing else at level two.
     assert [ln[3:] for ln in text.split("\n") if ln.startswith("## ")] == list(SECTION_NAMES)
     assert parsed == result.checkpoint
+    budget = min(PLAN_CHARS, 4 * policy.summary_tokens)  # the rule, written plainly
+    check_carried_work(ref, back, parsed, budget, bare=result.data.narrative_left_out is not None)
     # The view: system, the checkpoint, the kept tail; no tool result without its call.
     ctx = session.context
     assert ctx.checkpoint == result.data
@@ -155,6 +183,47 @@ def check_compaction(session: Session, result: CompactionResult, ref: ReferenceL
     assert recount == result.tokens_after
 
 
+PLAN_CHARS = 6000
+"""The plan's largest budget, from the rule: whole up to 6,000 characters (fewer in a small
+window: as many as the narrative budget's tokens hold, about 4 a token)."""
+_STRUCTURE = re.compile(r"^(#{1,3} |\d+\. )")
+"""The generated plans' headings and numbered steps (prose lines open with ``Note:``)."""
+
+
+def check_carried_work(
+    ref: ReferenceLog, back: ReadBack, parsed: Checkpoint, budget: int, *, bare: bool
+) -> None:
+    """The running jobs and the approved plan stand in Current Work exactly, per the reference.
+
+    Jobs: every job started and not ended, in start order, with its kind, what it runs, its
+    owner and its start's seq. The plan: the latest approved, whole up to `budget` characters
+    (unless only the code-owned sections fit: `bare`); clipped, every heading and numbered step
+    stays, verbatim and in order.
+    """
+    assert back.jobs == ref.expected_jobs()
+    assert [(j.id, j.kind, j.runs, j.owner, j.since) for j in parsed.jobs] == back.jobs
+    expected = ref.expected_plan()
+    if expected is None:
+        assert back.plan is None
+        assert parsed.plan is None
+        return
+    seq, text = expected
+    assert back.plan is not None
+    got_seq, chars, clipped, carried = back.plan
+    assert (got_seq, chars) == (seq, len(text))
+    assert parsed.plan is not None
+    assert (parsed.plan.seq, parsed.plan.text, parsed.plan.clipped) == (seq, carried, clipped)
+    if len(text) <= budget and not bare:
+        assert not clipped
+    if not clipped:
+        assert carried == text
+        return
+    kept = iter(carried.split("\n"))
+    for line in text.split("\n"):
+        if _STRUCTURE.match(line):
+            assert line in kept, line  # a subsequence: in order, verbatim
+
+
 @given(compaction_scripts())
 def test_compactions_keep_every_unfinished_task(
     script: Script,
@@ -165,6 +234,9 @@ def test_compactions_keep_every_unfinished_task(
         results = run_script(path, script)
         event(f"{len(results)} compactions")
         event("some tail kept" if any(r.kept_messages for r in results) else "no tail kept")
+        event("jobs carried" if any(r.data.jobs for r in results) else "no job carried")
+        plans = [r.data.plan for r in results if r.data.plan]
+        event("a clipped plan" if any(p.clipped for p in plans) else f"{bool(plans)} plan")
         events = list(read_events(path))
         check_log(events)  # includes checkpoint_cut: no tool call split from its result
         checkpoints = [e for e in events if isinstance(e, CheckpointRecorded)]
@@ -175,12 +247,13 @@ def test_compactions_keep_every_unfinished_task(
 
 @given(compaction_scripts())
 def test_same_log_same_bytes(script: Script) -> None:
-    """Replaying the same script into two logs gives byte-identical files."""
+    """Replaying the same script into two logs gives byte-identical files, but for the path."""
     with tempfile.TemporaryDirectory() as tmp:
         a, b = Path(tmp) / "a.jsonl", Path(tmp) / "b.jsonl"
         run_script(a, script)
         run_script(b, script)
-        assert a.read_bytes() == b.read_bytes()
+        named = [p.read_bytes().replace(p.name.encode(), b"LOG") for p in (a, b)]
+        assert named[0] == named[1]
 
 
 @given(
@@ -203,8 +276,9 @@ def test_tasks_survive_repeated_compaction(todo_lists: list[list[TodoItem]], tim
                 step = Message(role="assistant", content=f"step {n}.{k}")
                 session.append(step)
                 ref.append(step)
-                result = compact(session, CompactionPolicy(window_tokens=20_000), force=True)
-                check_compaction(session, result, ref)
+                policy = CompactionPolicy(window_tokens=20_000)
+                result = compact(session, policy, force=True)
+                check_compaction(session, result, ref, policy)
                 ref.append(result.data)
                 assert result.checkpoint.carried_over is False
 

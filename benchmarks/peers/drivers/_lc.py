@@ -194,6 +194,8 @@ def run_turns(
     for index, turn in enumerate(script.turns):
         queue.start_turn(index)
         agent.invoke({"messages": [HumanMessage(turn.user)]}, config)
+        while queue.remaining():  # the recorded turn went on past a reply without tool calls
+            agent.invoke({"messages": []}, config)
     wall = time.perf_counter() - started
     write_record(
         args,

@@ -16,6 +16,7 @@ import re
 _TODOS_KEY = re.compile(r"""["'](todos|task_list)["']\s*:\s*\[""")
 _TASK_STATUS = {"todo": "pending", "done": "completed"}
 """OpenHands task-tracker statuses in our words (``in_progress`` is the same)."""
+_STATUSES = frozenset({"pending", "in_progress", "completed"})
 
 
 def _balanced(text: str, start: int) -> str | None:
@@ -54,7 +55,11 @@ def _todo_list(value: object) -> list[dict[str, str]] | None:
         if not isinstance(content, str):
             return None
         status = str(item.get("status", ""))
-        items.append({"content": content, "status": _TASK_STATUS.get(status, status)})
+        if "content" not in item:  # OpenHands' task_list item: its own status words
+            status = _TASK_STATUS.get(status, status)
+        if status not in _STATUSES:
+            return None  # a list the tool refused (a status outside the three): none written
+        items.append({"content": content, "status": status})
     return items
 
 

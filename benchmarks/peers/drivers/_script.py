@@ -59,7 +59,9 @@ def load_script(path: Path) -> Script:
     """Read a session exchange file (format in benchmarks/README.md) into a `Script`.
 
     Each turn's first user message is the request; each assistant message becomes one step,
-    answered by the tool messages that follow it.
+    answered by the tool messages that follow it. The system prompt is ``meta.system``, else the
+    recorded system messages (a real transcript's, e.g. SWE-agent's), joined: every design is
+    sent the same one.
     """
     raw = json.loads(path.read_text(encoding="utf-8"))
     turns = [_turn(turn["messages"]) for turn in raw["turns"]]
@@ -73,7 +75,14 @@ def load_script(path: Path) -> Script:
         if spec["function"]["name"] != TODO_TOOL
     )
     name = str(raw.get("meta", {}).get("name") or path.stem)
-    return Script(name, str(raw.get("meta", {}).get("system") or ""), tools, tuple(turns))
+    recorded = [
+        _text(m.get("content"))
+        for turn in raw["turns"]
+        for m in turn["messages"]
+        if m["role"] == "system"
+    ]
+    system = str(raw.get("meta", {}).get("system") or "\n\n".join(recorded))
+    return Script(name, system, tools, tuple(turns))
 
 
 def _turn(messages: Sequence[dict[str, Any]]) -> Turn:
@@ -118,6 +127,15 @@ class StepQueue:
         """Point the queue at turn `index`."""
         self._turn = index
         self._next = 0
+
+    def remaining(self) -> int:
+        """Return how many scripted steps of the current turn are still to be handed out.
+
+        A recorded turn can go on past an assistant message without tool calls (Gemini CLI's
+        "I misread the output" and then another call): a peer's loop ends its run there, so the
+        driver runs the loop again, without a new user message, while steps remain.
+        """
+        return max(0, len(self._script.turns[self._turn].steps) - self._next)
 
     def pop(self) -> Step | None:
         """Return the next step of the current turn, or None once the turn's script ran out.

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 from openhands.sdk import LLM, Agent, Conversation, Message, TextContent, Tool
 from openhands.sdk.context.condenser import LLMSummarizingCondenser
+from openhands.sdk.conversation import ConversationExecutionStatus
 from openhands.sdk.llm import LLMResponse, MessageToolCall
 from openhands.sdk.testing import TestLLM
 from openhands.sdk.tool import Action, Observation, ToolDefinition, ToolExecutor, register_tool
@@ -220,6 +221,10 @@ def main() -> None:
             queue.start_turn(index)
             conversation.send_message(turn.user)
             conversation.run()
+            while queue.remaining():  # the recorded turn went on past a reply without tool calls
+                with conversation.state:
+                    conversation.state.execution_status = ConversationExecutionStatus.IDLE
+                conversation.run()
         wall = time.perf_counter() - started
     write_record(
         args,

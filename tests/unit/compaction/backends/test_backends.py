@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from contracts.sdk_shapes import problems
 
-from compaction import CompactionPolicy, CompactionResult, Session, compact
+from compaction import CompactionPolicy, CompactionResult, ConfigError, Session, compact
 from compaction.backends import BACKEND_NAMES, BackendConfig, provider_item, resolve_backend
 from compaction.events import CheckpointData, ProviderCompactionData
 from compaction.views.provider_checkpoint import code_owned_text
@@ -113,7 +113,7 @@ class TestOpenAIResponses:
     def test_records_the_item_whole_with_usage(self, session: Session) -> None:
         """The compaction item returned is recorded unchanged, with backend and usage."""
         with StubModel([Reply(compaction="opaque-AAAA")]) as stub:
-            result = run(session, stub, "openai-responses")
+            result = run(session, stub, "openai-responses", form="endpoint")
         assert stub.requests[0].path == "/v1/responses/compact"
         provider = provider_of(result)
         assert provider.backend == "openai-responses"
@@ -132,7 +132,7 @@ class TestOpenAIResponses:
         """The body validates as the openai SDK's ResponseCompactParams, the span as input items."""
         types = pytest.importorskip("openai.types.responses.response_compact_params")
         with StubModel([Reply()]) as stub:
-            run(session, stub, "openai-responses")
+            run(session, stub, "openai-responses", form="endpoint")
         body = stub.requests[0].json()
         assert problems(types.ResponseCompactParams, body) == []
         assert body["model"] == "stub-model"
@@ -190,7 +190,7 @@ class TestAnthropic:
     def test_records_the_block_with_the_beta_header(self, session: Session) -> None:
         """The compact_20260112 edit and beta header go out; the block comes back recorded."""
         with StubModel([Reply(compaction="Summary of the parser work.")]) as stub:
-            result = run(session, stub, "anthropic")
+            result = run(session, stub, "anthropic", form="edit")
         sent = stub.requests[0]
         assert sent.path == "/v1/messages"
         assert sent.headers["anthropic-beta"] == "compact-2026-01-12"
@@ -205,7 +205,7 @@ class TestAnthropic:
         """The body validates as the anthropic SDK's beta MessageCreateParamsNonStreaming."""
         types = pytest.importorskip("anthropic.types.beta.message_create_params")
         with StubModel([Reply()]) as stub:
-            run(session, stub, "anthropic")
+            run(session, stub, "anthropic", form="edit")
         body = stub.requests[0].json()
         assert problems(types.MessageCreateParamsNonStreaming, body) == []
         assert body["messages"][-1] == {
@@ -232,13 +232,75 @@ class TestAnthropic:
     def test_under_the_trigger_falls_back(self, session: Session) -> None:
         """A span under the edit's trigger gets no block: the local Checkpoint stands, with why."""
         with StubModel([Reply()]) as stub:
-            built = compaction_backend("anthropic", config(stub, "anthropic"))
+            built = compaction_backend("anthropic", config(stub, "anthropic", form="edit"))
             result = compact(session, POLICY, force=True, backend=built)
         provider = provider_of(result)
         assert provider.item is None
         assert provider.fallback_reason is not None
         assert "no compaction block" in provider.fallback_reason
         assert "50000-token trigger" in provider.fallback_reason
+
+
+class TestNewestForms:
+    def test_openai_trigger_item_is_the_last_input_item(self, session: Session) -> None:
+        """``auto``: /v1/responses with the span, then the compaction_trigger item."""
+        with StubModel([Reply(compaction="opaque-BBBB")]) as stub:
+            result = run(session, stub, "openai-responses")
+        sent = stub.requests[0]
+        assert sent.path == "/v1/responses"
+        body = sent.json()
+        assert body["input"][-1] == {"type": "compaction_trigger"}
+        assert body["store"] is False
+        assert any(
+            isinstance(i.get("content"), str) and i["content"].startswith("Step 0:")
+            for i in body["input"]
+        )
+        assert provider_of(result).item == {
+            "type": "compaction",
+            "id": "cmp_1",
+            "encrypted_content": "opaque-BBBB",
+        }
+        assert provider_of(result).open_items_kept is None  # opaque: unreadable
+
+    def test_anthropic_on_demand_needs_no_trigger(self, session: Session) -> None:
+        """``auto``: the compaction parameter and its beta; no ask message, no edit, no trigger."""
+        summary = "Fix the off-by-one: done; next: run the tests."
+        with StubModel([Reply(compaction=summary)]) as stub:
+            built = compaction_backend("anthropic", config(stub, "anthropic"))
+            result = compact(session, POLICY, force=True, backend=built, instructions="tests")
+        sent = stub.requests[0]
+        body = sent.json()
+        assert sent.headers["anthropic-beta"] == "compact-2026-09-04"
+        assert body["compaction"] == {"type": "summarize", "instructions": "tests"}
+        assert "context_management" not in body
+        assert "Compact the conversation so far." not in json.dumps(body["messages"])
+        provider = provider_of(result)
+        assert provider.item == {"type": "compaction", "content": summary}
+        # A readable summary: the receipt says which open items it named.
+        assert provider.open_items_kept == ("Run the tests", "Fix the off-by-one")
+        assert provider.open_items_missed is not None
+        assert 'Write "docs"\n## Pending Jobs' in provider.open_items_missed
+        assert "Run the tests" not in provider.open_items_missed
+
+    @pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/"])
+    def test_a_base_url_with_or_without_v1_reaches_the_endpoint(
+        self, session: Session, suffix: str
+    ) -> None:
+        """``/v1`` given or not, the request goes to /v1/messages (never /v1/v1/messages)."""
+        with StubModel([Reply(compaction="s")]) as stub:
+            cfg = BackendConfig(
+                base_url=stub.root_url + suffix, model="m", api_key_env="K", max_retries=0
+            )
+            result = compact(
+                session, POLICY, force=True, backend=compaction_backend("anthropic", cfg)
+            )
+        assert stub.requests[0].path == "/v1/messages"
+        assert provider_of(result).item is not None
+
+    def test_an_unknown_form_is_refused(self) -> None:
+        """A form not in BACKEND_FORMS is a ConfigError naming the choices."""
+        with pytest.raises(ConfigError, match="form must be one of auto, trigger"):
+            BackendConfig(base_url="http://x", model="m", form="newest")
 
 
 FAILURES = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from loop_sessions import reads, todos
+from loop_sessions import reads, say, todos
 
 from compaction import (
     CompactionError,
@@ -98,6 +98,20 @@ class TestMaybeCompact:
             assert r.checkpoint.pending_jobs == ("Write the docs",)
             assert session.progress.completed_since_checkpoint == 0
             assert maybe_compact(session, BOUNDARY) is None  # the completion was used up
+
+    def test_the_boundary_passes_with_the_next_model_call(self, log_path: Path) -> None:
+        """A completion not compacted at once never fires later, mid-way through the next item."""
+        with halfway(log_path) as session:
+            session.todo_write(
+                todos(("Fix the parser", "completed"), ("Write the docs", "in_progress"))
+            )
+            assert session.progress.completed_since_call == 1
+            session.add_message(say("Now the docs."))  # the model was called: the boundary passed
+            assert session.progress.completed_since_call == 0
+            assert session.progress.completed_since_checkpoint == 1
+            reads(session, [f"src/n{i}.py" for i in range(2)], size=70)
+            assert session.context_tokens < int(0.9 * WINDOW)
+            assert maybe_compact(session, BOUNDARY) is None  # mid-task: the size trigger only
 
     def test_a_completed_shared_task_counts_too(self, log_path: Path) -> None:
         """task_update to completed is a boundary like a todo item."""

@@ -15,6 +15,13 @@ from prompts import PromptBuilder, get_mode, openai_request
 POLICY = CompactionPolicy(window_tokens=6_000)
 REMINDER = Message(role="user", content="<reminder>...</reminder>", origin="reminder")
 SYSTEM = Message(role="system", content="You are an agent.")
+INTERRUPTED = Message(
+    role="user", content="[Request interrupted by user for tool use]", origin="interruption"
+)
+EXIT = Message(role="user", content="<command-name>/exit</command-name>", origin="command")
+COPY_OUTPUT = Message(
+    role="user", content="<local-command-stdout>Copied</local-command-stdout>", origin="command"
+)
 
 
 @pytest.mark.parametrize(
@@ -28,6 +35,10 @@ SYSTEM = Message(role="system", content="You are an agent.")
         ([call("c1"), result("c1"), REMINDER], "continue"),
         ([say("Done."), SYSTEM], "await_user"),
         ([], "continue"),
+        ([call("c1"), result("c1"), INTERRUPTED], "await_user"),
+        ([call("c1"), result("c1"), EXIT], "await_user"),
+        ([say("Done."), COPY_OUTPUT], "await_user"),
+        ([INTERRUPTED, Message(role="user", content="go on")], "continue"),
     ],
     ids=[
         "answer",
@@ -38,6 +49,10 @@ SYSTEM = Message(role="system", content="You are an agent.")
         "result+reminder",
         "answer+system",
         "request-only",
+        "interrupted",
+        "exit-command",
+        "copy-output",
+        "typed-after-interruption",
     ],
 )
 def test_the_decision_follows_the_last_turn(ending: list[Message], expected: Resume) -> None:

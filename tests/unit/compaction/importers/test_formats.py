@@ -184,12 +184,17 @@ def _import_format(
 
 
 def _datas(events: list[Event]) -> list[EventData]:
-    """Each event's data; a checkpoint's token figures (the tokenizer's) set to 0."""
+    """Each event's data, a checkpoint's token figures and a turn's recorded time zeroed.
+
+    The token figures are the tokenizer's; `test_jobs.TestRecordedTimes` checks the times.
+    """
     out: list[EventData] = []
     for event in events:
         data = event.data
         if isinstance(data, CheckpointData):
             data = data.model_copy(update={"tokens_before": 0, "tokens_after": 0})
+        if isinstance(data, TurnStartData):
+            data = data.model_copy(update={"at": None})
         out.append(data)
     return out
 

@@ -26,9 +26,10 @@ from compaction.events import (
     TurnStartData,
     UsageReportData,
 )
-from compaction.importers._base import EventBuilder, RecordReader, no_result_text
+from compaction.importers._base import EventBuilder, no_result_text
 from compaction.importers._claude_code_tasks import TaskFolder
 from compaction.importers._import_report import ImportReport
+from compaction.importers._reader import RecordReader
 from compaction.importers._recorded_calls import (
     RecordedCall,
     UnreadableTodos,

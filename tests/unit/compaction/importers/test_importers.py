@@ -633,6 +633,7 @@ EXPECTED: dict[str, dict[str, int]] = {
         "turn/end": 42,
         "compaction/checkpoint": 3,
         "usage/report": 225,
+        "plan/approve": 1,  # the approved ExitPlanMode
     },
     SPOTTER: {
         "turn/start": 2,
@@ -640,6 +641,8 @@ EXPECTED: dict[str, dict[str, int]] = {
         "turn/end": 1,
         "compaction/checkpoint": 1,
         "usage/report": 157,
+        "job/start": 1,  # "Command running in background with ID: b7b23b2"
+        "job/end": 1,  # its TaskOutput says completed (the later notice is counted, not written)
     },
     SWE: {"turn/start": 1, "message": 27},
 }

@@ -480,3 +480,65 @@ def test_terms_do_not_depend_on_the_hash_seed() -> None:
         for seed in ("1", "2", "3")
     }
     assert outs == {"['alpha_one', 'beta_two', 'gamma_three', 'delta_four']\n"}
+
+
+class TestQuietReads:
+    LOG = "2024 ERROR: connection refused\nFAILED test_x - AssertionError: 1 != 2\n"
+
+    @staticmethod
+    def status(call_id: str, text: str, *, failed: bool | None, code: int | None) -> Message:
+        return Message(
+            role="tool", tool_call_id=call_id, content=text, failed=failed, exit_code=code
+        )
+
+    @pytest.mark.parametrize(
+        ("name", "args", "failed", "code", "listed"),
+        [
+            ("Read", {"file_path": "app.log"}, False, None, False),
+            ("Grep", {"pattern": "ERROR"}, False, None, False),
+            ("bash", {"command": "cat app.log"}, False, 0, False),
+            ("bash", {"command": "grep -n ERROR app.log"}, None, 0, False),
+            ("bash", {"command": "pytest -q | tail -5"}, False, 0, True),
+            ("bash", {"command": "make test && cat out.log"}, False, 0, True),
+            ("bash", {"command": "cat app.log"}, True, 1, True),
+            ("Read", {"file_path": "app.log"}, None, None, True),
+            ("bash", {"command": "pytest -q"}, False, 0, True),
+        ],
+        ids=[
+            "read",
+            "grep-tool",
+            "cat",
+            "grep",
+            "pipeline",
+            "list",
+            "failed-cat",
+            "no-status",
+            "not-a-read",
+        ],
+    )
+    def test_errors_and_fixes_skips_reads_and_searches_that_passed(
+        self,
+        name: str,
+        args: dict[str, object],
+        failed: bool | None,
+        code: int | None,
+        listed: bool,
+    ) -> None:
+        """A read or search whose recorded status is success quotes files: no error lines."""
+        facts = read_span(
+            [call("c1", name, **args), self.status("c1", self.LOG, failed=failed, code=code)]
+        )
+        assert bool(facts.runs) is listed
+
+    def test_a_read_that_passes_after_a_failure_fixes_it(self) -> None:
+        """A failed read, then the same read passing: the failure is marked fixed."""
+        messages = [
+            call("c1", "bash", command="cat app.log"),
+            self.status(
+                "c1", "cat: app.log: No such file or directory\nError: x", failed=True, code=1
+            ),
+            call("c2", "bash", command="cat app.log"),
+            self.status("c2", self.LOG, failed=False, code=0),
+        ]
+        [run] = read_span(messages).runs.values()
+        assert run.fixed

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from compaction import CompactionPolicy, Message, Session, Task, TodoItem, compact
+from compaction.events import JobRef
 from compaction.importers import load
 from compaction.summarizers._entries import clip_at_clause
 from compaction.summarizers.next_step import names_task_id, next_step, target
@@ -221,3 +222,31 @@ class TestNothingOpen:
         step = next_step("Continue the task in progress: Run the API test suite", todos, "go")
         assert step.startswith("Answer the user's latest request")
         assert next_step("Now run the API test suite.", todos, "") == ""
+
+
+class TestRunningJobs:
+    JOBS = (JobRef(id="b7b23b2", kind="command", runs="npm run e2e", since=4),)
+
+    @pytest.mark.parametrize("text", ["All done: the feature is finished.", "", "Shall I stop?"])
+    def test_a_done_claim_names_the_running_job(self, text: str) -> None:
+        """With nothing else open, "done", silence or a question give way to the running job."""
+        step = next_step(text, (), "Ship it", jobs=self.JOBS)
+        assert step.startswith("Check on the jobs still running")
+        assert 'job b7b23b2 "npm run e2e"' in step
+
+    def test_other_text_stands_while_a_job_runs(self) -> None:
+        """A Next Step that does not call the work done is kept."""
+        step = next_step("Read the e2e log when it lands.", (), "go", jobs=self.JOBS)
+        assert step == "Read the e2e log when it lands."
+
+    def test_without_jobs_a_done_claim_stands(self) -> None:
+        """Nothing open and no job: the text is kept as before."""
+        assert next_step("All done.", (), "go") == "All done."
+
+    def test_judged_on_the_clipped_text(self) -> None:
+        """A done claim past the clip is not in the Checkpoint, so it does not count."""
+        text = "Wire the flag into the parser. " * 10 + "Then everything is done."
+        todos = (TodoItem(content="Wire the flag into the parser", status="in_progress"),)
+        step = next_step(text, todos, "go", limit=100)
+        assert step.startswith("Wire the flag into the parser.")
+        assert "done" not in step

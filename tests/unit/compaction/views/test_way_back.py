@@ -8,7 +8,15 @@ import pytest
 from cli_runner import run_cli
 from loop_sessions import reads, say, todos
 
-from compaction import CheckpointData, CompactionPolicy, LogError, MessageAdded, Session, compact
+from compaction import (
+    CheckpointData,
+    CompactionPolicy,
+    LogError,
+    MessageAdded,
+    Session,
+    TaskRef,
+    compact,
+)
 from compaction.views import checkpoint_message, checkpoint_preamble
 
 POLICY = CompactionPolicy(window_tokens=6_000)
@@ -32,9 +40,37 @@ class TestPreamble:
             message = session.context.as_messages()[0]
         text = message.text()
         assert f"replaces events 1..{r.data.last_seq} of this session" in text
-        assert "`harness log LOG --seq N`" in text
+        assert f"`harness log {log_path.name} --seq N`" in text  # a temporary log: its name
+        assert "LOG" not in text
         assert "`Session.event(seq)`" in text
+        assert "copied from your todo list, exactly as you last wrote it" in text
         assert text.endswith(r.data.text)
+
+    def test_a_store_session_is_named_by_url_and_id_without_password(self) -> None:
+        """A session in a store is named by its URL (no password) and ``--session ID``."""
+        data = CheckpointData(
+            text="# Checkpoint\n",
+            first_seq=1,
+            last_seq=7,
+            tokens_before=10,
+            tokens_after=5,
+            summarizer="x",
+            log="'postgresql://u:***@h/db' --session abc",
+        )
+        text = checkpoint_message(data).text()
+        assert "`harness log 'postgresql://u:***@h/db' --session abc --seq N`" in text
+
+    def test_shared_tasks_are_named_as_tasks(self) -> None:
+        """A Checkpoint that carries shared tasks says they come from the shared task list."""
+        base = {"text": "x", "first_seq": 1, "last_seq": 3, "tokens_before": 1}
+        base |= {"tokens_after": 1, "summarizer": "x"}
+        only = CheckpointData(**base, current_tasks=(TaskRef(id="1", subject="a"),))
+        both = CheckpointData(**base, pending=("b",), current_tasks=(TaskRef(id="1", subject="a"),))
+        assert "copied from the shared task list, exactly as last written" in (
+            checkpoint_message(only).text()
+        )
+        assert "from your todo list and the shared task list" in checkpoint_message(both).text()
+        assert "your todo list, exactly" not in checkpoint_message(only).text()
 
     def test_a_second_compaction_names_everything_before_its_cut(self, log_path: Path) -> None:
         """A Checkpoint folds in the previous one, so it stands for events 1..its last seq."""

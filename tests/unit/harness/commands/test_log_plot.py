@@ -76,6 +76,26 @@ class TestRequestSeries:
         assert series.sizes[:2] == expected[:2]
         assert series.sizes[3:] == expected[3:]
 
+    def test_a_mixed_series_is_drawn_in_one_scale(self, tmp_path):
+        """Counted sizes are scaled by the reported/counted ratio before one line joins them."""
+        log = tmp_path / "s.jsonl"
+        expected, _ = write_log(log, usage_at=2)
+        series = request_series(read_events(log), get_tokenizer())
+        scale = 777_777 / expected[2]
+        assert series.scale() == pytest.approx(scale)
+        drawn = series.plotted()
+        assert drawn[2] == 777_777
+        assert drawn[3] == round(expected[3] * scale)
+        assert drawn[0] == round(expected[0] * scale)
+
+    def test_one_source_is_drawn_as_it_is(self, tmp_path):
+        """A series counted throughout is drawn unscaled."""
+        log = tmp_path / "s.jsonl"
+        expected, _ = write_log(log)
+        series = request_series(read_events(log), get_tokenizer())
+        assert series.scale() is None
+        assert series.plotted() == expected
+
 
 class TestPlotCommand:
     def test_writes_a_png_and_says_what_it_drew(self, tmp_path):

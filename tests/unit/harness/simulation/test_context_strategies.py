@@ -107,6 +107,29 @@ class TestVisibleTodos:
         seen: dict[str, TodoStatus] = {"Fix the bug": "pending", "Run the tests": "pending"}
         assert retained(ITEMS[1:], seen) == 1
 
+    def test_other_agents_lists_are_read(self):
+        """Codex's update_plan (plan of steps) and Gemini's write_todos (descriptions) count."""
+        plan = call(ITEMS)
+        plan["tool_calls"][0]["function"]["name"] = "update_plan"
+        plan["tool_calls"][0]["function"]["arguments"] = json.dumps(
+            {"plan": [{"step": t.content, "status": t.status} for t in ITEMS]}
+        )
+        gemini = call(ITEMS, "c2")
+        gemini["tool_calls"][0]["function"]["name"] = "write_todos"
+        gemini["tool_calls"][0]["function"]["arguments"] = json.dumps(
+            {"todos": [{"description": "Ship it", "status": "pending"}]}
+        )
+        assert visible_todos([plan]) == {t.content: t.status for t in ITEMS}
+        assert visible_todos([plan, gemini]) == {"Ship it": "pending"}
+
+    def test_a_refused_call_leaves_the_list_before(self):
+        """A call with a status the tool refuses ("done") wrote nothing: the earlier list stands."""
+        refused = call((), "c2")
+        refused["tool_calls"][0]["function"]["arguments"] = json.dumps(
+            {"todos": [{"content": "Oops", "status": "done"}]}
+        )
+        assert visible_todos([call(ITEMS), refused]) == {t.content: t.status for t in ITEMS}
+
     def test_bad_arguments_are_ignored(self):
         """A malformed call leaves the earlier list in place."""
         broken = call(ITEMS)

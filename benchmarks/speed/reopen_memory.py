@@ -1,0 +1,48 @@
+"""A fresh process's peak resident memory reopening a log: what the views hold, not the log.
+
+`reopen_rss` runs a new interpreter that opens the log as a `compaction.Session`, reads its
+context, todos and tasks, then its usage view (the tokenizer loaded), and reports its own
+high-water mark at both points. `benchmarks.speed.throughput` records it per size.
+
+Invariants: the measuring process is fresh (nothing of the caller's memory counts).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+_RSS_SCRIPT = """
+import resource, sys
+from compaction import Session
+def peak():
+    try:  # this process's own high-water mark (ru_maxrss keeps the forking parent's)
+        with open("/proc/self/status") as status:
+            line = next(x for x in status if x.startswith("VmHWM:"))
+        return int(line.split()[1]) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+with Session(sys.argv[1]) as s:
+    s.context, s.latest_todos, s.tasks
+    views = peak()
+    s.context_tokens
+print(views, peak())
+"""
+
+
+def reopen_rss(log: Path) -> tuple[float, float]:
+    """Return a fresh process's peak RSS in MiB reopening `log`: views, then with the usage view.
+
+    Read from ``VmHWM`` (Linux: the process's own high-water mark; ``ru_maxrss`` would report the
+    forking parent's), else ``ru_maxrss`` (KiB on Linux; bytes on macOS).
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", _RSS_SCRIPT, str(log)],
+        capture_output=True,
+        text=True,
+        timeout=3_600,
+        check=True,
+    )
+    views, usage = done.stdout.split()
+    return round(float(views), 1), round(float(usage), 1)
