@@ -8,6 +8,9 @@ from __future__ import annotations
 import typing as _typing
 
 from compaction._lazy import lazy_root as _lazy_root
+from compaction._shadow import check_prompts as _check_prompts
+
+_check_prompts()  # a user's prompts.py must not hide the toolkit's prompts package
 
 if _typing.TYPE_CHECKING:
     from compaction.checkpoint import (
@@ -19,22 +22,20 @@ if _typing.TYPE_CHECKING:
         parse_checkpoint,
         render_checkpoint,
     )
-    from compaction.compactor.compact import (
+    from compaction.compactor import (
+        COMPACT_CONTEXT,
         CompactionPlan,
         CompactionResult,
-        compact,
-        compaction_due,
-        maybe_compact,
-    )
-    from compaction.compactor.compact_context import COMPACT_CONTEXT
-    from compaction.compactor.overflow import (
         RequestOverflowError,
+        call_tool,
         compacting_call,
+        compaction_due,
         is_context_overflow,
+        maybe_compact,
         overflow_policy,
+        remind_if_stale,
     )
-    from compaction.compactor.reminders import remind_if_stale
-    from compaction.compactor.tool_calls import call_tool
+    from compaction.compactor.compact import compact  # the module of the same name hides it
     from compaction.errors import (
         CompactionError,
         ConfigError,
@@ -84,7 +85,7 @@ if _typing.TYPE_CHECKING:
     )
     from compaction.invariants import check_log
     from compaction.policy import DEFAULT_WINDOW, CompactionPolicy
-    from compaction.providers.messages import from_anthropic, from_openai, to_messages
+    from compaction.providers import from_anthropic, from_openai, to_messages
     from compaction.secrets import redact
     from compaction.session import Session
     from compaction.stores import EventStore, SessionLog, open_store, read_events
@@ -104,7 +105,7 @@ if _typing.TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "BUILTIN_TOOLS": "compaction.tools",
     "CODE_OWNED_SECTIONS": "compaction.checkpoint",
-    "COMPACT_CONTEXT": "compaction.compactor.compact_context",
+    "COMPACT_CONTEXT": "compaction.compactor",
     "DEFAULT_WINDOW": "compaction.policy",
     "NARRATIVE_SECTIONS": "compaction.checkpoint",
     "SECTION_NAMES": "compaction.checkpoint",
@@ -113,9 +114,9 @@ _EXPORTS: dict[str, str] = {
     "CheckpointData": "compaction.events",
     "CheckpointRecorded": "compaction.events",
     "CompactionError": "compaction.errors",
-    "CompactionPlan": "compaction.compactor.compact",
+    "CompactionPlan": "compaction.compactor",
     "CompactionPolicy": "compaction.policy",
-    "CompactionResult": "compaction.compactor.compact",
+    "CompactionResult": "compaction.compactor",
     "ConfigError": "compaction.errors",
     "ContextWindow": "compaction.views",
     "Event": "compaction.events",
@@ -137,7 +138,7 @@ _EXPORTS: dict[str, str] = {
     "Origin": "compaction.events",
     "PolicyTable": "compaction.tools",
     "ProviderError": "compaction.errors",
-    "RequestOverflowError": "compaction.compactor.overflow",
+    "RequestOverflowError": "compaction.compactor",
     "Section": "compaction.checkpoint",
     "SeqConflictError": "compaction.errors",
     "Session": "compaction.session",
@@ -171,28 +172,28 @@ _EXPORTS: dict[str, str] = {
     "UsageReportData": "compaction.events",
     "UsageReported": "compaction.events",
     "builtin_policies": "compaction.tools",
-    "call_tool": "compaction.compactor.tool_calls",
+    "call_tool": "compaction.compactor",
     "check_log": "compaction.invariants",
     "compact": "compaction.compactor.compact",
-    "compacting_call": "compaction.compactor.overflow",
+    "compacting_call": "compaction.compactor",
     "count_message": "compaction.tokens",
     "dump_event": "compaction.events",
-    "from_anthropic": "compaction.providers.messages",
-    "from_openai": "compaction.providers.messages",
+    "from_anthropic": "compaction.providers",
+    "from_openai": "compaction.providers",
     "get_tokenizer": "compaction.tokens",
-    "is_context_overflow": "compaction.compactor.overflow",
+    "is_context_overflow": "compaction.compactor",
     "make_event": "compaction.events",
-    "compaction_due": "compaction.compactor.compact",
-    "maybe_compact": "compaction.compactor.compact",
+    "compaction_due": "compaction.compactor",
+    "maybe_compact": "compaction.compactor",
     "open_store": "compaction.stores",
-    "overflow_policy": "compaction.compactor.overflow",
+    "overflow_policy": "compaction.compactor",
     "parse_checkpoint": "compaction.checkpoint",
     "parse_event": "compaction.events",
     "read_events": "compaction.stores",
     "redact": "compaction.secrets",
-    "remind_if_stale": "compaction.compactor.reminders",
+    "remind_if_stale": "compaction.compactor",
     "render_checkpoint": "compaction.checkpoint",
-    "to_messages": "compaction.providers.messages",
+    "to_messages": "compaction.providers",
 }
 """Each public name and the module that defines it: the one place a name is mapped to a module.
 

@@ -13,6 +13,7 @@ the fix.
      │    ├── LogIntegrityError  a durable rule of the log broke (rule, seq)
  │    └── SeqConflictError   an append expected another last seq (expected, current)
      ├── ConfigError             bad constructor or configuration values
+     │    └── ShadowedModuleError  another module named ``prompts`` hides the toolkit's (file)
      ├── MessageError            a chat message (or an SDK's message object) was rejected (field)
      ├── TokenizerError          a tokenizer could not be loaded
      ├── TranscriptError         an agent transcript could not be imported (file, line)
@@ -106,6 +107,21 @@ class SeqConflictError(LogError):
 
 class ConfigError(HarnessError):
     """A constructor or configuration got values it cannot use."""
+
+
+class ShadowedModuleError(ConfigError, ImportError):
+    """Another module named like a toolkit package is found first (a user's ``prompts.py``).
+
+    Also an `ImportError`, since the toolkit cannot be imported while it is there.
+    """
+
+    def __init__(self, package: str, found: str) -> None:
+        self.package = package
+        self.found = found
+        super().__init__(
+            f"{found} shadows Context Harness's {package!r} package (a module named {package!r} "
+            f"earlier on sys.path); rename it, e.g. to my_{package}.py, or move it off sys.path"
+        )
 
 
 class MessageError(HarnessError):

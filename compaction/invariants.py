@@ -19,6 +19,7 @@ import bisect
 from collections.abc import Iterable
 from typing import Final
 
+from compaction.contract import seq_follows
 from compaction.cuts import separating_ends
 from compaction.errors import LogIntegrityError
 from compaction.events import CheckpointRecorded, Event, MessageAdded
@@ -30,10 +31,10 @@ RULES: Final = ("seq_contiguous", "tool_result_paired", "checkpoint_span", "chec
 def check_next_seq(
     last_seq: int, seq: int, *, allow_gaps: bool = False, where: str = "event", path: str = ""
 ) -> None:
-    """The one seq rule, shared by every reader of a log and by `LogChecker`.
+    """Raise unless `seq` may follow `last_seq` (`compaction.contract.seq_follows`, the rule).
 
-    An event's seq is the previous one plus one. With `allow_gaps` (a log read with bad lines
-    skipped, whose lines may have held the missing seqs) it only has to grow.
+    Every reader of a log, every store and `LogChecker` call it; the standard-library fold of
+    the CLI's fast path asks `seq_follows` itself.
 
     Args:
         last_seq: the seq of the event before (0 before the first).
@@ -45,7 +46,7 @@ def check_next_seq(
     Raises:
         LogIntegrityError: ``seq_contiguous``, naming `where`, the seq found and the one expected.
     """
-    if seq == last_seq + 1 or (allow_gaps and seq > last_seq):
+    if seq_follows(last_seq, seq, allow_gaps=allow_gaps):
         return
     raise LogIntegrityError(
         "seq_contiguous", f"{where} has seq {seq}, expected {last_seq + 1}", seq=seq, path=path

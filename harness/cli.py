@@ -114,6 +114,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         command: the name of the one command to register (its module alone is imported); None
             registers them all, for ``harness --help`` and for a name that is no command.
     """
+    from harness.commands.env_options import environment_epilog
     from harness.plain import HelpFormatter, examples
 
     parser = argparse.ArgumentParser(
@@ -124,7 +125,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             "harness demo",
             "harness import auto SESSION.jsonl -o s.jsonl && harness todos s.jsonl",
             "harness COMMAND --help",
-        ),
+            'eval "$(harness completion bash)"',
+        )
+        + "\n\n"
+        + environment_epilog(),
     )
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -143,9 +147,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     if words == ["--version"]:
         print(f"harness {version()}")
         return 0
+    problem = _toolkit_problem()
+    if problem is not None:
+        print(f"harness: {problem}", file=sys.stderr)
+        return 2
+    from harness.plain import EnvValueError
+
     command = words[0] if words and words[0] in COMMANDS else None
-    args = build_parser(command).parse_args(words)
+    try:
+        args = build_parser(command).parse_args(words)
+    except EnvValueError as exc:  # a HARNESS_* default that cannot be used
+        _say(f"harness: {exc}")
+        return 2
     return _run(args)
+
+
+def _toolkit_problem() -> str | None:
+    """Return why the toolkit cannot be imported, in one line (a user's prompts.py), or None."""
+    try:
+        import compaction  # noqa: F401  (importing it checks no other `prompts` hides ours)
+    except ImportError as exc:
+        if os.environ.get("HARNESS_DEBUG"):
+            raise
+        return _one_line(exc)
+    return None
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -21,7 +21,9 @@ from compaction import Session, TaskBoard, TodoPanel
 from compaction.views import STATUS_MARKS, panel_line
 from harness.plain import (
     API_PHRASES,
+    DONE_STYLE,
     EXAMPLES_HEADING,
+    PANEL_STYLES,
     HelpFormatter,
     cli_text,
     examples,
@@ -30,12 +32,7 @@ from harness.plain import (
     print_json,
 )
 
-_STYLES = {
-    "completed": "green",
-    "in_progress": "bold yellow",
-    "pending": "dim",
-    "deleted": "dim",
-}
+_STYLES = PANEL_STYLES
 
 
 def console(*, wrap: bool = False) -> Console:
@@ -52,7 +49,7 @@ def panel_text(panel: TodoPanel) -> Text:
     for item in panel.todos:
         text.append("\n")
         text.append(f"{STATUS_MARKS[item.status]} ", style=_STYLES[item.status])
-        text.append(item.content, style="strike dim" if item.status == "completed" else "")
+        text.append(item.content, style=DONE_STYLE if item.status == "completed" else "")
     return text
 
 

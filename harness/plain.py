@@ -1,8 +1,9 @@
 """The command line's light output helpers: stable JSON, help text, error wording, notes.
 
 Nothing here imports more than the standard library, so the parser of any command, the error
-handling of every run and a command's plain-text path (`harness todos LOG` into a pipe) start
-without rich, pydantic or jinja2; `harness.output` re-exports them beside its rich helpers.
+handling of every run and a command's plain path (`harness todos LOG`, into a pipe or drawn for
+a terminal) start without rich, pydantic or jinja2; `harness.output` re-exports them beside its
+rich helpers, and styles its panels with `PANEL_STYLES`, the one table of the panel's styles.
 """
 
 from __future__ import annotations
@@ -10,10 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+
+from compaction import ConfigError
 
 
 def print_json(obj: object) -> None:
@@ -54,6 +58,15 @@ def positive_int(text: str) -> int:
     return value
 
 
+class EnvValueError(ConfigError):
+    """An environment variable that gives an option its default holds a value it cannot take."""
+
+    def __init__(self, name: str, value: str, reason: str) -> None:
+        self.name = name
+        shown = value if len(value) <= 80 else value[:77] + "..."
+        super().__init__(f"{name}={shown!r}: {reason}; fix it or unset it")
+
+
 EXAMPLES_HEADING = "examples:"
 
 
@@ -85,13 +98,55 @@ def notes_on_stderr(command: str) -> Iterator[None]:
         logger.removeHandler(handler)
 
 
+PANEL_STYLES: dict[str, str] = {
+    "completed": "green",
+    "in_progress": "bold yellow",
+    "pending": "dim",
+    "deleted": "dim",
+}
+"""The style of each status's mark (or task line) in a panel, in rich's style words."""
+DONE_STYLE = "strike dim"
+"""The style of a completed item's content."""
+SGR_CODES = {"bold": "1", "dim": "2", "italic": "3", "strike": "9", "green": "32", "yellow": "33"}
+"""Each style word of the panels and its ANSI SGR code, in the order rich writes them."""
+STYLED_ENV = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "NO_COLOR")
+"""Environment variables that change how rich styles output (the plain path then steps aside)."""
+
+
+def styled(text: str, *styles: str) -> str:
+    """Return `text` wrapped in the ANSI codes of `styles` combined, as rich writes it."""
+    words = set(" ".join(styles).split())
+    codes = ";".join(code for word, code in SGR_CODES.items() if word in words)
+    return f"\x1b[{codes}m{text}\x1b[0m" if codes else text
+
+
+def plain_terminal() -> bool:
+    """Tell whether rich would draw on this stdout exactly as `styled` does (a plain terminal).
+
+    That is a POSIX terminal whose ``TERM`` is not dumb, with none of `STYLED_ENV` set.
+    """
+    term = os.environ.get("TERM", "").strip().lower()
+    return (
+        os.name == "posix"
+        and term not in ("dumb", "unknown")
+        and not any(name in os.environ for name in STYLED_ENV)
+    )
+
+
 __all__ = [
     "API_PHRASES",
+    "DONE_STYLE",
     "EXAMPLES_HEADING",
+    "PANEL_STYLES",
+    "SGR_CODES",
+    "STYLED_ENV",
+    "EnvValueError",
     "HelpFormatter",
     "cli_text",
     "examples",
     "notes_on_stderr",
+    "plain_terminal",
     "positive_int",
     "print_json",
+    "styled",
 ]

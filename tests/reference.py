@@ -24,8 +24,8 @@ from compaction import (
     parse_checkpoint,
 )
 from compaction.compactor.compact import CARRIED_HEAD
+from compaction.contract import MAX_ITEM_CHARS
 from compaction.events import JobEndData, JobStartData, PlanApproveData
-from compaction.tools import MAX_ITEM_CHARS
 
 SECTIONS = (
     "Primary Request and Intent",

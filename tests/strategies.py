@@ -7,8 +7,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from compaction.contract import MAX_ITEM_CHARS, ORIGINS
 from compaction.events import (
-    ORIGINS,
     TODO_STATUSES,
     ClipData,
     FunctionCall,
@@ -31,7 +31,7 @@ from compaction.events import (
     TurnStartData,
     UsageReportData,
 )
-from compaction.tools import MAX_ITEM_CHARS, is_blank
+from compaction.tools.todos import is_blank
 from harness.testing import Reply
 
 # Text that tries to break structure: headings, fences, template syntax, RTL marks, newlines.

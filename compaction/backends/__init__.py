@@ -10,76 +10,70 @@ tool results only when the provider's cache allows it (`compaction.backends._cle
 Import it as ``compaction.backends``.
 """
 
-from compaction.backends._anthropic import with_block_first
-from compaction.backends._clearing import (
-    CACHE_LIFETIMES,
-    CACHED_PRICES,
-    ClearingPolicy,
-    ResultSlot,
-    ToolResultClearer,
-    clearable,
-    cleared_note,
-    cleared_window,
-    clearing_due,
-)
-from compaction.backends._request_times import RecordedRequest, recorded_requests
-from compaction.backends._server import ReturnedItem, returned_item
-from compaction.backends._table import (
-    BACKEND_FORMATS,
-    DEFAULT_BASE_URLS,
-    make_backend,
-    resolve_backend,
-)
-from compaction.backends.base import (
-    BACKEND_FORMS,
-    BACKEND_NAMES,
-    DEFAULT_API_KEY_ENVS,
-    REASON_LIMIT,
-    BackendConfig,
-    BackendName,
-    BackendSpan,
-    CompactionBackend,
-    SpanEncoder,
-    record_backend,
-)
-from compaction.views.provider_checkpoint import (
-    ITEM_FIELDS,
-    code_owned_message,
-    code_owned_text,
-    provider_item,
-)
+from __future__ import annotations
+
+import typing as _typing
+
+from compaction._lazy import lazy_root as _lazy_root
+
+if _typing.TYPE_CHECKING:
+    from compaction.backends._anthropic import with_block_first
+    from compaction.backends._clearing import (
+        ClearingPolicy,
+        ToolResultClearer,
+        clearable,
+        cleared_window,
+    )
+    from compaction.backends._server import ReturnedItem, returned_item
+    from compaction.backends._table import DEFAULT_BASE_URLS, make_backend, resolve_backend
+    from compaction.backends.base import (
+        BACKEND_FORMS,
+        BACKEND_NAMES,
+        DEFAULT_API_KEY_ENVS,
+        BackendConfig,
+        CompactionBackend,
+    )
+    from compaction.views.provider_checkpoint import code_owned_message, provider_item
+
+_EXPORTS: dict[str, str] = {
+    "BACKEND_FORMS": "compaction.backends.base",
+    "clearable": "compaction.backends._clearing",
+    "BACKEND_NAMES": "compaction.backends.base",
+    "BackendConfig": "compaction.backends.base",
+    "ClearingPolicy": "compaction.backends._clearing",
+    "CompactionBackend": "compaction.backends.base",
+    "DEFAULT_API_KEY_ENVS": "compaction.backends.base",
+    "DEFAULT_BASE_URLS": "compaction.backends._table",
+    "ReturnedItem": "compaction.backends._server",
+    "ToolResultClearer": "compaction.backends._clearing",
+    "cleared_window": "compaction.backends._clearing",
+    "code_owned_message": "compaction.views.provider_checkpoint",
+    "make_backend": "compaction.backends._table",
+    "provider_item": "compaction.views.provider_checkpoint",
+    "resolve_backend": "compaction.backends._table",
+    "returned_item": "compaction.backends._server",
+    "with_block_first": "compaction.backends._anthropic",
+}
+"""Each public name and the module that defines it (imported on first use)."""
 
 __all__ = [
-    "BACKEND_FORMATS",
     "BACKEND_FORMS",
     "BACKEND_NAMES",
-    "CACHED_PRICES",
-    "CACHE_LIFETIMES",
     "DEFAULT_API_KEY_ENVS",
     "DEFAULT_BASE_URLS",
-    "ITEM_FIELDS",
-    "REASON_LIMIT",
     "BackendConfig",
-    "BackendName",
-    "BackendSpan",
     "ClearingPolicy",
     "CompactionBackend",
-    "RecordedRequest",
-    "ResultSlot",
     "ReturnedItem",
-    "SpanEncoder",
     "ToolResultClearer",
     "clearable",
-    "cleared_note",
     "cleared_window",
-    "clearing_due",
     "code_owned_message",
-    "code_owned_text",
     "make_backend",
     "provider_item",
-    "record_backend",
-    "recorded_requests",
     "resolve_backend",
     "returned_item",
     "with_block_first",
 ]
+
+__getattr__, __dir__ = _lazy_root(__name__, _EXPORTS, globals(), __all__)

@@ -23,8 +23,7 @@ from compaction._lazy import lazy_root as _lazy_root
 
 if _typing.TYPE_CHECKING:
     from compaction.compactor._outcomes import CompactionPlan, CompactionResult
-    from compaction.compactor._resume import resume_decision
-    from compaction.compactor.compact import compact, compaction_due, maybe_compact
+    from compaction.compactor.compact import compaction_due, maybe_compact
     from compaction.compactor.compact_context import COMPACT_CONTEXT, compact_context_schema
     from compaction.compactor.overflow import (
         RequestOverflowError,
@@ -32,9 +31,8 @@ if _typing.TYPE_CHECKING:
         is_context_overflow,
         overflow_policy,
         record_overflow,
-        refused_limit,
     )
-    from compaction.compactor.reminders import REMIND_AFTER, remind_if_stale, stale_reminder
+    from compaction.compactor.reminders import REMIND_AFTER, remind_if_stale
     from compaction.compactor.tool_calls import call_tool
 
 _EXPORTS: dict[str, str] = {
@@ -44,7 +42,6 @@ _EXPORTS: dict[str, str] = {
     "CompactionResult": "compaction.compactor._outcomes",
     "RequestOverflowError": "compaction.compactor.overflow",
     "call_tool": "compaction.compactor.tool_calls",
-    "compact": "compaction.compactor.compact",
     "compact_context_schema": "compaction.compactor.compact_context",
     "compacting_call": "compaction.compactor.overflow",
     "compaction_due": "compaction.compactor.compact",
@@ -52,10 +49,7 @@ _EXPORTS: dict[str, str] = {
     "maybe_compact": "compaction.compactor.compact",
     "overflow_policy": "compaction.compactor.overflow",
     "record_overflow": "compaction.compactor.overflow",
-    "refused_limit": "compaction.compactor.overflow",
     "remind_if_stale": "compaction.compactor.reminders",
-    "resume_decision": "compaction.compactor._resume",
-    "stale_reminder": "compaction.compactor.reminders",
 }
 """Each public name and the module that defines it (imported on first use)."""
 
@@ -66,7 +60,6 @@ __all__ = [
     "CompactionResult",
     "RequestOverflowError",
     "call_tool",
-    "compact",
     "compact_context_schema",
     "compacting_call",
     "compaction_due",
@@ -74,10 +67,7 @@ __all__ = [
     "maybe_compact",
     "overflow_policy",
     "record_overflow",
-    "refused_limit",
     "remind_if_stale",
-    "resume_decision",
-    "stale_reminder",
 ]
 
 __getattr__, __dir__ = _lazy_root(__name__, _EXPORTS, globals(), __all__)

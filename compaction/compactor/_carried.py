@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from compaction.checkpoint import Checkpoint
+from compaction.contract import MAX_ITEM_CHARS
 from compaction.errors import ConfigError
 from compaction.events import PlanRef, TaskRef, TodoItem
 from compaction.secrets import redact_url
-from compaction.tools.arguments import MAX_ITEM_CHARS
 from compaction.views import CarriedWork
 from compaction.views.board import TaskBoard
 

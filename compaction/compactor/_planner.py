@@ -43,6 +43,7 @@ from compaction.compactor._outcomes import (
 from compaction.compactor._receipt import dropped_sections, run_hooks
 from compaction.compactor._refusals import below_threshold, does_not_fit
 from compaction.compactor._resume import agree_with_resume, resume_decision
+from compaction.contract import MAX_ITEM_CHARS
 from compaction.cuts import cut_points, select_cut, tail_tokens
 from compaction.errors import CompactionError
 from compaction.events import CheckpointData, HookRun, Message, Resume
@@ -52,7 +53,6 @@ from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryInpu
 from compaction.summarizers.next_step import target
 from compaction.summarizers.recorded import recorded_checkpoint
 from compaction.tokens import count_message
-from compaction.tools.arguments import MAX_ITEM_CHARS
 from compaction.views import ContextWindow, checkpoint_message_for
 from compaction.views.provider_checkpoint import checkpoint_tokens
 

@@ -36,7 +36,7 @@ from compaction.compactor.compact import compact, maybe_compact
 from compaction.errors import CompactionError, HarnessError
 from compaction.events import MAX_INT, OverflowData
 from compaction.policy import CompactionPolicy
-from compaction.providers.usage_reports import usage_report
+from compaction.providers import usage_report
 from compaction.secrets import redact
 from compaction.session import Session
 from compaction.summarizers import Summarizer

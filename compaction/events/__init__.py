@@ -9,11 +9,9 @@ Invariants: an event is immutable once written; its bytes on disk are a pure fun
 fields (`dump_event`), so the same history always gives the same file.
 """
 
-from compaction.events._base import MAX_INT, SCHEMA_VERSION, lone_surrogate, surrogate_problem
+from compaction.events._base import MAX_INT, SCHEMA_VERSION, surrogate_problem
 from compaction.events._carry_data import (
-    JOB_END_STATUSES,
     JOB_ID_PATTERN,
-    JOB_KINDS,
     JobEndData,
     JobEndStatus,
     JobKind,
@@ -51,7 +49,6 @@ from compaction.events._envelope import (
     parse_event,
 )
 from compaction.events._message_model import (
-    ORIGINS,
     ClipData,
     FunctionCall,
     ImagePart,
@@ -105,11 +102,8 @@ from compaction.events._work_data import (
 )
 
 __all__ = [
-    "JOB_END_STATUSES",
     "JOB_ID_PATTERN",
-    "JOB_KINDS",
     "MAX_INT",
-    "ORIGINS",
     "SCHEMA_VERSION",
     "TASK_STATUSES",
     "CheckpointData",
@@ -164,7 +158,6 @@ __all__ = [
     "dump_event",
     "dump_event_bytes",
     "event_json_schema",
-    "lone_surrogate",
     "make_event",
     "parse_event",
     "surrogate_problem",

@@ -8,15 +8,10 @@ open of the log can read it).
 
 from __future__ import annotations
 
-from typing import Final
-
 from pydantic import BaseModel, ConfigDict
 
-MAX_INT: Final = 2**53 - 1
-"""The largest integer an event holds: JSON's safe integer, which every reader keeps exactly."""
-
-SCHEMA_VERSION = 1
-"""Version written into every new event (`v`)."""
+from compaction.contract import MAX_INT as MAX_INT
+from compaction.contract import SCHEMA_VERSION as SCHEMA_VERSION
 
 
 def lone_surrogate(text: str) -> int | None:

@@ -9,10 +9,11 @@ history always gives the same file; a line parses into exactly one event type or
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Discriminator, Field, TypeAdapter
 
+from compaction import contract
 from compaction.events._base import MAX_INT, _Frozen
 from compaction.events._carry_data import JobEndData, JobStartData, PlanApproveData
 from compaction.events._message_model import Message
@@ -32,7 +33,7 @@ from compaction.events._work_data import (
 
 
 class _Event(_Frozen):
-    v: Literal[1] = 1
+    v: contract.SchemaVersion = contract.SCHEMA_VERSION
     """Schema version of this event."""
     seq: int = Field(ge=1, le=MAX_INT)
     """Position in the log: 1, 2, 3... with no gaps."""
@@ -41,91 +42,91 @@ class _Event(_Frozen):
 class TurnStarted(_Event):
     """A new user request began (`turn/start`)."""
 
-    type: Literal["turn/start"] = "turn/start"
+    type: contract.TurnStartType = contract.TURN_START
     data: TurnStartData = TurnStartData()
 
 
 class MessageAdded(_Event):
     """A message entered the conversation (`message`)."""
 
-    type: Literal["message"] = "message"
+    type: contract.MessageType = contract.MESSAGE
     data: Message
 
 
 class TodoWritten(_Event):
     """The model rewrote its todo list (`todo/write`); never part of the model's context."""
 
-    type: Literal["todo/write"] = "todo/write"
+    type: contract.TodoWriteType = contract.TODO_WRITE_EVENT
     data: TodoWriteData
 
 
 class TaskCreated(_Event):
     """An agent added a task to the shared list (`task/create`); never part of the context."""
 
-    type: Literal["task/create"] = "task/create"
+    type: contract.TaskCreateType = contract.TASK_CREATE_EVENT
     data: TaskCreateData
 
 
 class TaskUpdated(_Event):
     """An agent changed a task of the shared list (`task/update`); never part of the context."""
 
-    type: Literal["task/update"] = "task/update"
+    type: contract.TaskUpdateType = contract.TASK_UPDATE_EVENT
     data: TaskUpdateData
 
 
 class TurnEnded(_Event):
     """The agent finished the current request (`turn/end`)."""
 
-    type: Literal["turn/end"] = "turn/end"
+    type: contract.TurnEndType = contract.TURN_END
     data: TurnEndData = TurnEndData()
 
 
 class CheckpointRecorded(_Event):
     """A compaction replaced a span of the context with a Checkpoint (`compaction/checkpoint`)."""
 
-    type: Literal["compaction/checkpoint"] = "compaction/checkpoint"
+    type: contract.CheckpointType = contract.CHECKPOINT
     data: CheckpointData
 
 
 class UsageReported(_Event):
     """A model provider reported token usage for one API call (`usage/report`)."""
 
-    type: Literal["usage/report"] = "usage/report"
+    type: contract.UsageReportType = contract.USAGE_REPORT
     data: UsageReportData
 
 
 class MessagesRetracted(_Event):
     """Messages were taken back out of the context (`message/retract`), never out of the log."""
 
-    type: Literal["message/retract"] = "message/retract"
+    type: contract.MessageRetractType = contract.MESSAGE_RETRACT
     data: RetractData
 
 
 class PlanApproved(_Event):
     """A plan was approved (`plan/approve`); carried in every later Checkpoint, never context."""
 
-    type: Literal["plan/approve"] = "plan/approve"
+    type: contract.PlanApproveType = contract.PLAN_APPROVE
     data: PlanApproveData
 
 
 class JobStarted(_Event):
     """A sub-agent or background command started (`job/start`); never part of the context."""
 
-    type: Literal["job/start"] = "job/start"
+    type: contract.JobStartType = contract.JOB_START
     data: JobStartData
 
 
 class JobEnded(_Event):
     """A job finished, failed or was stopped (`job/end`); never part of the context."""
 
-    type: Literal["job/end"] = "job/end"
+    type: contract.JobEndType = contract.JOB_END
     data: JobEndData
 
 
 class OverflowRecorded(_Event):
     """A provider refused a request as too long: the size refused, the limit it named."""
 
-    type: Literal["context/overflow"] = "context/overflow"
+    type: contract.ContextOverflowType = contract.CONTEXT_OVERFLOW
     data: OverflowData
 
 
@@ -164,21 +165,8 @@ EventData = (
 )
 """The payload of an event, as handed to `SessionLog.append`."""
 
-EVENT_TYPES: tuple[str, ...] = (
-    "turn/start",
-    "message",
-    "todo/write",
-    "turn/end",
-    "compaction/checkpoint",
-    "usage/report",
-    "task/create",
-    "task/update",
-    "message/retract",
-    "context/overflow",
-    "plan/approve",
-    "job/start",
-    "job/end",
-)
+EVENT_TYPES = contract.EVENT_TYPES
+"""Every event type, in the order the log's statistics list them (`compaction.contract`)."""
 
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 

@@ -9,29 +9,14 @@ exit status or a clip; a clip never shows more characters than the text holds.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal
 
 from pydantic import Discriminator, Field, JsonValue, model_validator
 
+from compaction.contract import ORIGINS as ORIGINS
+from compaction.contract import Origin as Origin
+from compaction.contract import Role as Role
 from compaction.events._base import MAX_INT, _Frozen
-
-Role = Literal["system", "user", "assistant", "tool"]
-Origin = Literal[
-    "user",
-    "injected",
-    "command",
-    "skill",
-    "interruption",
-    "mode_switch",
-    "recorded_summary",
-    "shell",
-    "hook",
-    "reminder",
-    "subagent",
-]
-"""Where a message's text came from (see `Message.origin`)."""
-ORIGINS: tuple[Origin, ...] = get_args(Origin)
-"""Every origin, in the order `Origin` lists them."""
 
 
 class TextPart(_Frozen):

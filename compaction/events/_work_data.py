@@ -6,16 +6,16 @@ whole state), never a delta, so a replay is last-write-wins.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import Field
 
+from compaction.contract import TASK_STATUSES as TASK_STATUSES
+from compaction.contract import TODO_STATUSES as TODO_STATUSES
+from compaction.contract import TaskStatus as TaskStatus
+from compaction.contract import TodoStatus as TodoStatus
 from compaction.events._base import MAX_INT, _Frozen
 
-TodoStatus = Literal["pending", "in_progress", "completed"]
-TODO_STATUSES: tuple[TodoStatus, ...] = ("pending", "in_progress", "completed")
-TaskStatus = Literal["pending", "in_progress", "completed", "deleted"]
-TASK_STATUSES: tuple[TaskStatus, ...] = ("pending", "in_progress", "completed", "deleted")
 TASK_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
 """A task id: a short token (``3``, or an imported agent's own id), never free text."""
 

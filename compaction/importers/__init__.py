@@ -33,17 +33,14 @@ from compaction.events import Event
 from compaction.importers._detect import detect_format
 from compaction.importers._formats import (
     FORMAT_CHOICES,
-    FORMATS,
-    IMPORTERS,
     LABELS,
-    Format,
     FormatChoice,
-    Importer,
     importer,
 )
-from compaction.importers._import_report import ImportReport, RuleBreak
-from compaction.importers._records import MAX_LINE_BYTES, TOO_LONG
-from compaction.importers._session_replay import ReplayCompaction, ReplayReport, replay
+from compaction.importers._import_report import ImportReport
+from compaction.importers._records import MAX_LINE_BYTES as MAX_LINE_BYTES
+from compaction.importers._records import TOO_LONG as TOO_LONG
+from compaction.importers._session_replay import ReplayReport, replay
 from compaction.stores import (
     EventStore,
     open_session_store,
@@ -226,21 +223,12 @@ def _progress(
 
 
 __all__ = [
-    "FORMATS",
     "FORMAT_CHOICES",
-    "IMPORTERS",
     "LABELS",
-    "Format",
-    "FormatChoice",
     "ImportReport",
-    "Importer",
-    "ReplayCompaction",
     "ReplayReport",
-    "RuleBreak",
     "detect_format",
     "import_to_store",
-    "import_transcript",
-    "importer",
     "load",
     "replay",
 ]

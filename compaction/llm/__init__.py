@@ -5,14 +5,24 @@ without httpx installed. The summarizer that talks through it, `OpenAISummarizer
 floor up in ``compaction.summarizers``: this package imports nothing above it.
 """
 
-from compaction.llm._usage import ProviderUsage, read_usage
-from compaction.llm.client import ChatAnswer, ChatClient, ChatConfig, canonical_json
+from __future__ import annotations
+
+import typing as _typing
+
+from compaction._lazy import lazy_root as _lazy_root
+
+if _typing.TYPE_CHECKING:
+    from compaction.llm.client import ChatClient, ChatConfig
+
+_EXPORTS: dict[str, str] = {
+    "ChatClient": "compaction.llm.client",
+    "ChatConfig": "compaction.llm.client",
+}
+"""Each public name and the module that defines it (imported on first use)."""
 
 __all__ = [
-    "ChatAnswer",
     "ChatClient",
     "ChatConfig",
-    "ProviderUsage",
-    "canonical_json",
-    "read_usage",
 ]
+
+__getattr__, __dir__ = _lazy_root(__name__, _EXPORTS, globals(), __all__)

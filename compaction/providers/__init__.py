@@ -8,6 +8,6 @@ Rule of this room: it reads provider shapes into events; it imports no view, sto
 """
 
 from compaction.providers.messages import from_anthropic, from_openai, to_messages
-from compaction.providers.usage_reports import TURN, usage_report
+from compaction.providers.usage_reports import usage_report
 
-__all__ = ["TURN", "from_anthropic", "from_openai", "to_messages", "usage_report"]
+__all__ = ["from_anthropic", "from_openai", "to_messages", "usage_report"]

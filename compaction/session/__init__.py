@@ -30,7 +30,7 @@ from compaction.events import (
     UsageReportData,
 )
 from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
-from compaction.providers.messages import to_messages
+from compaction.providers import to_messages
 from compaction.session._carry_writes import CarryWrites
 from compaction.session._tool_runs import ToolRuns
 from compaction.session.live_views import LiveViews

@@ -26,9 +26,6 @@ from compaction.events import (
 )
 from compaction.invariants import check_next_seq
 
-MAX_EVENT_BYTES: Final = 64 * 1024 * 1024
-"""Largest line an append writes (64 MiB). A longer event is refused, so a torn tail is shorter."""
-
 LINE_START: Final = b'{"v":'
 """How every line this toolkit writes begins (`dump_event`); a torn tail begins the same way."""
 

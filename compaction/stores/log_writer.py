@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
+from compaction.contract import MAX_EVENT_BYTES
 from compaction.errors import ConfigError, LogError, LogFormatError, SeqConflictError
 from compaction.events import (
     Event,
@@ -51,7 +52,6 @@ from compaction.stores._log_tail import (
     save_beside,
 )
 from compaction.stores.log_reader import (
-    MAX_EVENT_BYTES,
     LogReader,
     ReadReport,
     error_reason,

@@ -9,34 +9,34 @@
 Arrows point down: this package imports ``compaction.llm`` (the client), never the reverse.
 """
 
-from compaction.summarizers._base import Summarizer, SummaryInput, check_output
-from compaction.summarizers._extractive import (
-    ExtractiveSummarizer,
-    find_paths,
-    looks_like_path,
-    split_entries,
-)
-from compaction.summarizers._llm import (
-    SUMMARY_PURPOSE,
-    OpenAISummarizer,
-    instruction,
-    kept_after_span,
-    record_usage,
-    summary_body,
-)
+from __future__ import annotations
+
+import typing as _typing
+
+from compaction._lazy import lazy_root as _lazy_root
+
+if _typing.TYPE_CHECKING:
+    from compaction.summarizers._base import Summarizer, SummaryInput, check_output
+    from compaction.summarizers._extractive import ExtractiveSummarizer
+    from compaction.summarizers._llm import OpenAISummarizer, record_usage
+
+_EXPORTS: dict[str, str] = {
+    "ExtractiveSummarizer": "compaction.summarizers._extractive",
+    "OpenAISummarizer": "compaction.summarizers._llm",
+    "Summarizer": "compaction.summarizers._base",
+    "SummaryInput": "compaction.summarizers._base",
+    "check_output": "compaction.summarizers._base",
+    "record_usage": "compaction.summarizers._llm",
+}
+"""Each public name and the module that defines it (imported on first use)."""
 
 __all__ = [
-    "SUMMARY_PURPOSE",
     "ExtractiveSummarizer",
     "OpenAISummarizer",
     "Summarizer",
     "SummaryInput",
     "check_output",
-    "find_paths",
-    "instruction",
-    "kept_after_span",
-    "looks_like_path",
     "record_usage",
-    "split_entries",
-    "summary_body",
 ]
+
+__getattr__, __dir__ = _lazy_root(__name__, _EXPORTS, globals(), __all__)

@@ -13,17 +13,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
+from compaction.contract import MAX_ARGUMENT_BYTES, MAX_ITEM_CHARS
 from compaction.errors import ToolInputError
-
-MAX_ARGUMENT_BYTES: Final = 1_000_000
-"""Arguments larger than this are rejected before parsing (a runaway model, not a tool call)."""
-
-MAX_ITEM_CHARS: Final = 2000
-"""Longest single text a built-in tool stores (a todo's content, a task's description), in
-characters after trimming: a longer one is rejected, so one item can never crowd the Checkpoint
-(which carries every unfinished item whole) out of the context window."""
 
 Arguments = str | bytes | Mapping[str, Any]
 """What a host passes as a tool call's arguments."""

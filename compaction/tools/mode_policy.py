@@ -21,20 +21,25 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from types import MappingProxyType
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from compaction.contract import (
+    TASK_CREATE,
+    TASK_CREATE_EVENT,
+    TASK_UPDATE,
+    TASK_UPDATE_EVENT,
+    TODO_WRITE,
+    TODO_WRITE_EVENT,
+)
 from compaction.errors import ConfigError
 from compaction.events import Event, TurnStarted
+from compaction.tools._plain_call import POLICY_FILE, policy_text
 
 PolicyTable = Mapping[str, "ModePolicy"]
 """Mode name -> its tool policy."""
-
-POLICY_FILE: Final = "mode_policies.json"
-"""The built-in table, under ``compaction/schemas/``."""
 
 
 class ModePolicy(BaseModel):
@@ -99,14 +104,14 @@ def load_policies(text: str, *, source: str = "policy table") -> dict[str, ModeP
 @cache
 def builtin_policies() -> PolicyTable:
     """Return the policy table of the built-in modes (agent, parallel, plan, team), read-only."""
-    text = resources.files("compaction").joinpath("schemas", POLICY_FILE).read_text("utf-8")
+    text = policy_text()
     return MappingProxyType(load_policies(text, source=f"compaction/schemas/{POLICY_FILE}"))
 
 
 EVENT_TOOLS: Final[dict[str, str]] = {
-    "todo/write": "todo_write",
-    "task/create": "task_create",
-    "task/update": "task_update",
+    TODO_WRITE_EVENT: TODO_WRITE,
+    TASK_CREATE_EVENT: TASK_CREATE,
+    TASK_UPDATE_EVENT: TASK_UPDATE,
 }
 """The tool whose accepted call each tool event records."""
 

@@ -48,9 +48,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from compaction import contract
+from compaction.contract import MAX_ITEM_CHARS
 from compaction.errors import ToolInputError
 from compaction.events import TASK_STATUSES, Task
-from compaction.tools.arguments import MAX_ITEM_CHARS, Arguments, load_arguments, show, too_long
+from compaction.tools.arguments import Arguments, load_arguments, show, too_long
 from compaction.tools.todos import is_blank
 from compaction.views.board import TaskBoard, quoted
 

@@ -21,9 +21,7 @@ from compaction.events import (
     TodoWritten,
     TurnStarted,
 )
-
-STATUS_MARKS: dict[TodoStatus, str] = {"completed": "✓", "in_progress": "◉", "pending": "○"}
-"""The status dot shown before each item of the task panel."""
+from compaction.views._panel_text import STATUS_MARKS, counts_line
 
 
 class TodoPanel(BaseModel):
@@ -42,8 +40,7 @@ class TodoPanel(BaseModel):
 
     def counts_line(self) -> str:
         """Return e.g. ``2 completed, 1 in progress, 3 pending``."""
-        c = self.counts()
-        return f"{c['completed']} completed, {c['in_progress']} in progress, {c['pending']} pending"
+        return counts_line(t.status for t in self.todos)
 
     def render(self) -> str:
         """Return the panel as plain text: the counts line, then one marked line per item."""

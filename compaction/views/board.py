@@ -27,6 +27,7 @@ from compaction.events import (
     TaskStatus,
     TaskUpdated,
 )
+from compaction.views._panel_text import counts_line
 
 TASK_MARKS: dict[TaskStatus, str] = {
     "completed": "✓",
@@ -74,8 +75,7 @@ class TaskBoard(BaseModel):
 
     def counts_line(self) -> str:
         """Return e.g. ``2 completed, 1 in progress, 3 pending``."""
-        c = self.counts()
-        return f"{c['completed']} completed, {c['in_progress']} in progress, {c['pending']} pending"
+        return counts_line(t.status for t in self.live())
 
     def unfinished(self, status: TaskStatus) -> tuple[TaskRef, ...]:
         """Return the live tasks of one unfinished status as Checkpoint references.

@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "modes": "harness.commands.modes_cmd",
     "bench": "harness.commands.bench_cmd",
     "hooks": "harness.commands.hooks_cmd",
+    "completion": "harness.commands.completion_cmd",
 }
 """Each command's name and the module that registers it, in the order ``--help`` lists them."""
 
@@ -39,4 +40,4 @@ def register_of(name: str) -> Register:
     return register
 
 
-__all__ = ["COMMANDS", "Register", "register_of"]
+__all__ = ["COMMANDS", "register_of"]

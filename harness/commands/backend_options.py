@@ -26,6 +26,7 @@ from compaction.backends import (
     CompactionBackend,
     resolve_backend,
 )
+from harness.commands.env_options import openai_base_url
 from prompts import compaction_backend
 
 REQUEST_FORMATS: tuple[str, ...] = ("openai", "responses", "anthropic")
@@ -96,7 +97,7 @@ def backend_from_args(args: argparse.Namespace) -> CompactionBackend | None:
         if not value > above:
             raise ConfigError(f"{flag} must be > {above}, not {value}")
     config = BackendConfig(
-        base_url=args.base_url or DEFAULT_BASE_URLS[concrete],
+        base_url=_base_url(args.base_url, concrete),
         model=args.model,
         api_key_env=key_env,
         timeout=args.timeout,
@@ -130,3 +131,10 @@ def backend_line(result: CompactionResult) -> str | None:
     if provider.item is not None:
         return f"backend: {provider.backend} compaction item recorded beside the Checkpoint"
     return f"backend fallback: {provider.fallback_reason}"
+
+
+def _base_url(given: str | None, backend: str) -> str:
+    """Return ``--base-url``, else ``OPENAI_BASE_URL`` for an OpenAI backend, else its default."""
+    if given is None and backend.startswith("openai"):
+        given = openai_base_url(None)
+    return given or DEFAULT_BASE_URLS[backend]

@@ -34,10 +34,15 @@ from compaction import (
     get_tokenizer,
 )
 from compaction.stores import FileStore
-from compaction.tokens import TOKENIZER_NAMES
 from harness.commands import backend_options, llm_options
+from harness.commands.env_options import add_tokenizer_option, env_value, with_env
 from harness.commands.prompt_cmd import builder_from_args
-from harness.commands.stores import LOG_HELP, add_session_option, not_a_log, open_session
+from harness.commands.stores import (
+    add_log_argument,
+    add_session_option,
+    not_a_log,
+    open_session,
+)
 from harness.output import (
     HelpFormatter,
     cli_text,
@@ -47,6 +52,7 @@ from harness.output import (
     print_json,
     progress,
 )
+from harness.plain import positive_int
 from prompts import RequestSize, available_modes, get_mode, request_size
 
 SUMMARIZERS: tuple[str, ...] = ("extractive", "openai")
@@ -80,7 +86,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "and --reserve. Below the threshold nothing is done without --force."
         ),
     )
-    p.add_argument("log", metavar="LOG", help=LOG_HELP)
+    add_log_argument(p)
     add_session_option(p)
     _add_budget_options(p)
     p.add_argument("--force", action="store_true", help="compact even below the threshold")
@@ -93,7 +99,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _add_budget_options(p: argparse.ArgumentParser) -> None:
     """Add the options that say when to compact and how much to keep."""
     p.add_argument(
-        "--window", type=int, default=DEFAULT_WINDOW, help="context window in tokens (%(default)s)"
+        "--window",
+        type=int,
+        default=env_value("HARNESS_WINDOW", positive_int, DEFAULT_WINDOW),
+        help=with_env("context window in tokens (%(default)s)", "HARNESS_WINDOW"),
     )
     p.add_argument(
         "--threshold",
@@ -126,7 +135,7 @@ def _add_summarizer_options(p: argparse.ArgumentParser) -> None:
         default="extractive",
         help="what writes the narrative sections (%(default)s)",
     )
-    p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
+    add_tokenizer_option(p)
     llm_options.add_openai_options(p)
     backend_options.add_backend_options(p)
 

@@ -24,7 +24,7 @@ from harness.commands.prompt_cmd import (
     add_prompt_options,
     builder_from_args,
 )
-from harness.commands.stores import LOG_HELP, add_session_option, open_session
+from harness.commands.stores import add_log_argument, add_session_option, open_session
 from harness.output import HelpFormatter, examples
 from prompts import (
     anthropic_request,
@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "the code-owned sections; every other format carries the local Checkpoint."
         ),
     )
-    p.add_argument("log", metavar="LOG", help=LOG_HELP)
+    add_log_argument(p)
     add_session_option(p)
     add_prompt_options(p, mode_default=LOG_MODE_DEFAULT)
     p.add_argument(

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from compaction import ConfigError
+from harness.commands.env_options import env_value, with_env
 from harness.output import HelpFormatter, console, examples, panel_text, positive_int, print_json
 
 if TYPE_CHECKING:
@@ -54,7 +55,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     # tests pin the figures in the help against `harness.simulation`.
     p.add_argument("--turns", type=positive_int, help="user requests to generate (default: 12)")
     p.add_argument("--seed", type=int, help="seed of the generator (default: 7)")
-    p.add_argument("--window", type=positive_int, help="context window in tokens (default: 32000)")
+    p.add_argument(
+        "--window",
+        type=positive_int,
+        default=env_value("HARNESS_WINDOW", positive_int, None),
+        help=with_env("context window in tokens (default: 32000)", "HARNESS_WINDOW"),
+    )
     p.add_argument(
         "--profile",
         metavar="SHAPE",

@@ -10,7 +10,7 @@ from compaction import get_tokenizer
 from compaction.importers import FORMAT_CHOICES, LABELS, ImportReport, import_to_store
 from compaction.secrets import redact_url
 from compaction.stores import FileStore
-from compaction.tokens import TOKENIZER_NAMES
+from harness.commands.env_options import add_tokenizer_option
 from harness.commands.stores import add_session_option, opened
 from harness.files import check_file
 from harness.output import (
@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--force", action="store_true", help="replace LOG (or the store's session) if it exists"
     )
-    p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
+    add_tokenizer_option(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
 

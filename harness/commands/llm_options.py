@@ -14,6 +14,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from compaction import ConfigError, Session, Summarizer, TurnStarted
+from harness.commands.env_options import openai_base_url, with_env
 from harness.commands.prompt_cmd import LOG_MODE_DEFAULT, add_prompt_options, builder_from_args
 from prompts import DEFAULT_MODE, available_modes, get_mode, openai_request
 
@@ -28,7 +29,11 @@ def add_openai_options(p: argparse.ArgumentParser) -> None:
         "an OpenAI-compatible chat-completions endpoint (DeepSeek, OpenAI, vLLM, Ollama...); "
         "the summary call replays the request `harness context` would print, plus one message",
     )
-    g.add_argument("--base-url", metavar="URL", help="API root, e.g. https://api.deepseek.com")
+    g.add_argument(
+        "--base-url",
+        metavar="URL",
+        help=with_env("API root, e.g. https://api.deepseek.com", "OPENAI_BASE_URL"),
+    )
     g.add_argument("--model", metavar="M", help="model name, e.g. deepseek-chat")
     g.add_argument(
         "--api-key-env",
@@ -60,9 +65,10 @@ def openai_summarizer(args: argparse.Namespace, session: Session) -> OpenAISumma
     Raises:
         ConfigError: ``--base-url`` or ``--model`` missing, or a bad value.
     """
-    given = (("--base-url", args.base_url), ("--model", args.model))
+    base_url = openai_base_url(args.base_url)
+    given = (("--base-url", base_url), ("--model", args.model))
     missing = [flag for flag, value in given if not value]
-    if missing:
+    if missing or base_url is None:
         raise ConfigError(f"--summarizer openai needs {' and '.join(missing)}")
     key_env = args.api_key_env or "OPENAI_API_KEY"
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", key_env):
@@ -79,7 +85,7 @@ def openai_summarizer(args: argparse.Namespace, session: Session) -> OpenAISumma
             f"--summarizer openai needs httpx ({exc}): pip install 'context-harness[llm]'"
         ) from None
     config = ChatConfig(
-        base_url=args.base_url,
+        base_url=base_url,
         model=args.model,
         api_key_env=key_env,
         timeout=args.timeout,

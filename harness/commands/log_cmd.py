@@ -37,11 +37,21 @@ from compaction.events import event_json_schema
 from compaction.invariants import RULES, LogChecker
 from compaction.secrets import redact_url
 from compaction.stores import ReadReport
-from compaction.tokens import TOKENIZER_NAMES
 from compaction.tools import PolicyChecker
 from compaction.views import CallTracker, TokenScaleProjection, UsageProjection
+from harness.commands.env_options import (
+    WINDOW_ENV,
+    add_tokenizer_option,
+    env_value,
+    with_env,
+)
 from harness.commands.log_receipts import MAX_OPEN_TURNS, open_work_text, receipt_lines
-from harness.commands.stores import LOG_HELP, add_session_option, not_a_log, read_log
+from harness.commands.stores import (
+    add_log_argument,
+    add_session_option,
+    not_a_log,
+    read_log,
+)
 from harness.output import (
     HelpFormatter,
     console,
@@ -79,7 +89,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="validate a log and summarise it",
         description=DESCRIPTION,
     )
-    p.add_argument("log", metavar="LOG", nargs="?", help=LOG_HELP)
+    add_log_argument(p, optional=True)
     add_session_option(p)
     p.add_argument(
         "--schema", action="store_true", help="print the JSON Schema of a log line and exit"
@@ -92,7 +102,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "or the event as JSON with --json",
     )
     p.add_argument("--skip-bad", action="store_true", help="count and skip malformed lines")
-    p.add_argument("--tokenizer", default="o200k_base", choices=TOKENIZER_NAMES)
+    add_tokenizer_option(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--modes-file", metavar="FILE", help="user modes (TOML or JSON)")
     p.add_argument(
@@ -105,9 +115,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--window",
         type=positive_int,
-        default=DEFAULT_WINDOW,
+        default=env_value(WINDOW_ENV, positive_int, DEFAULT_WINDOW),
         metavar="N",
-        help=f"the context window --plot draws (default: {DEFAULT_WINDOW})",
+        help=with_env(
+            f"the context window --plot draws (default: {DEFAULT_WINDOW})", "HARNESS_WINDOW"
+        ),
     )
     p.set_defaults(func=run)
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from compaction import get_tokenizer
-from compaction.tokens import TOKENIZER_NAMES
 from compaction.tools import dump_policies
+from harness.commands.env_options import add_tokenizer_option
 from harness.commands.prompt_cmd import add_prompt_options, builder_from_args
 from harness.output import HelpFormatter, examples, print_json
 from prompts import (
@@ -36,9 +36,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     add_prompt_options(p, mode=False)
-    p.add_argument(
-        "--tokenizer", choices=TOKENIZER_NAMES, default="o200k_base", help="token counter"
-    )
+    add_tokenizer_option(p)
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument(
         "--policies",

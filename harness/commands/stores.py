@@ -25,6 +25,22 @@ LOG_HELP = (
 )
 
 
+def add_log_argument(
+    p: argparse.ArgumentParser, help_text: str = LOG_HELP, *, optional: bool = False
+) -> None:
+    """Add the LOG positional; with ``HARNESS_STORE`` set it may be left out (the default)."""
+    from harness.commands.env_options import store_default, with_env
+
+    store = store_default()
+    p.add_argument(
+        "log",
+        metavar="LOG",
+        nargs="?" if store or optional else None,
+        default=store,
+        help=with_env(help_text, "HARNESS_STORE"),
+    )
+
+
 def not_a_log(log: str | Path, why: str) -> LogError:
     """Return the error for a LOG that holds no event: what it is instead, and what a log is.
 

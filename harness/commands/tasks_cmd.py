@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from compaction import Session, TaskBoard
-from harness.commands.stores import LOG_HELP, add_session_option, open_session
+from harness.commands.stores import add_log_argument, add_session_option, open_session
 from harness.output import (
     HelpFormatter,
     board_text,
@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "approved plan's first line."
         ),
     )
-    p.add_argument("log", metavar="LOG", help=LOG_HELP)
+    add_log_argument(p)
     add_session_option(p)
     p.add_argument(
         "--json",

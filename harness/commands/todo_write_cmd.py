@@ -1,4 +1,14 @@
-"""`harness todo-write LOG`: run the todo_write tool against a log, as a model would."""
+"""`harness todo-write LOG`: run the todo_write tool against a log, as a model would.
+
+The common case (a JSONL file, or none yet; no ``--session`` or ``--modes-file``; a built-in or
+no ``--mode``; arguments the tool accepts) is written without the event models: the JSONL
+store appends under the log's lock (`compaction.stores.append_plain`, which folds the log with
+the standard library) the line the todo tool decides on (`compaction.tools.plain_todo_call`,
+the tool's own rules). Anything else takes the session's tool, which words every error.
+
+Invariants: an accepted call appends the same line and prints the same result on either path
+(`tests/e2e/test_todo_write_plain.py` compares them over generated calls and logs).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +17,8 @@ import errno
 import sys
 from typing import TYPE_CHECKING
 
-from harness.commands.stores import LOG_HELP, add_session_option, open_session
-from harness.commands.todo_write_plain import MAX_ARGUMENT_BYTES, plain_todo_write
+from compaction.contract import MAX_ARGUMENT_BYTES, TODO_WRITE_EVENT
+from harness.commands.stores import LOG_HELP, add_log_argument, add_session_option, open_session
 from harness.plain import HelpFormatter, examples, print_json
 
 if TYPE_CHECKING:  # imported where used: an accepted call on a JSONL file needs no model
@@ -33,7 +43,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "in a mode that forbids todo_write (plan) the call is refused."
         ),
     )
-    p.add_argument("log", metavar="LOG", help=LOG_HELP + "; created if missing")
+    add_log_argument(p, LOG_HELP + "; created if missing")
     add_session_option(p)
     p.add_argument(
         "--args",
@@ -62,27 +72,49 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Execute the call and print the result.
 
-    An accepted call on a JSONL file is written without the models (`todo_write_plain`, the
-    same bytes); any other call takes the session's tool.
+    An accepted call on a JSONL file is written without the models (`plain_call`, the same
+    bytes); any other call takes the session's tool.
     """
     raw: str | bytes = args.arguments if args.arguments is not None else read_stdin()
-    written = plain_todo_write(
-        args.log,
-        raw,
-        session=args.session,
-        modes_file=args.modes_file,
-        mode=args.mode,
-        allow_parallel=args.allow_parallel,
-    )
+    written = plain_call(args, raw)
     if written is None:
         content, is_error, todos = session_call(args, raw)
     else:
-        content, is_error, todos = written.content, False, list(written.todos)
+        content, is_error, todos = written
     if args.json:
         print_json({"is_error": is_error, "content": content, "todos": todos})
     else:
         print(content)
     return 1 if is_error else 0
+
+
+def plain_call(args: argparse.Namespace, raw: str | bytes) -> tuple[str, bool, list[object]] | None:
+    """Append an accepted call to a JSONL file without the models; None: the full path answers."""
+    if args.session is not None or args.modes_file is not None or "://" in args.log:
+        return None
+    from compaction.stores import PlainLog, append_plain, event_line
+    from compaction.tools import plain_todo_call
+
+    recorded: list[dict[str, str]] = []
+    answer: list[str] = []
+
+    def line(state: PlainLog) -> bytes | None:
+        accepted = plain_todo_call(
+            raw,
+            mode=args.mode,
+            log_mode=state.mode,
+            messages=state.messages,
+            allow_parallel=args.allow_parallel,
+        )
+        if accepted is None:
+            return None
+        recorded[:] = [{"content": text, "status": status} for text, status in accepted.todos]
+        answer[:] = [accepted.content]
+        return event_line(state.next_seq, TODO_WRITE_EVENT, {"todos": recorded})
+
+    if not append_plain(args.log, line):
+        return None
+    return answer[0], False, list(recorded)
 
 
 def session_call(args: argparse.Namespace, raw: str | bytes) -> tuple[str, bool, list[object]]:

@@ -3,23 +3,42 @@
 A new turn empties the panel, but an unfinished list from an earlier turn is still the agent's
 latest list (a Checkpoint carries it): then the panel shows that list under a ``carried from
 turn N`` line instead of looking empty.
+
+When the panel is all that is asked (a JSONL file, no ``--session``, ``--json`` or
+``--follow``), the log is folded by the JSONL store's standard-library fold
+(`compaction.stores.fold_plain`) and the panel drawn here without rich or pydantic: as plain
+lines into a pipe, with the ANSI styles rich would write on a plain terminal (`plain_panel`).
+
+Invariants: `plain_panel`'s text is byte for byte what the full path prints, into a pipe and on
+a terminal (`tests/e2e/test_todos_plain.py` compares them); anything it does not take (a store,
+a log the fold refuses, content rich would change, a terminal rich styles otherwise) returns
+None and the full path answers.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.commands.stores import LOG_HELP, add_session_option
-from harness.commands.todos_plain import plain_todos
-from harness.plain import HelpFormatter, examples
+from harness.commands.stores import add_log_argument, add_session_option
+from harness.plain import (
+    DONE_STYLE,
+    PANEL_STYLES,
+    STYLED_ENV,
+    HelpFormatter,
+    examples,
+    plain_terminal,
+    styled,
+)
 
 if TYPE_CHECKING:  # imported where used: the plain path into a pipe needs none of them
     from rich.text import Text
 
     from compaction import Session, TodoPanel
+    from compaction.stores import PlainTodos
 
 
 @dataclass(frozen=True)
@@ -54,21 +73,17 @@ def latest_list(session: Session) -> Carried | None:
     return None if panel is None else Carried(turn=max(written, 1), panel=panel)
 
 
-def carried_line(carried: Carried) -> str:
-    """Return the line above a carried list (the panel of this turn is empty)."""
+def carried_line(turn: int, seq: int) -> str:
+    """Return the line above a list carried from `turn`, written at `seq` (this turn's is empty)."""
     return (
-        f"carried from turn {carried.turn}: no list written in this turn; the latest list "
-        f"(seq {carried.panel.seq}) still has unfinished items"
+        f"carried from turn {turn}: no list written in this turn; the latest list "
+        f"(seq {seq}) still has unfinished items"
     )
 
 
-def latest_line(latest: Carried) -> str:
-    """Return the line above an empty panel whose latest list, all done, is an earlier turn's."""
-    done = sum(1 for t in latest.panel.todos if t.status == "completed")
-    return (
-        f"no list in this turn; the latest, seq {latest.panel.seq} in turn {latest.turn}: "
-        f"all {done} completed"
-    )
+def latest_line(turn: int, seq: int, done: int) -> str:
+    """Return the line above an empty panel whose latest list, all `done`, is an earlier turn's."""
+    return f"no list in this turn; the latest, seq {seq} in turn {turn}: all {done} completed"
 
 
 def todos_text(session: Session) -> Text:
@@ -85,10 +100,12 @@ def todos_text(session: Session) -> Text:
         latest = latest_list(session)
         if latest is None:
             return with_carried(panel_text(session.todos), session)
-        text = Text(latest_line(latest) + "\n", style="italic")
+        line = latest_line(latest.turn, latest.panel.seq or 0, len(latest.panel.todos))
+        text = Text(line + "\n", style="italic")
         text.append_text(panel_text(session.todos))
         return with_carried(text, session)
-    text = Text(carried_line(carried) + "\n", style="italic")
+    line = carried_line(carried.turn, carried.panel.seq or 0)
+    text = Text(line + "\n", style="italic")
     text.append_text(panel_text(carried.panel))
     return with_carried(text, session)
 
@@ -109,7 +126,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "unfinished list from an earlier turn is shown under 'carried from turn N'."
         ),
     )
-    p.add_argument("log", metavar="LOG", help=LOG_HELP)
+    add_log_argument(p)
     add_session_option(p)
     p.add_argument(
         "--json",
@@ -127,13 +144,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the panel, or follow the log until interrupted.
 
-    Into a pipe, a plain JSONL log is folded without pydantic or rich (`todos_plain`).
+    When the panel is all that is asked, a JSONL log is drawn without pydantic or rich
+    (`plain_panel`).
     """
-    if not sys.stdout.isatty():
-        text = plain_todos(args.log, session=args.session, json_out=args.json, follow=args.follow)
-        if text is not None:
-            sys.stdout.write(text)
-            return 0
+    text = plain_panel(args, terminal=sys.stdout.isatty())
+    if text is not None:
+        sys.stdout.write(text)
+        return 0
     from harness.commands.stores import open_session
 
     with open_session(args, sync="batch") as session:
@@ -157,3 +174,50 @@ def _show(args: argparse.Namespace, session: Session) -> int:
 
 def _carried_json(carried: Carried) -> dict[str, object]:
     return {"turn": carried.turn, **carried.panel.model_dump(mode="json")}
+
+
+def plain_panel(args: argparse.Namespace, *, terminal: bool) -> str | None:
+    """Return what `harness todos LOG` prints, drawn without rich or pydantic; None: not taken."""
+    if args.session is not None or args.json or args.follow or "://" in args.log:
+        return None
+    if any(name in os.environ for name in STYLED_ENV) or (terminal and not plain_terminal()):
+        return None
+    from compaction.stores import fold_plain, read_plain
+
+    data = read_plain(args.log)
+    state = None if data is None else fold_plain(data, exact=False)
+    if state is None or state.carries:
+        return None
+    carried = not state.panel and any(status != "completed" for _, status in state.latest)
+    items = state.latest if carried else state.panel
+    if not all(text.isprintable() and text == text.rstrip() for text, _ in items):
+        return None  # rich would change the text: control characters, trailing spaces
+    turn = max(state.latest_turn, 1)
+    if carried:
+        line: str | None = carried_line(turn, state.latest_seq)
+    elif not state.panel and state.latest:
+        line = latest_line(turn, state.latest_seq, len(state.latest))
+    else:
+        line = None
+    lines = _panel_lines(items, terminal, italic=line is not None)
+    if line is not None:
+        lines.insert(0, styled(line, "italic") if terminal else line)
+    return "\n".join(lines) + "\n"
+
+
+def _panel_lines(items: PlainTodos, terminal: bool, *, italic: bool) -> list[str]:
+    """Return the panel's lines: plain, or styled as `harness.output.panel_text` styles them."""
+    from compaction.views import STATUS_MARKS, counts_line
+
+    head = counts_line(status for _, status in items)
+    if not terminal:
+        return [head] + [f"{STATUS_MARKS[status]} {text}" for text, status in items]
+    base = ("bold", "italic") if italic else ("bold",)
+    lines = [styled(head, *base)]
+    for text, status in items:
+        look = DONE_STYLE if status == "completed" else ""
+        lines.append(
+            styled(f"{STATUS_MARKS[status]} ", *base, PANEL_STYLES[status])
+            + styled(text, *base, look)
+        )
+    return lines

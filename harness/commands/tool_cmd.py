@@ -6,9 +6,11 @@ import argparse
 import sys
 
 from compaction import BUILTIN_TOOLS, COMPACT_CONTEXT, CompactionPolicy, call_tool
-from harness.commands.stores import LOG_HELP, add_session_option, open_session
+from harness.commands.env_options import env_value, with_env
+from harness.commands.stores import LOG_HELP, add_log_argument, add_session_option, open_session
 from harness.commands.todo_write_cmd import read_stdin
 from harness.output import HelpFormatter, examples, print_json
+from harness.plain import positive_int
 from prompts import available_modes, get_mode, policy_table
 
 
@@ -36,7 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "tokens saved."
         ),
     )
-    p.add_argument("log", metavar="LOG", help=LOG_HELP + "; created if missing")
+    add_log_argument(p, LOG_HELP + "; created if missing")
     add_session_option(p)
     p.add_argument("name", metavar="NAME", choices=BUILTIN_TOOLS, help=", ".join(BUILTIN_TOOLS))
     p.add_argument(
@@ -55,9 +57,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--window",
         type=int,
-        default=CompactionPolicy().window_tokens,
+        default=env_value("HARNESS_WINDOW", positive_int, CompactionPolicy().window_tokens),
         metavar="TOKENS",
-        help="compact_context: the model's context window (default %(default)s)",
+        help=with_env(
+            "compact_context: the model's context window (default %(default)s)", "HARNESS_WINDOW"
+        ),
     )
     p.add_argument("--modes-file", metavar="FILE", help="user modes (TOML or JSON)")
     p.set_defaults(func=run)

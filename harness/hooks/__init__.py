@@ -17,91 +17,52 @@ import importlib
 import typing
 
 if typing.TYPE_CHECKING:
-    from harness.hooks._agents import AGENTS, NAMES, Agent, Point, agent
+    from harness.hooks._agents import AGENTS, agent
     from harness.hooks._audit import audit, audit_json, audit_text
-    from harness.hooks._fold import Compaction, Fold, Item, fold
     from harness.hooks._gate import MAX_STDIN, needs_reading
-    from harness.hooks._receipts import hooks_dir, receipts
-    from harness.hooks._restore import output_for, restore_block, summary_instructions
+    from harness.hooks._receipts import receipts
     from harness.hooks._run import run
-    from harness.hooks._settings import (
-        MARK,
-        Change,
-        apply,
-        hook_command,
-        install,
-        installed,
-        read_settings,
-        uninstall,
-    )
+    from harness.hooks._settings import Change, apply, install, installed, uninstall
     from harness.hooks._transcript import fold_lines, fold_transcript, pick
 
 _HOMES: dict[str, str] = {
     "AGENTS": "harness.hooks._agents",
-    "Agent": "harness.hooks._agents",
     "Change": "harness.hooks._settings",
-    "Compaction": "harness.hooks._fold",
-    "Fold": "harness.hooks._fold",
-    "Item": "harness.hooks._fold",
     "MAX_STDIN": "harness.hooks._gate",
-    "MARK": "harness.hooks._settings",
-    "NAMES": "harness.hooks._agents",
-    "Point": "harness.hooks._agents",
     "agent": "harness.hooks._agents",
     "apply": "harness.hooks._settings",
     "audit": "harness.hooks._audit",
     "audit_json": "harness.hooks._audit",
     "audit_text": "harness.hooks._audit",
-    "fold": "harness.hooks._fold",
     "fold_lines": "harness.hooks._transcript",
     "fold_transcript": "harness.hooks._transcript",
-    "hook_command": "harness.hooks._settings",
-    "hooks_dir": "harness.hooks._receipts",
     "install": "harness.hooks._settings",
     "installed": "harness.hooks._settings",
     "needs_reading": "harness.hooks._gate",
-    "output_for": "harness.hooks._restore",
     "pick": "harness.hooks._transcript",
-    "read_settings": "harness.hooks._settings",
     "receipts": "harness.hooks._receipts",
-    "restore_block": "harness.hooks._restore",
     "run": "harness.hooks._run",
-    "summary_instructions": "harness.hooks._restore",
     "uninstall": "harness.hooks._settings",
 }
 """Where each public name lives."""
 
 __all__ = [
     "AGENTS",
-    "MARK",
     "MAX_STDIN",
-    "NAMES",
-    "Agent",
     "Change",
-    "Compaction",
-    "Fold",
-    "Item",
-    "Point",
     "agent",
     "apply",
     "audit",
     "audit_json",
     "audit_text",
-    "fold",
     "fold_lines",
     "fold_transcript",
-    "hook_command",
-    "hooks_dir",
     "install",
     "installed",
     "needs_reading",
-    "output_for",
     "pick",
-    "read_settings",
     "receipts",
-    "restore_block",
     "run",
-    "summary_instructions",
     "uninstall",
 ]
 

@@ -7,10 +7,4 @@ LangChain v1 (`harness.integrations.langchain_agents`). Import the adapter modul
 package imports none of them, so it costs nothing when a framework is absent.
 """
 
-
-def missing_extra(module: str, extra: str, package: str) -> str:
-    """Return the one-line answer to a framework that is missing or too old for an adapter."""
-    return f"harness.integrations.{module} needs {package}: pip install 'context-harness[{extra}]'"
-
-
-__all__ = ["missing_extra"]
+__all__: list[str] = []

@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NotRequired
 
-from harness.integrations import missing_extra
+from harness.integrations._extras import missing_extra
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse

@@ -46,7 +46,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.integrations import missing_extra
+from harness.integrations._extras import missing_extra
 
 try:
     from agents import (

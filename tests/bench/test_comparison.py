@@ -17,9 +17,7 @@ from compaction import (
 )
 from harness.simulation import (
     BLIND_RUNS,
-    CONTENT_BLIND_SUMMARY,
     STRATEGIES,
-    BlindSummarizer,
     blind_summarizer,
     default_prices,
     generate,
@@ -27,6 +25,7 @@ from harness.simulation import (
     replay,
     session_cost,
 )
+from harness.simulation._blind import CONTENT_BLIND_SUMMARY, BlindSummarizer
 from prompts import dumps, openai_message
 
 

@@ -25,7 +25,8 @@ from compaction import (
     read_events,
 )
 from compaction.policy import DEFAULT_WINDOW
-from harness.simulation import generate, unfinished
+from harness.simulation import generate
+from harness.simulation._sessions import unfinished
 
 TURNS = 120
 

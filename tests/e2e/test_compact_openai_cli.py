@@ -14,7 +14,7 @@ from openai.types.chat.completion_create_params import CompletionCreateParamsNon
 
 from compaction import Session, check_log, read_events
 from compaction.checkpoint import parse_checkpoint
-from compaction.llm import canonical_json
+from compaction.llm.client import canonical_json
 from harness.testing import Reply, StubModel
 
 TODOS = [

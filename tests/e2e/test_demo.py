@@ -10,7 +10,8 @@ from cli_runner import run_cli
 
 from compaction import CheckpointRecorded, MessageAdded, TodoWritten, read_events
 from compaction.checkpoint import parse_checkpoint
-from harness.simulation import CONTRASTS, DemoResult, run_demo
+from harness.simulation import DemoResult, run_demo
+from harness.simulation._demo import CONTRASTS
 
 Settings = tuple[int, int, int, str]
 """A demo's turns, seed, window and profile."""

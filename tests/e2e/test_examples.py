@@ -31,7 +31,7 @@ from killing import kill_inside_tool
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
 from compaction import CompactionPolicy, Session
-from compaction.views import interrupted_text
+from compaction.views.unanswered import interrupted_text
 from harness.testing import (
     Api,
     RecordedRequest,

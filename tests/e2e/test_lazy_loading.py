@@ -10,6 +10,8 @@ import argparse
 import ast
 import importlib
 import json
+import os
+import pty
 import subprocess
 import sys
 import textwrap
@@ -35,13 +37,29 @@ COMMAND_HELPERS = {
     "harness.commands.backend_options",
     "harness.commands.log_receipts",
     "harness.commands.log_plot",
-    "harness.commands.todos_plain",
-    "harness.commands.todo_write_plain",
-    "harness.commands.plain_events",
+    "harness.commands.env_options",
     "harness.commands.extras",
 }
 """Modules of `harness.commands` that are parts of commands, not commands of their own."""
-"""Modules of harness.commands that are shared helpers, not commands."""
+FAST_PATH = {
+    "compaction._lazy",
+    "compaction._shadow",
+    "compaction.contract",
+    "compaction.errors",
+    "compaction.stores",
+    "compaction.stores._locking",
+    "compaction.stores._plain_shapes",
+    "compaction.stores.plain_log",
+    "compaction.tools",
+    "compaction.tools._plain_call",
+    "compaction.tools._todo_rules",
+    "compaction.tools.arguments",
+    "compaction.views",
+    "compaction.views._panel_text",
+}
+"""The standard-library modules of `compaction` the CLI's fast path loads: the contract, the
+lazy roots and the prompts check, the JSONL store's plain fold and append, the todo tool's rules,
+the panel's words."""
 
 PROBE = textwrap.dedent(
     """
@@ -144,6 +162,19 @@ def probe(*argv: str, stdin: str = "") -> tuple[object, set[str]]:
     return out["status"], set(out["modules"])
 
 
+def read_all(fd: int) -> bytes:
+    """Read a pty's main side until the other side is closed (EIO on Linux), then close it."""
+    chunks: list[bytes] = []
+    try:
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
 def write_list(log: Path) -> None:
     """Append WRITE's list to `log` with ``harness todo-write``, in this process (set-up only)."""
     done = run_in_process("todo-write", log, stdin=WRITE)
@@ -205,12 +236,42 @@ class TestCommandImports:
         status, modules = probe("todos", str(chat_log))
         assert status == 0
         assert heavy_in(modules) == set()
-        # compaction._lazy is the roots' 40-line loader (standard library only).
-        assert {m for m in modules if m.startswith("compaction.")} <= {
-            "compaction.errors",
-            "compaction._lazy",
-        }
+        assert {m for m in modules if m.startswith("compaction.")} <= FAST_PATH
         assert "harness.output" not in modules
+
+    def test_todos_on_a_terminal_imports_no_pydantic_and_no_rich(
+        self, chat_log: Path, tmp_path: Path
+    ) -> None:
+        """`todos LOG` drawn on a terminal (a pty) styles the panel itself: no rich, no model."""
+        write_list(chat_log)
+        report = tmp_path / "report.json"
+        code = (
+            "import json, sys\nfrom harness.cli import main\n"
+            "status = main(['todos', sys.argv[1]])\nsys.stdout.flush()\n"
+            "open(sys.argv[2], 'w').write(json.dumps({'status': status, "
+            "'tty': sys.stdout.isatty(), 'modules': sorted(sys.modules)}))"
+        )
+        styled = ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+        env = {k: v for k, v in os.environ.items() if k not in styled} | {"TERM": "xterm"}
+        main_fd, terminal = pty.openpty()
+        try:
+            subprocess.run(
+                [sys.executable, "-c", code, str(chat_log), str(report)],
+                stdout=terminal,
+                env=env,
+                timeout=120,
+                check=True,
+            )
+        finally:
+            os.close(terminal)
+        drawn = read_all(main_fd)
+        result = json.loads(report.read_text(encoding="utf-8"))
+        assert (result["status"], result["tty"]) == (0, True)
+        modules = set(result["modules"])
+        assert heavy_in(modules) == set()
+        assert {m for m in modules if m.startswith("compaction.")} <= FAST_PATH
+        assert "harness.output" not in modules
+        assert b"\x1b[1m1 completed, 1 in progress, 0 pending\x1b[0m" in drawn
 
     def test_todo_write_imports_no_tokenizer(self, chat_log: Path) -> None:
         """`todo-write` loads no tokenizer, no console, no summarizer, importer or other command."""
@@ -236,10 +297,7 @@ class TestCommandImports:
             assert [t.content for t in s.todos.todos] == ["Read the code", "Fix the bug"]
         assert heavy_in(modules) == set()
         assert {m.split(".")[0] for m in modules} & {"pydantic", "pydantic_core"} == set()
-        assert {m for m in modules if m.startswith("compaction.")} <= {
-            "compaction.errors",
-            "compaction._lazy",
-        }
+        assert {m for m in modules if m.startswith("compaction.")} <= FAST_PATH
 
     def test_todo_write_rejected_takes_the_models(self, chat_log: Path) -> None:
         """Control: a call the tool rejects is answered by the tool itself (pydantic loads)."""
@@ -363,9 +421,10 @@ class TestLazyRoots:
         )
         modules = set(json.loads(done.stdout))
         assert heavy_in(modules) == set()
-        # compaction._lazy is the roots' own loader (their __getattr__): it imports nothing.
+        # compaction._lazy is the roots' own loader (their __getattr__) and compaction._shadow the
+        # check that no user's prompts.py hides the toolkit's: they import nothing else.
         parts = {m for m in modules if m.startswith(f"{package.__name__}.")}
-        assert parts - {"compaction._lazy"} == set()
+        assert parts - {"compaction._lazy", "compaction._shadow"} == set()
 
     def test_table_is_the_public_names(self, package: ModuleType) -> None:
         """The name -> module table holds exactly __all__, and the type-only imports agree."""

@@ -1,4 +1,4 @@
-"""The wheel: what it ships, and `harness demo` / `harness bench` from a non-editable install.
+"""The wheel and the sdist: what they ship, and `harness demo` / `harness bench` installed.
 
 The wheel is built from a copy of the sources with setuptools' own build backend (offline), then
 installed with pip into a bare folder; the installed CLI runs in an interpreter that sees that
@@ -11,6 +11,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tarfile
 import textwrap
 import zipfile
 from pathlib import Path
@@ -126,6 +127,62 @@ class TestWheel:
         assert "Savings:" in result["out"]
         assert result["bench"] == 2
         assert "runs from a checkout" in result["err"]
+
+
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Build the sdist from a copy of the checkout's files, tests/ and MANIFEST.in included."""
+    src = tmp_path_factory.mktemp("sdist-src")
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "results", ".hypothesis")
+    for name in (*SOURCES, "tests", "CHANGELOG.md", "MANIFEST.in"):
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, src / name, ignore=ignore)
+        else:
+            shutil.copy2(path, src / name)
+    dist = tmp_path_factory.mktemp("sdist")
+    build = (
+        "import sys\nfrom setuptools import build_meta\nprint(build_meta.build_sdist(sys.argv[1]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", build, str(dist)],
+        cwd=src,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return dist / done.stdout.strip().splitlines()[-1]
+
+
+class TestSdist:
+    def test_ships_all_of_tests_or_none(self, sdist: Path) -> None:
+        """None of tests/ is shipped (the suite needs the whole checkout), not a part of it."""
+        with tarfile.open(sdist) as tar:
+            names = [n.split("/", 1)[1] for n in tar.getnames() if "/" in n]
+        assert not [n for n in names if n == "tests" or n.startswith("tests/")]
+        tops = {n.split("/")[0] for n in names}
+        assert {"compaction", "prompts", "harness", "README.md", "pyproject.toml"} <= tops
+        assert "compaction/contract.py" in names
+        assert "harness/simulation/data/tools.json" in names
+
+    def test_metadata_for_the_index_page(self, sdist: Path) -> None:
+        """PKG-INFO carries classifiers, project URLs and keywords (what PyPI's page shows)."""
+        with tarfile.open(sdist) as tar:
+            member = next(
+                m
+                for m in tar.getmembers()
+                if m.name.count("/") == 1 and m.name.endswith("/PKG-INFO")
+            )
+            extracted = tar.extractfile(member)
+            assert extracted is not None
+            info = extracted.read().decode("utf-8")
+        headers = [line.split(":", 1)[0] for line in info.splitlines() if ": " in line]
+        assert headers.count("Classifier") >= 10
+        assert "License :: OSI Approved :: MIT License" in info
+        assert {"Project-URL", "Keywords", "Requires-Python"} <= set(headers)
+        assert "Project-URL: Issues, " in info
 
 
 class TestBenchFromCheckout:

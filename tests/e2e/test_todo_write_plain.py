@@ -1,8 +1,11 @@
 """`harness todo-write` without pydantic: the plain path appends and answers as the tool does.
 
-The oracle is the full path (`Session.todo_write`, the models): for every generated log and
-call, the plain path either writes nothing and hands over (None), or leaves the log byte for
-byte as the full path leaves a copy of it, with the same result.
+The plain path is the JSONL store's standard-library fold and append
+(`compaction.stores.fold_plain`, `append_plain`) with the todo tool's own rules
+(`compaction.tools.plain_todo_call`). The oracle is the full path (`Session.todo_write`, the
+models): for every generated log and call, the plain path either writes nothing and hands over
+(None), or leaves the log byte for byte as the full path leaves a copy of it, with the same
+result; and a log the fold reads is one the models read to the same bytes and state.
 """
 
 from __future__ import annotations
@@ -10,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import typing
 from pathlib import Path
 
 import pytest
@@ -35,15 +37,13 @@ from compaction import (
     dump_event,
     parse_event,
 )
-from compaction.events import ORIGINS, TODO_STATUSES, ClipData, Message, Role
-from compaction.stores import MAX_EVENT_BYTES
-from compaction.tools import MAX_ARGUMENT_BYTES, MAX_ITEM_CHARS, is_blank, parse_todo_write
-from compaction.tools.todos import _INVISIBLE_FILLERS, calls_in_one_response
+from compaction.contract import MAX_ARGUMENT_BYTES, MAX_ITEM_CHARS
+from compaction.events import ClipData, Message
+from compaction.stores import _plain_shapes, fold_plain
+from compaction.tools import _plain_call, _todo_rules, parse_todo_write, plain_todo_call
+from compaction.tools.todos import calls_in_one_response
 from harness.cli import main
-from harness.commands import plain_events, todo_write_plain
-from harness.commands.plain_events import fold_log
-from harness.commands.todo_write_cmd import session_call
-from harness.commands.todo_write_plain import Written, plain_todo_write, valid_todos
+from harness.commands.todo_write_cmd import plain_call, session_call
 
 HEALTH = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 
@@ -67,42 +67,45 @@ def full_args(log: Path, *, mode: str | None = None, parallel: bool = False) -> 
     )
 
 
+Result = tuple[str, bool, list[object]]
+
+
 def plain(
-    log: Path, raw: str | bytes, *, mode: str | None = None, parallel: bool = False
-) -> Written | None:
-    return plain_todo_write(
-        str(log), raw, session=None, modes_file=None, mode=mode, allow_parallel=parallel
+    log: Path | str,
+    raw: str | bytes,
+    *,
+    mode: str | None = None,
+    parallel: bool = False,
+    session: str | None = None,
+    modes_file: str | None = None,
+) -> Result | None:
+    args = full_args(Path(log), mode=mode, parallel=parallel)
+    args.log, args.session, args.modes_file = str(log), session, modes_file
+    return plain_call(args, raw)
+
+
+def valid_todos(raw: str | bytes, *, allow_parallel: bool) -> list[dict[str, str]] | None:
+    """The list the plain path records for `raw` on an empty log, or None."""
+    accepted = plain_todo_call(
+        raw, mode=None, log_mode=None, messages=[], allow_parallel=allow_parallel
     )
+    if accepted is None:
+        return None
+    return [{"content": content, "status": status} for content, status in accepted.todos]
 
 
-class TestConstantsAreTheModels:
-    def test_limits_and_statuses(self) -> None:
-        """The caps, the statuses and the invisible fillers are the tool's and the store's."""
-        assert todo_write_plain.MAX_ARGUMENT_BYTES == MAX_ARGUMENT_BYTES
-        assert todo_write_plain.MAX_ITEM_CHARS == MAX_ITEM_CHARS
-        assert todo_write_plain.MAX_EVENT_BYTES == MAX_EVENT_BYTES
-        assert todo_write_plain.INVISIBLE_FILLERS == _INVISIBLE_FILLERS
-        assert plain_events.TODO_STATUSES == TODO_STATUSES
-        assert plain_events.ORIGINS == ORIGINS
-        assert typing.get_args(Role) == plain_events.ROLES
-
+class TestShapesAreTheModels:
     def test_field_orders_are_the_models(self) -> None:
-        """Each shape lists the models' fields in their order (the order a dump writes)."""
-        assert [*plain_events.MESSAGE_FIELDS, "provider_fields"] == list(Message.model_fields)
-        assert [*plain_events.OPEN_FIELDS, "task_ids"] == list(OpenWork.model_fields)
-        assert list(ClipData.model_fields) == plain_events.CLIP_FIELDS
+        """Each exact shape lists the models' fields in their order (the order a dump writes)."""
+        assert [*_plain_shapes.MESSAGE_FIELDS, "provider_fields"] == list(Message.model_fields)
+        assert [*_plain_shapes.OPEN_FIELDS, "task_ids"] == list(OpenWork.model_fields)
+        assert list(ClipData.model_fields) == _plain_shapes.CLIP_FIELDS
         assert list(TurnStartData.model_fields) == ["mode", "cwd", "at"]
 
     def test_policy_table_is_the_shipped_one(self) -> None:
         """The plain read of the shipped table equals `builtin_policies()`."""
-        table = todo_write_plain.policy_table()
+        table = _plain_call._plain_table()
         assert table == {name: p.model_dump() for name, p in builtin_policies().items()}
-
-    @settings(max_examples=300, deadline=None)
-    @given(st.text(max_size=8) | st.sampled_from(sorted(_INVISIBLE_FILLERS)))
-    def test_is_blank_is_the_tools(self, text: str) -> None:
-        """Blank means blank to both: whitespace, format and control characters, fillers."""
-        assert todo_write_plain.is_blank(text) == is_blank(text)
 
 
 class TestArguments:
@@ -163,7 +166,7 @@ class TestArguments:
 
 def check_fold(data: bytes, log: Path) -> None:
     """When the plain fold reads a log, the models read every line to the same bytes and state."""
-    state = fold_log(data)
+    state = fold_plain(data, exact=True)
     if state is None:
         return
     lines = data.split(b"\n")[:-1] if data else []
@@ -172,7 +175,7 @@ def check_fold(data: bytes, log: Path) -> None:
     with Session(log) as s:
         assert state.next_seq == s.applied_seq + 1
         assert state.mode == s.mode
-        assert calls_in_one_response(s.context.messages) == plain_events.calls_in_one_response(
+        assert calls_in_one_response(s.context.messages) == _todo_rules.calls_in_one_response(
             state.messages
         )
 
@@ -207,7 +210,7 @@ class TestAgainstTheFullPath:
         content, is_error, todos = session_call(
             full_args(theirs, mode=mode, parallel=parallel), raw
         )
-        assert (written.content, False, written.todos) == (content, is_error, todos)
+        assert written == (content, is_error, todos)
         assert ours.read_bytes() == theirs.read_bytes()
 
     @settings(max_examples=80, deadline=None, suppress_health_check=HEALTH)
@@ -249,7 +252,7 @@ class TestAgainstTheFullPath:
         )
         written = plain(log, '{"todos": [{"content": " Fix ", "status": "completed"}]}')
         assert written is not None
-        assert written.content == "Todo list updated: 0 pending, 0 in progress, 1 completed."
+        assert written[0] == "Todo list updated: 0 pending, 0 in progress, 1 completed."
         assert log.read_bytes().endswith(
             b'{"v":1,"seq":5,"type":"todo/write","data":{"todos":[{"content":"Fix",'
             b'"status":"completed"}]}}\n'
@@ -278,7 +281,7 @@ class TestMissingLog:
             assert not ours.parent.exists()
             assert not theirs.exists()
             return
-        assert (written.content, False, written.todos) == (content, is_error, todos)
+        assert written == (content, is_error, todos)
         assert ours.read_bytes() == theirs.read_bytes()
         assert ours.stat().st_mode == theirs.stat().st_mode
 
@@ -375,7 +378,7 @@ class TestHandsOver:
         ).encode()
         with pytest.raises(ValidationError):
             parse_event(line)
-        assert fold_log(line + b"\n") is None
+        assert fold_plain(line + b"\n", exact=True) is None
 
     @pytest.mark.parametrize(
         "tail",
@@ -399,17 +402,10 @@ class TestHandsOver:
         """A store URL, --session, --modes-file, an unknown --mode: None, nothing written."""
         log = tmp_path / "s.jsonl"
         log.touch()
-        calls = [{"session": "x"}, {"modes_file": "m.toml"}, {"mode": "no-such-mode"}]
-        for extra in calls:
-            options = {"session": None, "modes_file": None, "mode": None, **extra}
-            assert plain_todo_write(str(log), EMPTY, allow_parallel=False, **options) is None
-        url = f"sqlite:///{tmp_path}/s.db"
-        assert (
-            plain_todo_write(
-                url, EMPTY, session=None, modes_file=None, mode=None, allow_parallel=False
-            )
-            is None
-        )
+        assert plain(log, EMPTY, session="x") is None
+        assert plain(log, EMPTY, modes_file="m.toml") is None
+        assert plain(log, EMPTY, mode="no-such-mode") is None
+        assert plain(f"sqlite:///{tmp_path}/s.db", EMPTY) is None
         assert log.read_bytes() == b""
         assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
 

@@ -23,7 +23,7 @@ pytest.importorskip("agents")
 from killing import kill_inside_tool
 
 from compaction import MessageAdded, read_events
-from compaction.views import interrupted_text, unanswered_in_log
+from compaction.views.unanswered import interrupted_text, unanswered_in_log
 from harness.testing import Reply, StubModel, ToolCall
 
 CHILD = Path(__file__).with_name("killed_loop.py")

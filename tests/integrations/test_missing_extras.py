@@ -61,3 +61,19 @@ def test_a_too_old_langchain_names_the_extra(monkeypatch: pytest.MonkeyPatch) ->
         "harness.integrations.langchain_agents needs langchain>=1.2.9: "
         "pip install 'context-harness[langchain]'"
     )
+
+
+@pytest.mark.parametrize(
+    "module", ["harness.integrations.langchain_agents", "harness.integrations.openai_agents"]
+)
+def test_an_integration_does_not_load_the_cli(module: str) -> None:
+    """Importing an adapter loads neither the CLI nor its commands, output or the simulation."""
+    code = (
+        f"import sys, {module}; "
+        f"print({module!r} in sys.modules, sorted(m for m in sys.modules if m.startswith(("
+        "'harness.cli', 'harness.commands', 'harness.simulation', 'harness.output'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "True []"

@@ -3,15 +3,8 @@ from __future__ import annotations
 from hypothesis import given
 from strategies import token_request_lists
 
-from harness.simulation import (
-    AnthropicCache,
-    DeepSeekCache,
-    OpenAICache,
-    VLLMCache,
-    common_prefix,
-    pack,
-    replay_hits,
-)
+from harness.simulation import AnthropicCache, DeepSeekCache, OpenAICache, common_prefix, pack
+from harness.simulation._cache_models import VLLMCache, replay_hits
 
 SMALL_MODELS = (
     DeepSeekCache(unit=4),

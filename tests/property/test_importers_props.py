@@ -12,7 +12,8 @@ from strategies import claude_code_records, codex_records, openai_messages
 
 from compaction import check_log
 from compaction.events import Event, MessageAdded
-from compaction.importers import FormatChoice, ImportReport, load
+from compaction.importers import ImportReport, load
+from compaction.importers._formats import FormatChoice
 from compaction.stores.log_reader import read_events
 from compaction.stores.log_writer import SessionLog
 

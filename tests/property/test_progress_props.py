@@ -9,7 +9,7 @@ from strategies import progress_payloads
 
 from compaction import CheckpointData, Message, TodoWriteData
 from compaction.events import Event, TaskCreateData, TaskUpdateData, make_event
-from compaction.views import ProgressProjection
+from compaction.views.progress import ProgressProjection
 
 
 def events_of(payloads: list[Any]) -> list[Event]:

@@ -17,9 +17,11 @@ from hypothesis import given, settings
 from strategies import provider_compaction_scripts
 
 from compaction import CompactionPolicy, Session, TodoItem, compact
-from compaction.backends import BackendSpan, ReturnedItem, code_owned_text
+from compaction.backends import ReturnedItem
+from compaction.backends.base import BackendSpan
 from compaction.checkpoint import encode_item
 from compaction.events import ProviderCompactionData
+from compaction.views.provider_checkpoint import code_owned_text
 from prompts import (
     BUILTIN_MODES,
     PromptBuilder,

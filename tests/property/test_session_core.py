@@ -29,15 +29,14 @@ from compaction import (
     parse_event,
     read_events,
 )
-from compaction.tools.arguments import MAX_ARGUMENT_BYTES
+from compaction.contract import MAX_ARGUMENT_BYTES
 from compaction.views import (
     ContextProjection,
     LatestTodosProjection,
-    Projection,
     TodosProjection,
     UsageProjection,
-    fold,
 )
+from compaction.views._projection import Projection, fold
 
 STATUSES = ("pending", "in_progress", "completed")
 Todo = tuple[str, str]

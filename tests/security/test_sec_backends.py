@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from compaction import CompactionPolicy, Session, compact
-from compaction.backends import REASON_LIMIT, BackendConfig, CompactionBackend
+from compaction.backends import BackendConfig, CompactionBackend
+from compaction.backends.base import REASON_LIMIT
 from harness.testing import Reply, StubModel
 from prompts import compaction_backend
 

@@ -22,8 +22,9 @@ import pytest
 from cli_runner import run_cli
 
 from compaction import Event, LogError, Message, Session, open_store, read_events
-from compaction.stores import JsonlStore, SqliteStore, copy_session
+from compaction.stores import SqliteStore, copy_session
 from compaction.stores import _copy as copy_module
+from compaction.stores.jsonl import JsonlStore
 
 
 def _log(path: Path, messages: int = 50) -> Path:

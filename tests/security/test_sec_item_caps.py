@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from compaction import CompactionPolicy, Session, TodoItem, TodoWriteData, call_tool, compact
-from compaction.tools import MAX_ITEM_CHARS
+from compaction.contract import MAX_ITEM_CHARS
 
 
 def _todo(content: str) -> dict[str, Any]:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from compaction import Session, ToolInputError
+from compaction.contract import MAX_ARGUMENT_BYTES
 from compaction.tools import parse_todo_write
-from compaction.tools.arguments import MAX_ARGUMENT_BYTES
 from harness.cli import main
 
 HEAD = "todo_write: rejected, nothing was changed. Fix the arguments and call again:\n"

@@ -14,16 +14,11 @@ import pytest
 from compaction import CompactionPolicy, Session, call_tool, render_checkpoint
 from compaction.checkpoint import Checkpoint, encode_item, escape_narrative
 from compaction.cuts import select_cut
-from compaction.llm import ChatAnswer, ChatClient, ChatConfig
+from compaction.llm import ChatClient, ChatConfig
+from compaction.llm.client import ChatAnswer
 from compaction.summarizers import OpenAISummarizer
-from harness.simulation import (
-    PROVIDER_MODELS,
-    AnthropicCache,
-    DeepSeekCache,
-    OpenAICache,
-    VLLMCache,
-    replay_hits,
-)
+from harness.simulation import PROVIDER_MODELS, AnthropicCache, DeepSeekCache, OpenAICache
+from harness.simulation._cache_models import VLLMCache, replay_hits
 
 
 def shared(prefix: int, total: int | None = None) -> list[list[int]]:

@@ -11,14 +11,9 @@ import pytest
 from contracts.sdk_shapes import problems
 
 from compaction import CompactionPolicy, CompactionResult, ConfigError, Session, compact
-from compaction.backends import (
-    BACKEND_NAMES,
-    BackendConfig,
-    code_owned_text,
-    provider_item,
-    resolve_backend,
-)
+from compaction.backends import BACKEND_NAMES, BackendConfig, provider_item, resolve_backend
 from compaction.events import CheckpointData, ProviderCompactionData
+from compaction.views.provider_checkpoint import code_owned_text
 from harness.testing import Reply, StubModel
 from prompts import (
     BUILTIN_MODES,

@@ -8,11 +8,10 @@ import pytest
 from contracts.sdk_shapes import problems
 
 from compaction import ConfigError, Session, get_tokenizer
-from compaction.backends import (
+from compaction.backends import ClearingPolicy, ToolResultClearer
+from compaction.backends._clearing import (
     CACHE_LIFETIMES,
-    ClearingPolicy,
     ResultSlot,
-    ToolResultClearer,
     clearable,
     cleared_note,
     clearing_due,

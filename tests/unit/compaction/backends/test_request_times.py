@@ -14,7 +14,8 @@ from compaction import (
     get_tokenizer,
     parse_event,
 )
-from compaction.backends import ClearingPolicy, ToolResultClearer, recorded_requests
+from compaction.backends import ClearingPolicy, ToolResultClearer
+from compaction.backends._request_times import recorded_requests
 
 TOKENIZER = get_tokenizer("o200k_base")
 POLICIES = {

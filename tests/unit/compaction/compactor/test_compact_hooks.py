@@ -19,7 +19,7 @@ from compaction import (
     maybe_compact,
     read_events,
 )
-from compaction.summarizers import instruction
+from compaction.summarizers._llm import instruction
 
 POLICY = CompactionPolicy(window_tokens=40_000)
 

@@ -38,10 +38,10 @@ from compaction import (
 )
 from compaction.compactor._carried import CARRIED_HEAD, clip_task
 from compaction.compactor.compact import clip_carried, previous_checkpoint, unsafe_cuts
+from compaction.contract import MAX_ITEM_CHARS
 from compaction.cuts import cut_points, select_cut
 from compaction.events import TaskRef, make_event
 from compaction.invariants import check_checkpoint_cut
-from compaction.tools import MAX_ITEM_CHARS
 from compaction.views import checkpoint_message, checkpoint_message_for
 
 

@@ -18,7 +18,7 @@ from compaction import (
     is_context_overflow,
     overflow_policy,
 )
-from compaction.compactor import refused_limit
+from compaction.compactor.overflow import refused_limit
 from compaction.events import OverflowRecorded
 
 REQUEST = httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions")

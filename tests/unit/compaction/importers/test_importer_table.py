@@ -7,15 +7,9 @@ from pathlib import Path
 import pytest
 
 from compaction import ConfigError, TranscriptError
-from compaction.importers import (
-    FORMAT_CHOICES,
-    FORMATS,
-    IMPORTERS,
-    LABELS,
-    detect_format,
-    importer,
-    load,
-)
+from compaction.importers import FORMAT_CHOICES, LABELS, load
+from compaction.importers._detect import detect_format
+from compaction.importers._formats import FORMATS, IMPORTERS, importer
 from harness.cli import build_parser
 
 

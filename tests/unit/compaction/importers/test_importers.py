@@ -29,22 +29,22 @@ from compaction.events import (
     TodoWritten,
 )
 from compaction.importers import (
-    FORMATS,
     ImportReport,
     ReplayReport,
-    RuleBreak,
-    detect_format,
     import_to_store,
     import_transcript,
-    importer,
     load,
     replay,
 )
+from compaction.importers._detect import detect_format
+from compaction.importers._formats import FORMATS, importer
+from compaction.importers._import_report import RuleBreak
 from compaction.stores import open_session_store, open_store, read_events
 from compaction.stores.log_reader import BadLine
 from compaction.summarizers import ExtractiveSummarizer
 from compaction.tokens import get_tokenizer
-from compaction.views import LatestTodosProjection, TasksProjection, TodosProjection, fold
+from compaction.views import LatestTodosProjection, TasksProjection, TodosProjection
+from compaction.views._projection import fold
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "transcripts"
 

@@ -20,7 +20,8 @@ from compaction.events import (
     TurnStarted,
     UsageReported,
 )
-from compaction.importers import ImportReport, detect_format, import_transcript, load
+from compaction.importers import ImportReport, import_transcript, load
+from compaction.importers._detect import detect_format
 from compaction.stores.log_reader import read_events
 
 GEMINI = "gemini-cli_entire-cli_ab-2b9748b105.json"

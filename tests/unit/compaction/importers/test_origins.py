@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from compaction import Message, MessageAdded, Session, dump_event, parse_event
-from compaction.events import ORIGINS
+from compaction.contract import ORIGINS
 from compaction.importers import load
 from compaction.summarizers.facts import read_span
 from compaction.views.turn_modes import TurnModesProjection

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from compaction.errors import TranscriptError
-from compaction.importers import ImportReport, detect_format
+from compaction.importers import ImportReport
+from compaction.importers._detect import detect_format
 from compaction.importers._records import (
     DEEP,
     MAX_DEPTH,

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from compaction import ConfigError, ProviderError
-from compaction.llm import ChatClient, ChatConfig, canonical_json
-from compaction.llm.client import retry_after
+from compaction.llm import ChatClient, ChatConfig
+from compaction.llm.client import canonical_json, retry_after
 from harness.testing import Reply, StubModel
 
 MESSAGES = [

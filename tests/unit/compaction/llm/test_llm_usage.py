@@ -15,8 +15,9 @@ from compaction import (
     dump_event,
     parse_event,
 )
-from compaction.llm import read_usage
-from compaction.views import UsageProjection, fold
+from compaction.llm._usage import read_usage
+from compaction.views import UsageProjection
+from compaction.views._projection import fold
 
 
 class TestReadUsage:

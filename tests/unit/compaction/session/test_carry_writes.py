@@ -9,7 +9,7 @@ from loop_sessions import reads, say, todos
 
 from compaction import CompactionPolicy, Session, compact, parse_checkpoint
 from compaction.events import JobEnded, PlanApproved
-from compaction.views import carried_work
+from compaction.views._carry import carried_work
 
 POLICY = CompactionPolicy(window_tokens=8_000)
 PLAN = "# Migration plan\n\n## Steps\n1. Dump the database\n2. Run the v2 migration\n3. Verify"

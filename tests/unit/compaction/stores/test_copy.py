@@ -19,14 +19,9 @@ from fsync_calls import count_fsyncs
 
 from compaction import LogError, Message
 from compaction.events import Event, EventData, make_event
-from compaction.stores import (
-    FileStore,
-    JsonlStore,
-    SqliteStore,
-    copy_session,
-    write_new_session,
-)
+from compaction.stores import FileStore, SqliteStore, copy_session, write_new_session
 from compaction.stores._copy import CHUNK, STAGING, checked_seqs
+from compaction.stores.jsonl import JsonlStore
 from compaction.stores.protocol import EventStore, SessionInfo
 
 

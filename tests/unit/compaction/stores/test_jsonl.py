@@ -19,8 +19,9 @@ from open_files import needs_proc, open_fds
 from compaction import ConfigError, Message, SeqConflictError
 from compaction.errors import HarnessError
 from compaction.events import EventData
-from compaction.stores import JsonlStore, SessionLog
+from compaction.stores import SessionLog
 from compaction.stores import jsonl as jsonl_module
+from compaction.stores.jsonl import JsonlStore
 from compaction.stores.log_reader import LogReader
 from compaction.stores.log_writer import SyncPolicy
 from compaction.stores.protocol import SessionInfo

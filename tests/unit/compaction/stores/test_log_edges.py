@@ -37,8 +37,8 @@ from compaction import (
     read_events,
 )
 from compaction.events import dump_event, make_event
-from compaction.stores import FileStore, LogReader, ReadReport
-from compaction.stores.log_reader import error_reason, parse_line
+from compaction.stores import FileStore, ReadReport
+from compaction.stores.log_reader import LogReader, error_reason, parse_line
 
 
 def write_log(path: Path, n: int) -> bytes:

@@ -13,13 +13,13 @@ from compaction.importers import import_to_store, import_transcript
 from compaction.stores import (
     EventStore,
     FileStore,
-    JsonlStore,
     SqliteStore,
     open_session_store,
     open_store,
     session_file,
     write_new_session,
 )
+from compaction.stores.jsonl import JsonlStore
 
 ROOT = Path(__file__).resolve().parents[4]
 FIXTURES = ROOT / "tests" / "fixtures" / "transcripts"

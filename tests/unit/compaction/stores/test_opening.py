@@ -14,8 +14,9 @@ import pytest
 from compaction import ConfigError, LogError, Message, open_store
 from compaction.errors import SeqConflictError
 from compaction.events import dump_event, make_event
-from compaction.stores import FileStore, JsonlStore, SessionLog, SqliteStore, is_store_url
-from compaction.stores._opening import open_session_store
+from compaction.stores import FileStore, SessionLog, SqliteStore
+from compaction.stores._opening import is_store_url, open_session_store
+from compaction.stores.jsonl import JsonlStore
 from compaction.stores.log_reader import ReadReport
 from compaction.stores.log_writer import SyncPolicy
 

@@ -20,8 +20,7 @@ import pytest
 from compaction import LogError, Message
 from compaction.errors import ConfigError, LogFormatError, SeqConflictError
 from compaction.events import dump_event
-from compaction.stores import PostgresStore
-from compaction.stores._postgres import TABLE
+from compaction.stores._postgres import TABLE, PostgresStore
 
 psycopg = pytest.importorskip("psycopg")
 

@@ -18,10 +18,10 @@ import pytest
 from compaction import LogError, Message, Session
 from compaction.errors import LogFormatError
 from compaction.events import Event, dump_event, dump_event_bytes, make_event
-from compaction.stores import PostgresStore, SqliteStore
+from compaction.stores import SqliteStore
 from compaction.stores import _postgres as postgres
 from compaction.stores import _sqlite as sqlite
-from compaction.stores._postgres import TABLE
+from compaction.stores._postgres import TABLE, PostgresStore
 
 TEXTS = (
     "plain",

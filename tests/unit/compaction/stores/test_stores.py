@@ -22,10 +22,12 @@ from compaction import (
     Session,
     open_store,
 )
-from compaction.stores import JsonlStore, SqliteStore, copy_session, is_store_url
+from compaction.stores import SqliteStore, copy_session
 from compaction.stores import _sqlite as sqlite_module
+from compaction.stores._opening import is_store_url
 from compaction.stores._postgres import _redact
 from compaction.stores._sqlite_checks import io_cause
+from compaction.stores.jsonl import JsonlStore
 
 
 class TestUrls:

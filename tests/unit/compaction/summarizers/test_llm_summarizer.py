@@ -26,8 +26,10 @@ from compaction import (
 )
 from compaction.checkpoint import NARRATIVE_SECTIONS, SECTION_NAMES, parse_checkpoint
 from compaction.compactor.compact import CompactionPolicy, CompactionResult, compact
-from compaction.llm import ChatClient, ChatConfig, canonical_json
-from compaction.summarizers import OpenAISummarizer, instruction, kept_after_span, record_usage
+from compaction.llm import ChatClient, ChatConfig
+from compaction.llm.client import canonical_json
+from compaction.summarizers import OpenAISummarizer, record_usage
+from compaction.summarizers._llm import instruction, kept_after_span
 from harness.testing import Reply, StubModel
 from prompts import openai_tool
 

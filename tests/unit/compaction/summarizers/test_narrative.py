@@ -25,7 +25,8 @@ from compaction import (
     TurnStartData,
     compact,
 )
-from compaction.summarizers import check_output, split_entries
+from compaction.summarizers import check_output
+from compaction.summarizers._extractive import split_entries
 from compaction.summarizers.facts import error_lines, read_span, working_directory
 from compaction.summarizers.recorded import read_recorded
 

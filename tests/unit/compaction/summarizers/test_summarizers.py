@@ -17,7 +17,8 @@ from compaction import (
     ToolCall,
     get_tokenizer,
 )
-from compaction.summarizers import check_output, find_paths, looks_like_path, split_entries
+from compaction.summarizers import check_output
+from compaction.summarizers._extractive import find_paths, looks_like_path, split_entries
 
 
 def call(call_id: str, name: str, arguments: str) -> Message:

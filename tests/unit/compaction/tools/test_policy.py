@@ -17,7 +17,8 @@ from compaction import (
     builtin_policies,
     read_events,
 )
-from compaction.tools import DEFAULT_POLICY, PolicyChecker, dump_policies, load_policies, policy_for
+from compaction.tools import PolicyChecker, dump_policies
+from compaction.tools.mode_policy import DEFAULT_POLICY, load_policies, policy_for
 from prompts import BUILTIN_MODES, Mode, TodoPolicy, ToolPolicy, policy_table, tool_refusal
 
 ONE = '{"todos": [{"content": "Read the code", "status": "in_progress"}]}'

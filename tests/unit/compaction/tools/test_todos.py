@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from compaction import ModePolicy, TodoItem, ToolInputError, ToolResult
+from compaction.contract import MAX_ARGUMENT_BYTES
 from compaction.session import Session
 from compaction.tools import parse_todo_write, summary_line
-from compaction.tools.arguments import MAX_ARGUMENT_BYTES
 
 HEAD = "todo_write: rejected, nothing was changed. Fix the arguments and call again:\n"
 EXAMPLE = '{"todos": [{"content": "Run the tests", "status": "in_progress"}]}'

@@ -111,23 +111,14 @@ class TestExports:
         assert parameters_schema() is not parameters_schema()
 
 
-class TestSchemaGeneratedOnce:
-    def test_pydantic_generates_it_once_per_process(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """A request builder asks for the schema on every request: pydantic is not asked again."""
-        from compaction.tools.todos import TodoWriteArgs
+class TestSchemaCopies:
+    def test_the_enum_and_fields_are_the_contract(self) -> None:
+        """The statuses offered are the contract's, and an item has exactly two fields."""
+        from compaction.contract import TODO_STATUSES
 
-        parameters_schema()  # generated here at the latest
-        calls: list[object] = []
-        generate = TodoWriteArgs.model_json_schema
-
-        def counted(*args: Any, **kwargs: Any) -> dict[str, Any]:
-            calls.append(args)
-            return generate(*args, **kwargs)
-
-        monkeypatch.setattr(TodoWriteArgs, "model_json_schema", counted)
-        schemas = [parameters_schema() for _ in range(3)]
-        assert calls == []
-        assert all(schema == schemas[0] for schema in schemas)
+        item = parameters_schema()["properties"]["todos"]["items"]
+        assert item["properties"]["status"]["enum"] == list(TODO_STATUSES)
+        assert item["required"] == ["content", "status"] == list(item["properties"])
 
     def test_a_changed_copy_leaves_the_next_one_whole(self) -> None:
         """Each call returns its own copy, nested parts included: a caller may change it."""

@@ -9,12 +9,8 @@ from cli_runner import run_cli
 
 from compaction import Message, Session, make_event
 from compaction.events import EventData, FunctionCall, ToolCall, TurnStartData, dump_event
-from compaction.views import (
-    interrupted_text,
-    unanswered_calls,
-    unanswered_in_log,
-    with_answers,
-)
+from compaction.views import interrupted_text, unanswered_calls, with_answers
+from compaction.views.unanswered import unanswered_in_log
 
 
 def calls(*ids: str) -> Message:

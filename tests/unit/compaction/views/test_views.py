@@ -29,8 +29,8 @@ from compaction.views import (
     TodosProjection,
     UsageProjection,
     checkpoint_message,
-    fold,
 )
+from compaction.views._projection import fold
 
 A = TodoItem(content="Write the parser", status="completed")
 B = TodoItem(content="Run the tests", status="in_progress")

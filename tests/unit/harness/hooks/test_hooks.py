@@ -12,18 +12,17 @@ import pytest
 
 from compaction import ConfigError
 from harness.hooks import (
-    MARK,
     agent,
     apply,
     audit,
     audit_json,
-    hook_command,
     install,
     installed,
     receipts,
     run,
     uninstall,
 )
+from harness.hooks._settings import MARK, hook_command
 
 CLAUDE = agent("claude-code")
 HARNESS = ["/opt/venv/bin/harness"]
@@ -269,7 +268,8 @@ class TestCarried:
         from types import SimpleNamespace
         from typing import Any, cast
 
-        from harness.hooks import fold, restore_block
+        from harness.hooks._fold import fold
+        from harness.hooks._restore import restore_block
 
         def event(wire: str, **data: object) -> Any:
             return SimpleNamespace(type=wire, data=SimpleNamespace(**data))

@@ -2,14 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.simulation import (
-    PROVIDER_MODELS,
-    AnthropicCache,
-    DeepSeekCache,
-    OpenAICache,
-    VLLMCache,
-    replay_hits,
-)
+from harness.simulation import PROVIDER_MODELS, AnthropicCache, DeepSeekCache, OpenAICache
+from harness.simulation._cache_models import VLLMCache, replay_hits
 
 
 def seq(start: int, n: int) -> list[int]:

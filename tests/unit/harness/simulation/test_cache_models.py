@@ -8,11 +8,10 @@ from harness.simulation import (
     CacheModel,
     DeepSeekCache,
     OpenAICache,
-    VLLMCache,
     common_prefix,
     pack,
-    replay_hits,
 )
+from harness.simulation._cache_models import VLLMCache, replay_hits
 
 
 def seq(start: int, n: int) -> list[int]:

@@ -11,16 +11,8 @@ from compaction import (
     render_checkpoint,
 )
 from compaction.views import checkpoint_preamble
-from harness.simulation import (
-    BASELINE,
-    STRATEGIES,
-    SWITCH_VARIANTS,
-    TODO_STRATEGIES,
-    generate,
-    render_todos,
-    retained,
-    visible_todos,
-)
+from harness.simulation import BASELINE, STRATEGIES, SWITCH_VARIANTS, TODO_STRATEGIES, generate
+from harness.simulation._context_strategies import render_todos, retained, visible_todos
 
 ITEMS = (
     TodoItem(content="Read the parser", status="completed"),

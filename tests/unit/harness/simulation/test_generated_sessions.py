@@ -9,17 +9,11 @@ import pytest
 
 from compaction import Message, TodoWriteData, TurnStartData
 from compaction.tools import parse_todo_write
-from harness.simulation import (
-    EXCHANGE_FORMAT,
-    dump_exchange,
-    generate,
-    load_exchange,
-    unfinished,
-    user_tools,
-    write_session,
-)
+from harness.simulation import dump_exchange, generate, user_tools, write_session
+from harness.simulation._session_exchange import EXCHANGE_FORMAT, load_exchange
 from harness.simulation._session_profiles import PROFILES
 from harness.simulation._session_text import PLAN_STEPS, TEMPLATES
+from harness.simulation._sessions import unfinished
 
 
 def _modes_by_event(payloads: list[Any]) -> list[str | None]:

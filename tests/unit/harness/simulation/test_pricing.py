@@ -5,7 +5,8 @@ import json
 import pytest
 
 from compaction import ConfigError
-from harness.simulation import PRICES_PATH, Price, default_prices, load_prices, session_cost
+from harness.simulation import default_prices, session_cost
+from harness.simulation._pricing import PRICES_PATH, Price, load_prices
 
 ANTHROPIC = Price("anthropic", "m", "t", 5.0, 0.5, 6.25, 25.0, "anthropic", "https://x")
 DEEPSEEK = Price("deepseek", "m", "t", 0.3, 0.006, 0.3, 1.2, "deepseek", "https://x")

@@ -11,7 +11,6 @@ from harness.simulation import (
     ENVIRONMENT,
     STRATEGIES,
     Strategy,
-    anthropic_offsets,
     generate,
     log_payloads,
     replay,
@@ -19,6 +18,7 @@ from harness.simulation import (
     user_tools,
     write_session,
 )
+from harness.simulation._request_replay import anthropic_offsets
 from prompts import CacheBreakpoint, PromptBuilder, ToolCatalog, get_mode, openai_request
 
 POLICY = CompactionPolicy(window_tokens=8000)

@@ -10,8 +10,9 @@ import pytest
 
 from compaction import Message, TodoWriteData, TurnStartData
 from compaction.tools import parse_todo_write
-from harness.simulation import PROFILES, SessionProfile, generate, get_profile, unfinished
-from harness.simulation._session_profiles import REAL, STEPWISE
+from harness.simulation import PROFILES, generate
+from harness.simulation._session_profiles import REAL, STEPWISE, SessionProfile, get_profile
+from harness.simulation._sessions import unfinished
 
 
 def calls_between_writes(payloads: list[Any]) -> list[int]:
