@@ -58,6 +58,13 @@ def audit_text(data: dict[str, Any]) -> str:
         )
         for entry in compaction["items"]:
             mark = f"kept ({entry['how']})" if entry["kept"] else "DROPPED"
-            lines.append(f"  {mark:<15} {entry['item']}")
+            lines.append(f"  {mark:<15} {_first_line(entry['item'])}")
     lines.append(f"total: kept {data['kept_items']} of {data['open_items']} open items")
     return "\n".join(lines)
+
+
+def _first_line(item: str) -> str:
+    """Return an item's first line, and how many more it has (a plan runs to many)."""
+    first, _, rest = item.partition("\n")
+    more = rest.count("\n") + 1 if rest else 0
+    return f"{first} (+{more} more lines; --json has them whole)" if more else first

@@ -299,3 +299,33 @@ def test_run_in_another_thread(tmp_path: Path) -> None:
     ((status, out, err),) = results
     assert (status, err) == (0, "")
     assert "- [pending] C next" in out
+
+
+class TestAuditText:
+    def test_a_long_item_shows_its_first_line_and_the_count(self) -> None:
+        """A many-line item (an approved plan) is one line in the text, its rest counted."""
+        from harness.hooks._audit import audit_text
+
+        data = {
+            "transcript": "t.jsonl",
+            "compactions": [
+                {
+                    "number": 1,
+                    "kept": 1,
+                    "open": 2,
+                    "items": [
+                        {"item": "- [pending] Run the tests", "kept": True, "how": "verbatim"},
+                        {"item": "- [approved] # Plan\n1. one\n2. two", "kept": False, "how": ""},
+                    ],
+                }
+            ],
+            "kept_items": 1,
+            "open_items": 2,
+        }
+        assert audit_text(data).splitlines() == [
+            "t.jsonl: 1 compactions by the agent",
+            "compaction 1: the summary kept 1 of 2 open items",
+            "  kept (verbatim) - [pending] Run the tests",
+            "  DROPPED         - [approved] # Plan (+2 more lines; --json has them whole)",
+            "total: kept 1 of 2 open items",
+        ]
