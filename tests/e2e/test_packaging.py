@@ -14,6 +14,7 @@ import sys
 import tarfile
 import textwrap
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -59,20 +60,23 @@ RUN_INSTALLED = textwrap.dedent(
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Build the wheel from a copy of the sources."""
-    src = tmp_path_factory.mktemp("src")
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "results")
-    for name in SOURCES:
+    return build(tmp_path_factory, "build_wheel", SOURCES)
+
+
+def build(factory: pytest.TempPathFactory, hook: str, names: Iterable[str]) -> Path:
+    """Build with setuptools' `hook` (``build_wheel``, ``build_sdist``) from a copy of `names`."""
+    src = factory.mktemp("src")
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "results", ".hypothesis")
+    for name in names:
         path = ROOT / name
         if path.is_dir():
             shutil.copytree(path, src / name, ignore=ignore)
         else:
             shutil.copy2(path, src / name)
-    dist = tmp_path_factory.mktemp("dist")
-    build = (
-        "import sys\nfrom setuptools import build_meta\nprint(build_meta.build_wheel(sys.argv[1]))"
-    )
+    dist = factory.mktemp("dist")
+    code = f"import sys\nfrom setuptools import build_meta\nprint(build_meta.{hook}(sys.argv[1]))"
     done = subprocess.run(
-        [sys.executable, "-c", build, str(dist)],
+        [sys.executable, "-c", code, str(dist)],
         cwd=src,
         capture_output=True,
         text=True,
@@ -132,28 +136,8 @@ class TestWheel:
 @pytest.fixture(scope="module")
 def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Build the sdist from a copy of the checkout's files, tests/ and MANIFEST.in included."""
-    src = tmp_path_factory.mktemp("sdist-src")
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "results", ".hypothesis")
-    for name in (*SOURCES, "tests", "CHANGELOG.md", "MANIFEST.in"):
-        path = ROOT / name
-        if path.is_dir():
-            shutil.copytree(path, src / name, ignore=ignore)
-        else:
-            shutil.copy2(path, src / name)
-    dist = tmp_path_factory.mktemp("sdist")
-    build = (
-        "import sys\nfrom setuptools import build_meta\nprint(build_meta.build_sdist(sys.argv[1]))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", build, str(dist)],
-        cwd=src,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return dist / done.stdout.strip().splitlines()[-1]
+    names = (*SOURCES, "tests", "CHANGELOG.md", "MANIFEST.in")
+    return build(tmp_path_factory, "build_sdist", names)
 
 
 class TestSdist:
