@@ -134,6 +134,20 @@ MAX_EVENT_BYTES: Final = 64 * 1024 * 1024
 """Largest line an append writes (64 MiB). A longer event is refused, so a torn tail is shorter."""
 
 
+def lone_surrogate(text: str) -> int | None:
+    """Return the index of the first lone surrogate in `text` (never valid UTF-8), or None.
+
+    A lone surrogate (U+D83D alone, half an emoji, or a byte a terminal could not decode) can
+    be held by a Python string but not written to a log line: every text that reaches an event
+    from outside (a tool's arguments, instructions, a hook's text) is checked with this first.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
 def seq_follows(last_seq: int, seq: int, *, allow_gaps: bool = False) -> bool:
     """Tell whether `seq` may follow `last_seq`: the seq rule.
 
@@ -194,5 +208,6 @@ __all__ = [
     "TurnEndType",
     "TurnStartType",
     "UsageReportType",
+    "lone_surrogate",
     "seq_follows",
 ]

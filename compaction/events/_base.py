@@ -12,20 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from compaction.contract import MAX_INT as MAX_INT
 from compaction.contract import SCHEMA_VERSION as SCHEMA_VERSION
-
-
-def lone_surrogate(text: str) -> int | None:
-    """Return the index of the first lone surrogate in `text` (never valid UTF-8), or None.
-
-    A lone surrogate (U+D83D alone, half an emoji, or a byte a terminal could not decode) can
-    be held by a Python string but not written to a log line: every text that reaches an event
-    from outside (a tool's arguments, instructions, a hook's text) is checked with this first.
-    """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return exc.start
-    return None
+from compaction.contract import lone_surrogate as lone_surrogate
 
 
 def surrogate_problem(what: str, text: str) -> str | None:

@@ -18,7 +18,13 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from compaction.contract import MAX_ITEM_CHARS, TODO_STATUSES, TODO_WRITE, TodoStatus
+from compaction.contract import (
+    MAX_ITEM_CHARS,
+    TODO_STATUSES,
+    TODO_WRITE,
+    TodoStatus,
+    lone_surrogate,
+)
 from compaction.errors import ToolInputError
 from compaction.tools.arguments import Arguments, load_arguments, show, too_long
 
@@ -105,7 +111,7 @@ def _item(where: str, item: object, problems: list[str]) -> Todo | None:
     status = item.get("status")
     if "status" not in item:
         problems.append(f'{where} is missing "status"')
-    elif isinstance(status, str) and not _encodable(status):
+    elif isinstance(status, str) and lone_surrogate(status) is not None:
         problems.append(f"{where}.status must be valid Unicode text")
     elif not isinstance(status, str) or status not in TODO_STATUSES:
         statuses = ", ".join(TODO_STATUSES)
@@ -131,7 +137,7 @@ def _content(where: str, item: Mapping[Any, Any], problems: list[str]) -> str | 
     if text is None:
         problems.append(f"{where}.content must be a string")
         return None
-    if not _encodable(text):  # a lone surrogate (JSON "\ud800") cannot be written to the log
+    if lone_surrogate(text) is not None:  # JSON "\ud800" cannot be written to the log
         problems.append(f"{where}.content must be valid Unicode text")
         return None
     text = text.strip()
@@ -158,17 +164,9 @@ def _text(value: object) -> str | None:
 
 def _unknown(key: object, where: str, problem: str) -> str:
     """Return the problem of an unknown key, or that the key is not text (a lone surrogate)."""
-    if isinstance(key, str) and not _encodable(key):
+    if isinstance(key, str) and lone_surrogate(key) is not None:
         return f"{where} must be valid Unicode text"
     return problem
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _semantic(raw_items: list[Any], allow_parallel: bool) -> list[str]:

@@ -48,7 +48,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from compaction import contract
-from compaction.contract import MAX_ITEM_CHARS
+from compaction.contract import MAX_ITEM_CHARS, lone_surrogate
 from compaction.errors import ToolInputError
 from compaction.events import TASK_STATUSES, Task
 from compaction.tools.arguments import Arguments, load_arguments, show, too_long
@@ -94,18 +94,10 @@ def _subject(obj: Mapping[str, Any], key: str, problems: list[str]) -> str | Non
             'details in "description"'
         )
         return None
-    if not _encodable(text):
+    if lone_surrogate(text) is not None:
         problems.append(f"{key} must be valid Unicode text")
         return None
     return text
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _unknown(obj: Mapping[str, Any], allowed: Sequence[str], takes: str) -> list[str]:
@@ -136,7 +128,7 @@ def parse_task_create(arguments: Arguments) -> tuple[str, str | None]:
     if raw is not None and not isinstance(raw, str):
         problems.append(f"description must be a string, not {show(raw)}")
     elif isinstance(raw, str):
-        if not _encodable(raw):
+        if lone_surrogate(raw) is not None:
             problems.append("description must be valid Unicode text")
         elif len(raw.strip()) > MAX_ITEM_CHARS:
             problems.append(too_long("description", len(raw.strip())))
