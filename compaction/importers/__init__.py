@@ -38,8 +38,7 @@ from compaction.importers._formats import (
     importer,
 )
 from compaction.importers._import_report import ImportReport
-from compaction.importers._records import MAX_LINE_BYTES as MAX_LINE_BYTES
-from compaction.importers._records import TOO_LONG as TOO_LONG
+from compaction.importers._records import MAX_LINE_BYTES, TOO_LONG
 from compaction.importers._session_replay import ReplayReport, replay
 from compaction.stores import (
     EventStore,

@@ -95,18 +95,16 @@ def todos_text(session: Session) -> Text:
 
     from harness.output import panel_text, with_carried
 
-    carried = carried_list(session)
-    if carried is None:
-        latest = latest_list(session)
-        if latest is None:
-            return with_carried(panel_text(session.todos), session)
-        line = latest_line(latest.turn, latest.panel.seq or 0, len(latest.panel.todos))
-        text = Text(line + "\n", style="italic")
+    latest = latest_list(session)  # one read of the log, whichever line it leads to
+    if latest is None:
+        return with_carried(panel_text(session.todos), session)
+    seq = latest.panel.seq or 0
+    if all(t.status == "completed" for t in latest.panel.todos):
+        text = Text(latest_line(latest.turn, seq, len(latest.panel.todos)) + "\n", style="italic")
         text.append_text(panel_text(session.todos))
-        return with_carried(text, session)
-    line = carried_line(carried.turn, carried.panel.seq or 0)
-    text = Text(line + "\n", style="italic")
-    text.append_text(panel_text(carried.panel))
+    else:
+        text = Text(carried_line(latest.turn, seq) + "\n", style="italic")
+        text.append_text(panel_text(latest.panel))
     return with_carried(text, session)
 
 
