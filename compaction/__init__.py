@@ -84,7 +84,7 @@ if _typing.TYPE_CHECKING:
         parse_event,
     )
     from compaction.invariants import check_log
-    from compaction.policy import DEFAULT_WINDOW, CompactionPolicy
+    from compaction.policy import DEFAULT_BOUNDARY, DEFAULT_WINDOW, CompactionPolicy
     from compaction.providers import from_anthropic, from_openai, to_messages
     from compaction.secrets import redact
     from compaction.session import Session
@@ -106,6 +106,7 @@ _EXPORTS: dict[str, str] = {
     "BUILTIN_TOOLS": "compaction.tools",
     "CODE_OWNED_SECTIONS": "compaction.checkpoint",
     "COMPACT_CONTEXT": "compaction.compactor",
+    "DEFAULT_BOUNDARY": "compaction.policy",
     "DEFAULT_WINDOW": "compaction.policy",
     "NARRATIVE_SECTIONS": "compaction.checkpoint",
     "SECTION_NAMES": "compaction.checkpoint",
@@ -204,6 +205,7 @@ __all__ = [
     "BUILTIN_TOOLS",
     "CODE_OWNED_SECTIONS",
     "COMPACT_CONTEXT",
+    "DEFAULT_BOUNDARY",
     "DEFAULT_WINDOW",
     "NARRATIVE_SECTIONS",
     "SECTION_NAMES",

@@ -3,28 +3,33 @@
 Everything the model receives counts: the fixed part (system prompt and tool catalog, measured by
 the caller), the context view and the output reserved for the reply. Compaction is due when
 ``fixed + context + output_reserve`` reaches ``threshold`` of the window (default 0.9 of 128,000
-tokens); the kept tail takes at most ``retain`` of the window (default 0.1; when the latest step
+tokens); the kept tail takes at most ``retain`` of the window (default 0.05; when the latest step
 alone is larger, it is kept if it fits, `compaction.cuts.select_cut`); a tool result larger than
 ``tool_output_share`` of the window enters the context clipped (default 0.1). The defaults come
 from the continuity grid (`benchmarks/quality/continuity.py`, "Choosing B's defaults" in
 `benchmarks/README.md`).
 
-The task-boundary trigger. With ``boundary_threshold`` (say 0.5), compaction is also due right
-after a todo item or a shared task turned completed (since the previous model call) when the whole
-request is at least that share of the window: the cut then falls at a natural break, right after a
-step is done, instead of mid-task at the size trigger (`is_due`). Later calls of the next step are
-left to the size trigger alone, so one completion never acts as a lower size threshold.
+The task-boundary trigger. With ``boundary_threshold`` (a share of the window), compaction is
+also due right after a todo item or a shared task turned completed (since the previous model
+call) when the whole request is at least that share of the window: the cut then falls at a
+natural break, right after a step is done, instead of mid-task at the size trigger (`is_due`).
+Later calls of the next step are left to the size trigger alone, so one completion never acts as
+a lower size threshold. The default, ``"auto"``, is `DEFAULT_BOUNDARY` of the window wherever
+that floor is valid for the policy (at most the threshold, above ``retain + summary_share``) and
+no boundary trigger where it is not, so a policy with a low threshold stays valid; None turns the
+trigger off; a number is validated as given (`boundary_share` is the floor in effect).
 
 Invariants: a policy is immutable and valid once built (bad values raise `ConfigError` naming
 them); ``retain + summary_share < threshold``, so a compaction can always shrink the context;
-the same holds for ``boundary_threshold``, which is at most ``threshold``.
+the same holds for the boundary floor in effect (`boundary_share`), which is at most
+``threshold``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Final, Literal
 
 from compaction.errors import ConfigError
 
@@ -37,8 +42,14 @@ DEFAULT_TOOL_OUTPUT_SHARE: Final = 0.1
 DEFAULT_THRESHOLD: Final = 0.9
 """Default share of the window at which the whole request is due for compaction."""
 
-DEFAULT_RETAIN: Final = 0.1
+DEFAULT_RETAIN: Final = 0.05
 """Default share of the window the kept tail may take."""
+
+DEFAULT_BOUNDARY: Final = 0.4
+"""Default task-boundary floor, a share of the window (``boundary_threshold="auto"``)."""
+
+AUTO: Final = "auto"
+"""The ``boundary_threshold`` that means `DEFAULT_BOUNDARY` where it is valid, else none."""
 
 DEFAULT_TOOL_OUTPUT_CAP: Final = int(DEFAULT_TOOL_OUTPUT_SHARE * DEFAULT_WINDOW)
 """A session's default tool-output cap, in tokens: 0.1 of the default window (12,800)."""
@@ -52,7 +63,7 @@ class CompactionPolicy:
         window_tokens: the model's context window, in tokens.
         threshold: compact when the whole request (fixed part, context and output reserve)
             reaches this share of the window (default 0.9).
-        retain: keep at most this share of the window verbatim as the tail (default 0.1).
+        retain: keep at most this share of the window verbatim as the tail (default 0.05).
         output_reserve: tokens kept free for the model's reply, counted in the request
             (default 0).
         summary_share: share of the window the narrative sections may use (default 0.03).
@@ -61,7 +72,8 @@ class CompactionPolicy:
             to the session: ``Session(path, tool_output_cap=policy.tool_output_tokens)``.
         boundary_threshold: also compact right after a todo item or shared task turned
             completed (since the previous model call) when the whole request reaches this share
-            of the window (None, the default: the size trigger only).
+            of the window. ``"auto"`` (the default): `DEFAULT_BOUNDARY` where that is valid for
+            this policy, else none; None: the size trigger only.
 
     Raises:
         ConfigError: naming every bad value, e.g. a retain share not below the threshold.
@@ -73,7 +85,7 @@ class CompactionPolicy:
     output_reserve: int = 0
     summary_share: float = 0.03
     tool_output_share: float = DEFAULT_TOOL_OUTPUT_SHARE
-    boundary_threshold: float | None = None
+    boundary_threshold: float | Literal["auto"] | None = AUTO
 
     def __post_init__(self) -> None:
         problems = self._problems()
@@ -125,10 +137,10 @@ class CompactionPolicy:
 
     def _boundary_problems(self) -> list[str]:
         b = self.boundary_threshold
-        if b is None:
+        if b is None or b == AUTO:
             return []
         if not isinstance(b, int | float) or isinstance(b, bool) or math.isnan(b):
-            return [f"boundary_threshold must be a number or None, not {b!r}"]
+            return [f"boundary_threshold must be a number, {AUTO!r} or None, not {b!r}"]
         if not 0 < b <= self.threshold:
             return [f"boundary_threshold must be in (0, threshold={self.threshold!r}], not {b!r}"]
         if self.retain + self.summary_share >= b:
@@ -145,11 +157,26 @@ class CompactionPolicy:
         return int(self.threshold * self.window_tokens) - self.output_reserve
 
     @property
+    def boundary_share(self) -> float | None:
+        """The task-boundary floor in effect, a share of the window (None: no boundary trigger).
+
+        ``"auto"`` resolves to `DEFAULT_BOUNDARY` when that floor is at most the threshold and
+        above ``retain + summary_share`` (so a boundary compaction can shrink the context), else
+        to None.
+        """
+        b = self.boundary_threshold
+        if b != AUTO:
+            return b
+        fits = self.retain + self.summary_share < DEFAULT_BOUNDARY <= self.threshold
+        return DEFAULT_BOUNDARY if fits else None
+
+    @property
     def boundary_tokens(self) -> int | None:
         """Request size at which a completed item makes compaction due (None: no boundary)."""
-        if self.boundary_threshold is None:
+        share = self.boundary_share
+        if share is None:
             return None
-        return int(self.boundary_threshold * self.window_tokens) - self.output_reserve
+        return int(share * self.window_tokens) - self.output_reserve
 
     @property
     def retain_tokens(self) -> int:

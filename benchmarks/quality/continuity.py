@@ -1,6 +1,7 @@
 """Continuity beside cost: what B still has verbatim after each compaction, per setting.
 
-For each setting of B's `CompactionPolicy` (`retain` and `threshold`) and each session (the
+For each setting of B's `CompactionPolicy` (`retain`, `threshold` and the task-boundary trigger
+`boundary_threshold`, None for the size trigger alone) and each session (the
 benchmark's generated sessions in every shape of `harness.simulation.PROFILES`, and the shared
 real transcripts of `benchmarks.replay.real_transcripts.REAL_SESSIONS` that are present), replay the
 session under B (`harness.simulation.replay`) and report, beside summed input tokens and cost per
@@ -46,6 +47,9 @@ RETAINS: tuple[float, ...] = (0.05, 0.10, 0.16, 0.25, 0.33)
 """B's tail shares measured (0.1 is the default)."""
 THRESHOLDS: tuple[float, ...] = (0.7, 0.8, 0.9)
 """B's trigger shares measured (0.9 is the default; the benchmark's matched budget is 0.8)."""
+BOUNDARIES: tuple[float | None, ...] = (None, 0.4, 0.5, 0.6)
+"""B's task-boundary floors measured (`CompactionPolicy.boundary_threshold`; None: the size
+trigger alone). A floor is measured only where the policy allows it (at most the threshold)."""
 GENERATED: tuple[tuple[int, int], ...] = (*TUNING, *EVALUATION)
 """(turns, seed) of the generated sessions, in every shape: the tuning split (the only rows
 `continuity_report.choose` is shown) and the evaluation split (`benchmarks.splits`)."""
@@ -85,6 +89,7 @@ def measure(
         "session": name,
         "retain": policy.retain,
         "threshold": policy.threshold,
+        "boundary": policy.boundary_share,
         "budget": policy.trigger_tokens,
         "requests": len(result.records),
         "compactions": result.compactions,
@@ -131,20 +136,28 @@ def run(
     sessions: Sequence[Session] | None = None,
     retains: Sequence[float] = RETAINS,
     thresholds: Sequence[float] = THRESHOLDS,
+    boundaries: Sequence[float | None] = BOUNDARIES,
     progress: Progress | None = None,
     real: bool = True,
 ) -> dict[str, Any]:
-    """Measure every (session, retain, threshold); return plain data."""
+    """Measure every (session, retain, threshold, boundary floor); return plain data."""
     say = progress or (lambda _line: None)
     chosen = list(sessions) if sessions is not None else list(all_sessions(real=real))
     rows = []
     for name, payloads, tools in chosen:
-        for retain, threshold in itertools.product(retains, thresholds):
-            policy = CompactionPolicy(window_tokens=window, retain=retain, threshold=threshold)
+        for retain, threshold, boundary in itertools.product(retains, thresholds, boundaries):
+            if boundary is not None and boundary > threshold:
+                continue
+            policy = CompactionPolicy(
+                window_tokens=window,
+                retain=retain,
+                threshold=threshold,
+                boundary_threshold=boundary,
+            )
             row = measure(name, payloads, policy, tools)
             rows.append(row)
             say(
-                f"{name} retain {retain:g} threshold {threshold:g}: "
+                f"{name} retain {retain:g} threshold {threshold:g} boundary {boundary}: "
                 f"{row['summed_input_tokens']:,} tokens, tail {row['tail_mean']}"
             )
     return {"window": window, "rows": rows, "missing": missing(real=real)}
@@ -157,7 +170,7 @@ def merge(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
         raise ValueError(f"parts measured at different windows: {sorted(windows)}")
     rows = sorted(
         (r for p in parts for r in p["rows"]),
-        key=lambda r: (r["session"], r["retain"], r["threshold"]),
+        key=lambda r: (r["session"], *continuity_report.setting(r)),
     )
     gone = sorted({n for p in parts for n in p.get("missing", [])})
     return {"window": windows.pop(), "rows": rows, "missing": gone}
@@ -182,6 +195,11 @@ def _chosen(args: argparse.Namespace) -> list[Session]:
     return [s for s in found if args.only is None or s[0] in args.only]
 
 
+def _boundary(text: str) -> float | None:
+    """Parse one ``--boundaries`` value: a share, or ``none``."""
+    return None if text.lower() == "none" else float(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure the grid (or merge parts); write continuity.json, .md and .png to --out."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -189,6 +207,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--window", type=int, default=30_000)
     parser.add_argument("--retains", type=float, nargs="+", default=list(RETAINS))
     parser.add_argument("--thresholds", type=float, nargs="+", default=list(THRESHOLDS))
+    parser.add_argument(
+        "--boundaries",
+        type=_boundary,
+        nargs="+",
+        default=list(BOUNDARIES),
+        metavar="SHARE|none",
+        help="task-boundary floors (none: the size trigger alone)",
+    )
     parser.add_argument("--no-real", action="store_true", help="generated sessions only")
     parser.add_argument(
         "--generated",
@@ -213,6 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sessions=_chosen(args),
             retains=args.retains,
             thresholds=args.thresholds,
+            boundaries=args.boundaries,
             progress=print,
         )
     if args.part:

@@ -33,8 +33,15 @@ RULE = (
 """How `choose` picks B's defaults: continuity first, then cost, pooled over every session."""
 
 
-def _key(row: Mapping[str, Any]) -> tuple[float, float]:
-    return (row["retain"], row["threshold"])
+def setting(row: Mapping[str, Any]) -> tuple[float, float, float]:
+    """Return a row's setting as a sortable key: retain, threshold, boundary floor (-1: none)."""
+    boundary = row.get("boundary")
+    return (row["retain"], row["threshold"], -1.0 if boundary is None else boundary)
+
+
+def boundary_text(boundary: float | None) -> str:
+    """Return a boundary floor as the tables write it: the share, or ``-`` for none."""
+    return "-" if boundary is None else f"{boundary:g}"
 
 
 def tuning(results: Mapping[str, Any]) -> dict[str, Any]:
@@ -47,14 +54,15 @@ def tuning(results: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def pooled(results: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Return one row per setting, pooled over every session, in (retain, threshold) order."""
-    out: dict[tuple[float, float], dict[str, Any]] = {}
+    """Return one row per setting, pooled over every session, in `setting` order."""
+    out: dict[tuple[float, float, float], dict[str, Any]] = {}
     for r in results["rows"]:
         p = out.setdefault(
-            _key(r),
+            setting(r),
             {
                 "retain": r["retain"],
                 "threshold": r["threshold"],
+                "boundary": r.get("boundary"),
                 "sessions": 0,
                 "summed_input_tokens": 0,
                 "cost_usd": dict.fromkeys(r["cost_usd"], 0.0),
@@ -97,7 +105,7 @@ def choose(settings: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
             sound,
             key=lambda s: (-s["tool_kept_share"], s["empty_share"], _cost_ratio(s, sound)),
         )
-    return min(whole, key=lambda s: (_cost_ratio(s, whole), s["retain"], s["threshold"]))
+    return min(whole, key=lambda s: (_cost_ratio(s, whole), *setting(s)))
 
 
 def _cost_ratio(setting: Mapping[str, Any], among: Sequence[Mapping[str, Any]]) -> float:
@@ -117,13 +125,14 @@ def pooled_table(settings: Sequence[Mapping[str, Any]]) -> list[str]:
     """Return the pooled table: one row per setting."""
     providers = list(settings[0]["cost_usd"]) if settings else []
     lines = [
-        "| retain | threshold | compactions | empty tails | latest tool result kept | "
+        "| retain | threshold | boundary | compactions | empty tails | latest tool result kept | "
         "tail mean | summed input | " + " | ".join(f"{p} USD" for p in providers) + " |",
-        "|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(providers),
+        "|---:|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(providers),
     ]
     for s in settings:
         lines.append(
-            f"| {s['retain']:g} | {s['threshold']:g} | {s['compactions']} | "
+            f"| {s['retain']:g} | {s['threshold']:g} | {boundary_text(s.get('boundary'))} | "
+            f"{s['compactions']} | "
             f"{s['tail_empty']} ({_pct(s['empty_share'])}) | "
             f"{s['tool_kept_count']}/{s['tool_compactions']} ({_pct(s['tool_kept_share'])}) | "
             f"{s['tail_mean'] if s['tail_mean'] is not None else '-'} | "
@@ -138,14 +147,15 @@ def session_table(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """Return the per-session table: one row per (session, setting)."""
     providers = list(rows[0]["cost_usd"]) if rows else []
     lines = [
-        "| session | retain | threshold | compactions | summed input | "
+        "| session | retain | threshold | boundary | compactions | summed input | "
         + " | ".join(f"{p} USD" for p in providers)
         + " | tail mean | tail min | empty tails | latest tool result kept | every call |",
-        "|---|---:|---:|---:|---:|" + "---:|" * (len(providers) + 5),
+        "|---|---:|---:|---:|---:|---:|" + "---:|" * (len(providers) + 5),
     ]
     for r in rows:
         lines.append(
-            f"| `{r['session']}` | {r['retain']:g} | {r['threshold']:g} | {r['compactions']} | "
+            f"| `{r['session']}` | {r['retain']:g} | {r['threshold']:g} | "
+            f"{boundary_text(r.get('boundary'))} | {r['compactions']} | "
             f"{r['summed_input_tokens']:,} | "
             + " | ".join(f"{r['cost_usd'][p]:.3f}" for p in providers)
             + f" | {r['tail_mean'] if r['tail_mean'] is not None else '-'} | "
@@ -166,7 +176,10 @@ def markdown(results: Mapping[str, Any]) -> list[str]:
     lines = [
         f"Window {results['window']:,} tokens; B with the extractive summarizer; {sessions} "
         "sessions. *Tail*: tokens the request holds verbatim after the Checkpoint, right after "
-        "each compaction; *empty*: compactions after which no message is kept verbatim.",
+        "each compaction; *empty*: compactions after which no message is kept verbatim; "
+        "*boundary*: the task-boundary trigger's floor (`CompactionPolicy.boundary_threshold`: "
+        "also compact right after a todo item or task turned completed once the request holds "
+        "that share of the window; `-`: the size trigger alone).",
         "",
         "Pooled over every session:",
         "",
@@ -177,7 +190,7 @@ def markdown(results: Mapping[str, Any]) -> list[str]:
         "evaluation sessions are measured, never chosen on.",
         "",
         (
-            f"Picked: retain {pick['retain']:g}, threshold {pick['threshold']:g}."
+            f"Picked: {picked_text(pick)}."
             if pick
             else "Picked: none (no setting keeps every unfinished todo on every call)."
         ),
@@ -185,6 +198,13 @@ def markdown(results: Mapping[str, Any]) -> list[str]:
     if results.get("missing"):
         lines += ["", "Not present: " + ", ".join(f"`{n}`" for n in results["missing"]) + "."]
     return [*lines, "", "Per session:", "", *session_table(rows)]
+
+
+def picked_text(pick: Mapping[str, Any]) -> str:
+    """Return a setting in words: its retain, threshold and boundary floor."""
+    boundary = pick.get("boundary")
+    floor = "no boundary trigger" if boundary is None else f"boundary {boundary:g}"
+    return f"retain {pick['retain']:g}, threshold {pick['threshold']:g}, {floor}"
 
 
 Styles = tuple[dict[float, Any], dict[float, str]]
@@ -206,10 +226,12 @@ def _panel(
     """Draw one session's settings: cost against the mean tail."""
     colours, markers = styles
     for r in (r for r in rows if r["session"] == name):
+        filled = r.get("boundary") is not None
         ax.scatter(
             r["tail_mean"],
             r["cost_usd"][provider],
-            color=colours[r["retain"]],
+            color=colours[r["retain"]] if filled else "none",
+            edgecolors=colours[r["retain"]],
             marker=markers[r["threshold"]],
             s=36,
         )
@@ -219,28 +241,10 @@ def _panel(
     ax.tick_params(labelsize=7)
 
 
-def chart(results: Mapping[str, Any], path: Path, provider: str = "openai") -> Path | None:
-    """Draw cost against the mean verbatim tail, a panel per session; None without matplotlib."""
-    if importlib.util.find_spec("matplotlib") is None:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def _legend(styles: Styles, floor: float | None) -> list[Any]:
+    """Return the legend's handles: a colour per retain and a marker per threshold, then fills."""
     from matplotlib.lines import Line2D
 
-    rows = [r for r in results["rows"] if r["tail_mean"] is not None]
-    names = list(dict.fromkeys(r["session"] for r in rows))
-    if not names:
-        return None
-    cols = min(4, len(names))
-    grid = -(-len(names) // cols)
-    fig, axes = plt.subplots(grid, cols, figsize=(4.6 * cols, 3.6 * grid + 0.9), squeeze=False)
-    styles = _styles(plt, rows)
-    for ax, name in zip(axes.flat, names, strict=False):
-        _panel(ax, rows, name, provider, styles)
-    for ax in list(axes.flat)[len(names) :]:
-        ax.axis("off")
     colours, markers = styles
     handles = [
         Line2D(
@@ -254,6 +258,55 @@ def chart(results: Mapping[str, Any], path: Path, provider: str = "openai") -> P
         for r in colours
         for t in markers
     ]
+    if floor is not None:
+        hollow = Line2D(
+            [],
+            [],
+            linestyle="",
+            color="grey",
+            marker="o",
+            markerfacecolor="none",
+            label="hollow: size trigger only",
+        )
+        filled = Line2D(
+            [], [], linestyle="", color="grey", marker="o", label=f"filled: boundary {floor:g}"
+        )
+        handles += [hollow, filled]
+    return handles
+
+
+def chart(results: Mapping[str, Any], path: Path, provider: str = "openai") -> Path | None:
+    """Draw cost against the mean verbatim tail, a panel per session; None without matplotlib.
+
+    Hollow markers: the size trigger alone; filled: with the boundary floor the rule picked on
+    the tuning split (other floors are in the tables only, so each panel stays readable).
+    """
+    if importlib.util.find_spec("matplotlib") is None:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pick = choose(pooled(tuning(results)))
+    floor = pick.get("boundary") if pick else None
+    rows = [
+        r
+        for r in results["rows"]
+        if r["tail_mean"] is not None and r.get("boundary") in (None, floor)
+    ]
+    names = list(dict.fromkeys(r["session"] for r in rows))
+    if not names:
+        return None
+    cols = min(4, len(names))
+    grid = -(-len(names) // cols)
+    fig, axes = plt.subplots(grid, cols, figsize=(4.6 * cols, 3.6 * grid + 0.9), squeeze=False)
+    styles = _styles(plt, rows)
+    for ax, name in zip(axes.flat, names, strict=False):
+        _panel(ax, rows, name, provider, styles)
+    for ax in list(axes.flat)[len(names) :]:
+        ax.axis("off")
+    handles = _legend(styles, floor)
     fig.legend(
         handles=handles, loc="lower center", ncol=min(5, len(handles)), fontsize=7, frameon=False
     )
@@ -283,14 +336,22 @@ def _verdict(pick: Mapping[str, Any] | None, config: Mapping[str, Any]) -> str:
     """Say what the rule picked and whether the run's policy (the shipped defaults) is it."""
     if pick is None:
         return "Picked: none (no setting keeps every unfinished todo on every call)."
-    ours = (config.get("retain"), config.get("threshold"))
-    said = f"Picked: retain {pick['retain']:g}, threshold {pick['threshold']:g}."
-    if ours == (pick["retain"], pick["threshold"]):
-        return said + " The run's policy is the pick."
+    ours = {
+        "retain": config.get("retain"),
+        "threshold": config.get("threshold"),
+        "boundary": config.get("boundary"),
+    }
+    said = f"Picked: {picked_text(pick)}."
+    if (ours["retain"], ours["boundary"]) == (pick["retain"], pick.get("boundary")):
+        return (
+            said + " The run's policy has the pick's tail and boundary floor; its threshold is "
+            "the benchmark's matched budget."
+            if ours["threshold"] != pick["threshold"]
+            else said + " The run's policy is the pick."
+        )
     return (
-        f"{said} The run's policy (retain {ours[0]:g}, threshold {ours[1]:g}, the shipped "
-        "defaults) is not the pick; why the defaults stay: `benchmarks/README.md`, "
-        '"Choosing B\'s defaults".'
+        f"{said} The run's policy ({picked_text(ours)}, the shipped defaults) is not the "
+        'pick; why: `benchmarks/README.md`, "Choosing B\'s defaults".'
     )
 
 

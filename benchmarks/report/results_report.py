@@ -32,7 +32,7 @@ from benchmarks import RESULTS
 from benchmarks.matched import matched_policy
 from benchmarks.quality import checkpoint_quality, continuity_report
 from benchmarks.replay import real_transcripts, summary_pricing, usage_check
-from benchmarks.report import fair_report, headline_table, like_for_like
+from benchmarks.report import boundary_effect, fair_report, headline_table, like_for_like
 from benchmarks.report.report_sections import (
     MODEL_NAMES,
     _pct,
@@ -222,6 +222,7 @@ def run_bench(
             **asdict(config),
             "threshold": config.policy().threshold,
             "retain": config.policy().retain,
+            "boundary": config.policy().boundary_share,
             "budget": config.budget,
         },
         "environment": {"python": platform.python_version(), "machine": platform.machine()},
@@ -263,7 +264,9 @@ def _intro(results: Mapping[str, Any]) -> list[str]:
         f"Run: `harness bench{' --quick' if cfg['quick'] else ''}` ({mode}). Sessions: "
         + ", ".join(f"`{s}`" for s in _sessions(results))
         + f" (`harness.simulation._sessions`). Tokenizer `{cfg['tokenizer']}`; compaction window "
-        f"{cfg['window_tokens']:,} tokens (trigger {cfg['threshold']:g}, tail {cfg['retain']:g});"
+        f"{cfg['window_tokens']:,} tokens (trigger {cfg['threshold']:g}, tail {cfg['retain']:g}"
+        + boundary_effect.run_words(cfg.get("boundary"))
+        + ");"
         " extractive summarizer. Canonical serialization and cache models: see "
         "`benchmarks/README.md`.",
         "",
@@ -300,6 +303,9 @@ def render_markdown(results: Mapping[str, Any], charts: Sequence[str]) -> str:
     lines += savings_section(results)
     lines += retention_section(results)
     lines += continuity_report.section(results.get("continuity"), results["config"])
+    lines += boundary_effect.section(
+        results.get("boundary_effect"), fair_report._comparison(results)
+    )
     lines += cache_section(results)
     lines += fair_report.gap_section(results)
     lines += fair_report.usage_section(results)
@@ -361,9 +367,9 @@ def read_continuity(results: dict[str, Any], out: Path) -> None:
     """Put the pooled continuity of ``out/continuity.json`` into `results`, when it exists."""
     path = out / "continuity.json"
     if path.is_file():
-        results["continuity"] = continuity_report.summary(
-            json.loads(path.read_text(encoding="utf-8"))
-        )
+        grid = json.loads(path.read_text(encoding="utf-8"))
+        results["continuity"] = continuity_report.summary(grid)
+        results["boundary_effect"] = boundary_effect.collect(grid, results["config"])
 
 
 def write_report(results: dict[str, Any], out: Path) -> dict[str, Path]:

@@ -27,7 +27,9 @@ The budget. Everything the model receives counts: the fixed part of the request 
 and tool catalog, which the caller measures and passes as ``fixed_tokens``: this package never
 builds prompts; `prompts.fixed_tokens` does it), the context view (system messages from the log,
 the Checkpoint, the kept messages) and the output reserved for the reply. Compaction is due when
-``fixed + context + output_reserve`` reaches ``threshold`` (default 0.9) of the window.
+``fixed + context + output_reserve`` reaches ``threshold`` (default 0.9) of the window, or, right
+after a todo item or task turned completed, the boundary floor (`CompactionPolicy.boundary_share`:
+by default 0.4 of the window).
 
 The cut (`compaction.cuts`). The span replaced runs from just after the previous checkpoint's
 span to the cut; the kept tail is everything after it. A cut falls before a user message, or

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from compaction import (
+    DEFAULT_BOUNDARY,
     DEFAULT_WINDOW,
     CheckpointData,
     CompactionError,
@@ -63,6 +64,7 @@ POLICY_OPTIONS = {
     "threshold": "--threshold",
     "retain": "--retain",
     "output_reserve": "--reserve",
+    "boundary_threshold": "--boundary",
 }
 """The `CompactionPolicy` field each option sets, to name the option in an error."""
 
@@ -119,6 +121,28 @@ def _add_budget_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--reserve", type=int, default=0, help="tokens kept free for the model's reply (0)"
     )
+    p.add_argument(
+        "--boundary",
+        type=_boundary,
+        default="auto",
+        metavar="SHARE|auto|none",
+        help=(
+            "also compact right after a todo item or task was completed (since the last model "
+            f"call) once the request holds this share of the window; auto: {DEFAULT_BOUNDARY:g} "
+            "where that is valid, none: the threshold alone (%(default)s)"
+        ),
+    )
+
+
+def _boundary(text: str) -> float | str | None:
+    """Parse ``--boundary``: a share, ``auto`` or ``none`` (a bad share is named at policy time)."""
+    low = text.strip().lower()
+    if low in ("auto", "none"):
+        return None if low == "none" else "auto"
+    try:
+        return float(low)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share, 'auto' or 'none'") from None
 
 
 def _add_summarizer_options(p: argparse.ArgumentParser) -> None:
@@ -230,6 +254,7 @@ def _policy(args: argparse.Namespace) -> CompactionPolicy:
             threshold=args.threshold,
             retain=args.retain,
             output_reserve=args.reserve,
+            boundary_threshold=args.boundary,
         )
     except ConfigError as exc:
         text = str(exc).removeprefix("invalid CompactionPolicy: ")

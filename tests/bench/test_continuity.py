@@ -23,7 +23,7 @@ def test_a_longer_tail_keeps_more_verbatim():
     """On the same session, retain 0.3 leaves a longer tail after compactions than 0.05."""
     session = ("synthetic-real-t3-s0", generate(3, 0, "real"), None)
     results = continuity.run(
-        window=12_000, sessions=[session], retains=[0.05, 0.3], thresholds=[0.8]
+        window=12_000, sessions=[session], retains=[0.05, 0.3], thresholds=[0.8], boundaries=[None]
     )
     short, long = results["rows"]
     assert (short["retain"], long["retain"]) == (0.05, 0.3)
@@ -76,3 +76,33 @@ def test_choose_skips_a_setting_that_loses_a_todo():
     assert pick is not None
     assert pick["retain"] == 0.25
     assert continuity_report.choose([]) is None
+
+
+def test_each_boundary_floor_is_its_own_setting():
+    """Rows that differ only in the boundary floor pool apart; the pick names its floor."""
+    plain = _row(0.05, 10, 0, 2.0)
+    floor = {**_row(0.05, 10, 0, 1.0), "boundary": 0.4}
+    results = {"window": 1, "rows": [plain, floor]}
+    settings = continuity_report.pooled(results)
+    assert [s["boundary"] for s in settings] == [None, 0.4]
+    pick = continuity_report.choose(settings)
+    assert pick is not None
+    assert continuity_report.picked_text(pick) == "retain 0.05, threshold 0.8, boundary 0.4"
+    assert continuity_report.picked_text(settings[0]).endswith("no boundary trigger")
+    table = continuity_report.pooled_table(settings)
+    assert table[2].startswith("| 0.05 | 0.8 | - | ")
+    assert table[3].startswith("| 0.05 | 0.8 | 0.4 | ")
+
+
+def test_run_skips_a_floor_above_the_threshold():
+    """A boundary floor the policy would refuse (above the threshold) is not measured."""
+    session = ("synthetic-real-t3-s0", generate(3, 0, "real"), None)
+    results = continuity.run(
+        window=12_000,
+        sessions=[session],
+        retains=[0.05],
+        thresholds=[0.5],
+        boundaries=[None, 0.4, 0.6],
+    )
+    assert [r["boundary"] for r in results["rows"]] == [None, 0.4]
+    assert results["rows"][1]["compactions"] >= results["rows"][0]["compactions"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from cli_runner import run_cli
+from loop_sessions import reads, todos
 
 from compaction import (
     SECTION_NAMES,
@@ -121,6 +122,8 @@ class TestCompactCommand:
             (("--threshold", "1.5"), "threshold must be in"),
             (("--retain", "0.9"), r"retain \(0.9\)"),
             (("--window", "0"), "--window must be a positive integer"),
+            (("--boundary", "0.95"), r"--boundary must be in \(0, --threshold=0.9\]"),
+            (("--boundary", "half"), "'half' is not a share, 'auto' or 'none'"),
         ],
     )
     def test_bad_policy_exits_2(self, tmp_path: Path, args: tuple[str, ...], match: str) -> None:
@@ -160,3 +163,23 @@ def test_instructions_with_a_lone_surrogate_are_one_line_and_exit_2(tmp_path: Pa
         "(U+DCFF at character 5); give valid Unicode text\n"
     )
     assert path.read_bytes() == before
+
+
+def test_boundary_option_compacts_right_after_a_completion(tmp_path: Path) -> None:
+    """Past the default floor, a completion since the last model call compacts; `none` waits."""
+    path = tmp_path / "b.jsonl"
+    with Session(path) as session:
+        session.start_turn("Fix the parser, then write the docs")
+        session.todo_write(todos(("Fix the parser", "in_progress"), ("Write the docs", "pending")))
+        reads(session, [f"src/m{i}.py" for i in range(12)], size=70)
+        session.todo_write(todos(("Fix the parser", "completed"), ("Write the docs", "pending")))
+        held = session.context_tokens
+    window = str(int(held / 0.6))  # the request holds 0.6 of it: past 0.5, below 0.9
+    waits = harness("compact", path, "--window", window, "--boundary", "none")
+    assert waits.returncode == 0, waits.stderr
+    assert waits.stdout.startswith("nothing to do: the request holds ")
+    done = compact_json(path, "--window", window)  # the default: auto, 0.5 of the window
+    assert done["compacted"] is True
+    assert done["first_seq"] == 1
+    assert done["pending"] == ["Write the docs"]
+

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from loop_sessions import reads, say, todos
 
 from compaction import (
@@ -15,6 +17,7 @@ from compaction import (
     compact,
     maybe_compact,
 )
+from compaction.policy import DEFAULT_BOUNDARY
 
 WINDOW = 10_000
 BOUNDARY = CompactionPolicy(window_tokens=WINDOW, boundary_threshold=0.5)
@@ -26,10 +29,10 @@ BOUNDARY = CompactionPolicy(window_tokens=WINDOW, boundary_threshold=0.5)
         ({"boundary_threshold": 0.0}, r"boundary_threshold must be in \(0, threshold=0.9\]"),
         ({"boundary_threshold": 0.95}, r"boundary_threshold must be in \(0, threshold=0.9\]"),
         ({"boundary_threshold": -0.1}, "boundary_threshold must be in"),
-        ({"boundary_threshold": float("nan")}, "boundary_threshold must be a number or None"),
-        ({"boundary_threshold": True}, "boundary_threshold must be a number or None"),
-        ({"boundary_threshold": "0.5"}, "boundary_threshold must be a number or None"),
-        ({"boundary_threshold": 0.12}, r"must stay below boundary_threshold \(0.12\)"),
+        ({"boundary_threshold": float("nan")}, "boundary_threshold must be a number, 'auto' or"),
+        ({"boundary_threshold": True}, "boundary_threshold must be a number, 'auto' or None"),
+        ({"boundary_threshold": "0.5"}, "boundary_threshold must be a number, 'auto' or None"),
+        ({"boundary_threshold": 0.07}, r"must stay below boundary_threshold \(0.07\)"),
     ],
 )
 def test_bad_boundaries_are_refused_at_construction(
@@ -68,10 +71,60 @@ class TestIsDue:
         assert not policy.is_due(self.floor - 601, 100, completed=1)
 
     def test_without_a_boundary_only_size_counts(self) -> None:
-        """The default policy has no boundary."""
-        plain = CompactionPolicy(window_tokens=WINDOW)
+        """``boundary_threshold=None`` turns the trigger off: only size counts."""
+        plain = CompactionPolicy(window_tokens=WINDOW, boundary_threshold=None)
+        assert plain.boundary_share is None
         assert plain.boundary_tokens is None
         assert not plain.is_due(int(0.79 * WINDOW), completed=5)
+
+
+class TestAutoBoundary:
+    """The default floor: `DEFAULT_BOUNDARY` where it is valid for the policy, else none."""
+
+    def test_the_default_policy_has_the_default_floor(self) -> None:
+        """Left at "auto", the floor is DEFAULT_BOUNDARY of the window."""
+        policy = CompactionPolicy(window_tokens=WINDOW)
+        assert policy.boundary_threshold == "auto"
+        assert policy.boundary_share == DEFAULT_BOUNDARY
+        assert policy.boundary_tokens == int(DEFAULT_BOUNDARY * WINDOW)
+        assert policy.is_due(int(DEFAULT_BOUNDARY * WINDOW), completed=1)
+        assert not policy.is_due(int(DEFAULT_BOUNDARY * WINDOW) - 1, completed=1)
+        assert not policy.is_due(int(0.89 * WINDOW), completed=0)
+
+    @pytest.mark.parametrize(
+        "kwargs",
+        [
+            {"threshold": DEFAULT_BOUNDARY - 0.1, "retain": 0.1},  # floor above the trigger
+            {"threshold": 0.9, "retain": DEFAULT_BOUNDARY - 0.02},  # a boundary could not shrink
+        ],
+    )
+    def test_where_the_floor_is_invalid_there_is_none(self, kwargs: dict[str, float]) -> None:
+        """A low threshold or a long tail stays a valid policy: "auto" means no boundary."""
+        policy = CompactionPolicy(window_tokens=WINDOW, **kwargs)
+        assert policy.boundary_share is None
+        assert not policy.is_due(int(policy.threshold * WINDOW) - 1, completed=3)
+
+    def test_an_explicit_floor_is_validated_as_given(self) -> None:
+        """The same share given explicitly where it is invalid is refused, as before."""
+        with pytest.raises(ConfigError, match="boundary_threshold must be in"):
+            CompactionPolicy(threshold=DEFAULT_BOUNDARY - 0.1, boundary_threshold=DEFAULT_BOUNDARY)
+
+    @given(
+        threshold=st.floats(min_value=0.05, max_value=1.0),
+        retain=st.floats(min_value=0.0, max_value=0.9),
+    )
+    def test_auto_is_always_valid_and_within_bounds(self, threshold: float, retain: float) -> None:
+        """Property: a policy valid without a boundary is valid with "auto".
+
+        The floor in effect is None or lies in (retain + summary_share, threshold].
+        """
+        try:
+            CompactionPolicy(threshold=threshold, retain=retain, boundary_threshold=None)
+        except ConfigError:
+            return
+        policy = CompactionPolicy(threshold=threshold, retain=retain)
+        share = policy.boundary_share
+        assert share is None or policy.retain + policy.summary_share < share <= threshold
 
 
 def halfway(path: Path) -> Session:

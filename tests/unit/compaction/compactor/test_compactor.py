@@ -88,11 +88,13 @@ SMALL = CompactionPolicy(window_tokens=4000)
 
 class TestPolicy:
     def test_defaults(self) -> None:
-        """Defaults: 0.9 threshold, 0.1 tail, no reserve (chosen on the continuity grid)."""
+        """Defaults: 0.9 threshold, 0.05 tail, 0.4 boundary floor, no reserve (continuity grid)."""
         p = CompactionPolicy()
-        assert (p.threshold, p.retain, p.output_reserve) == (0.9, 0.1, 0)
+        assert (p.threshold, p.retain, p.output_reserve) == (0.9, 0.05, 0)
+        assert (p.boundary_threshold, p.boundary_share) == ("auto", 0.4)
         assert p.trigger_tokens == int(0.9 * p.window_tokens)
-        assert p.retain_tokens == int(0.1 * p.window_tokens)
+        assert p.retain_tokens == int(0.05 * p.window_tokens)
+        assert p.boundary_tokens == int(0.4 * p.window_tokens)
 
     def test_reserve_counts_in_the_request(self) -> None:
         """The output reserve counts in the request: due at threshold * window - reserve."""
@@ -392,16 +394,17 @@ class TestCompact:
         for n in range(20):
             session.add_message(call(f"c{n}"))
             session.add_message(result(f"c{n}", f"data {n} " * 100))
-        r = compact(session, SMALL, force=True)
+        policy = CompactionPolicy(window_tokens=4000, retain=0.1)  # room for a round or two
+        r = compact(session, policy, force=True)
         ctx = session.context
         assert r.kept_messages >= 2
         assert ctx.messages[0].role == "assistant"
         assert ctx.messages[-1] == result("c19", "data 19 " * 100)
         per_event = session.usage.per_event
         kept = sum(per_event[s - 1] for s in ctx.seqs)
-        assert kept <= SMALL.retain_tokens
+        assert kept <= policy.retain_tokens
         one_more = kept + per_event[ctx.seqs[0] - 2] + per_event[ctx.seqs[0] - 3]
-        assert one_more > SMALL.retain_tokens  # the longest tail that fits: one round more won't
+        assert one_more > policy.retain_tokens  # the longest tail that fits: one round more won't
 
     def test_fixed_part_triggers_at_the_boundary(self, session: Session) -> None:
         """maybe_compact counts the fixed part: one token under the trigger does nothing."""
