@@ -210,11 +210,19 @@ class _Loop:
         tokens: Sequence[int],
         done: CompactionResult,
     ) -> bool:
-        """Tell whether some cut kept a non-empty tail within retain and beside the Checkpoint."""
+        """Tell whether some cut kept a non-empty tail within retain and beside the Checkpoint.
+
+        Measured with the policy `maybe_compact` compacted with: in counted tokens once the
+        session learned the provider's scale (`CompactionPolicy.in_counted_tokens`), at most the
+        window a refusal proved.
+        """
         tok = self.session.tokenizer
+        policy = self.policy.capped(self.session.refused_window).in_counted_tokens(
+            self.session.token_scale
+        )
         size = count_message(tok, checkpoint_message_for(done.data.text))
-        room = self.policy.room_tokens - self.fixed - sum(count_message(tok, m) for m in system)
-        budget = min(self.policy.retain_tokens, room - size - self.policy.summary_tokens)
+        room = policy.room_tokens - self.fixed - sum(count_message(tok, m) for m in system)
+        budget = min(policy.retain_tokens, room - size - policy.summary_tokens)
         tail = [0] * (len(tokens) + 1)
         for i in range(len(tokens) - 1, -1, -1):
             tail[i] = tail[i + 1] + tokens[i]
