@@ -19,8 +19,10 @@ moves both sides of a ratio alike. The load average before and after each size i
 - **peak memory** of reopen per event (`tracemalloc`, in a separate traced pass up to
   `trace_up_to` events: tracing slows Python down, so times come from the untraced pass);
 - **reopen peak RSS** (JSONL, every size): a fresh process opens the timed log, which ends in the
-  forced compaction, reads its context, todos and tasks, then the usage view (the tokenizer
-  loaded), and reports its peak resident memory at both points (`reopen_rss`).
+  forced compaction, reads its context, todos and tasks, then `context_tokens` (the count the
+  checkpoint recorded: no tokenizer), then appends one message and makes `maybe_compact`'s
+  check (the tokenizer loaded), and reports its peak resident memory at each point
+  (`reopen_rss`).
 
 Stores: the JSONL file always; SQLite and PostgreSQL (a throwaway local server,
 `harness.testing._postgres_server`, fsync on) on request. PostgreSQL's server runs in its own
@@ -132,7 +134,11 @@ class ScalePoint:
     """Peak RSS of a fresh process reopening the log (ending in a compaction) and reading its
     context, todos and tasks, MiB (JSONL only; None elsewhere)."""
     reopen_usage_rss_mb: float | None = None
-    """The same process's peak RSS once it also read the usage view (tokenizer loaded), MiB."""
+    """The same process's peak RSS once it also read `context_tokens`, MiB (the checkpoint's
+    recorded count: no tokenizer)."""
+    reopen_append_rss_mb: float | None = None
+    """The same process's peak RSS once it also appended a message and checked `maybe_compact`'s
+    trigger (the tokenizer loaded to count the message), MiB."""
 
 
 def _peak(fn: Callable[[], object]) -> float:
@@ -233,9 +239,15 @@ def measure(
         log = Path(tmp) / "timed.jsonl"
         log_bytes = log.stat().st_size if log.exists() else text_chars
         peaks = _peaks(Path(tmp), events, open_) if trace else (None, None)
-        rss = reopen_rss(log) if log.exists() else (None, None)
+        rss = reopen_rss(log) if log.exists() else (None, None, None)
     point = _point(n, store, log_bytes, appended, live, peaks, (load_before, _load()))
-    return replace(point, rounds=timed.rounds, reopen_rss_mb=rss[0], reopen_usage_rss_mb=rss[1])
+    return replace(
+        point,
+        rounds=timed.rounds,
+        reopen_rss_mb=rss[0],
+        reopen_usage_rss_mb=rss[1],
+        reopen_append_rss_mb=rss[2],
+    )
 
 
 class _Appended(NamedTuple):
