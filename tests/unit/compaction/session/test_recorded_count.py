@@ -13,7 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from compaction import CheckpointData, CompactionPolicy, Message, Session, compact, get_tokenizer
+from compaction import (
+    CheckpointData,
+    CompactionPolicy,
+    Message,
+    Session,
+    compact,
+    compaction_due,
+    get_tokenizer,
+)
 from compaction.events import CheckpointRecorded, CountedContext, RetractData
 from compaction.session import live_views
 from compaction.tokens import TiktokenTokenizer, Tokenizer, tokenizer_name
@@ -162,6 +170,7 @@ class TestReopen:
         monkeypatch.setattr(UsageProjection, "apply", spy)
         with Session(log_path) as again:
             got = again.context_tokens
+            assert not compaction_due(again, CompactionPolicy())  # maybe_compact's check
             assert applied == []
             assert again.tokenizer_name == "tiktoken:o200k_base"
         assert got == full_count(log_path)
