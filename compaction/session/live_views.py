@@ -18,7 +18,9 @@ at most `WAIT_LIMIT` events wait; past that a view set that can read its events 
 second read when the usage view is first asked for. On reopen, a messages-only context fold skips
 every message the newest checkpoint already folded away (`reopen_horizon`, the largest
 ``last_seq`` of the log's checkpoints), so a log that ends in a compaction never holds its
-compacted messages; the fold checks the horizon against the checkpoints it applied.
+compacted messages; the fold checks the horizon against the checkpoints it applied. Nor does
+`context_tokens` need a tokenizer when the newest checkpoint recorded the count
+(`compaction.session._recorded_count`): only the messages after it are counted.
 
 Invariant: every view equals a fold of the events applied so far, up to `applied_seq`.
 """
