@@ -132,6 +132,9 @@ MAX_INT: Final = 2**53 - 1
 """The largest integer an event holds: JSON's safe integer, which every reader keeps exactly."""
 MAX_EVENT_BYTES: Final = 64 * 1024 * 1024
 """Largest line an append writes (64 MiB). A longer event is refused, so a torn tail is shorter."""
+MAX_TOKENIZER_NAME_CHARS: Final = 64
+"""Longest tokenizer name a recorded count carries (``tiktoken:o200k_base``); a longer one is
+refused as the log line is read, and the count is made again."""
 
 
 def lone_surrogate(text: str) -> int | None:
@@ -171,6 +174,7 @@ __all__ = [
     "MAX_EVENT_BYTES",
     "MAX_INT",
     "MAX_ITEM_CHARS",
+    "MAX_TOKENIZER_NAME_CHARS",
     "MESSAGE",
     "MESSAGE_RETRACT",
     "ORIGINS",

@@ -195,7 +195,7 @@ class TiktokenTokenizer:
     @property
     def name(self) -> str:
         """Return ``tiktoken:<encoding>``."""
-        return f"tiktoken:{self._encoding_name}"
+        return tokenizer_name(self._encoding_name)
 
     def encode(self, text: str) -> list[int]:
         """Return token ids; text that looks like special tokens is encoded as plain text."""
@@ -244,7 +244,7 @@ class DeepSeekTokenizer:
     @property
     def name(self) -> str:
         """Return ``deepseek``."""
-        return "deepseek"
+        return tokenizer_name("deepseek")
 
     def encode(self, text: str) -> list[int]:
         """Return token ids, without the BOS token a chat template would add."""
@@ -257,6 +257,15 @@ class DeepSeekTokenizer:
 
 
 TOKENIZER_NAMES: tuple[str, ...] = ("o200k_base", "cl100k_base", "deepseek")
+
+
+def tokenizer_name(name: str = DEFAULT_ENCODING) -> str:
+    """Return the `Tokenizer.name` of ``get_tokenizer(name)``, without loading the tokenizer.
+
+    What a recorded count is matched against (``tiktoken:o200k_base`` for the default); the
+    one home of the names the built-in tokenizers give.
+    """
+    return name if name == "deepseek" else f"tiktoken:{name}"
 
 
 def get_tokenizer(name: str = DEFAULT_ENCODING) -> Tokenizer:
@@ -384,4 +393,5 @@ __all__ = [
     "message_affixes",
     "message_text",
     "split_count",
+    "tokenizer_name",
 ]

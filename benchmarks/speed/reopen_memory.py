@@ -1,10 +1,13 @@
 """A fresh process's peak resident memory reopening a log: what the views hold, not the log.
 
 `reopen_rss` runs a new interpreter that opens the log as a `compaction.Session`, reads its
-context, todos and tasks, then its usage view (the tokenizer loaded), and reports its own
-high-water mark at both points. `benchmarks.speed.throughput` records it per size.
+context, todos and tasks, then `context_tokens` (from the count the log's newest checkpoint
+recorded when the log ends in it: no tokenizer), then appends one user message and makes the
+check `maybe_compact` makes (the tokenizer loads to count the new message), and reports its own
+high-water mark at each point. `benchmarks.speed.throughput` records it per size.
 
-Invariants: the measuring process is fresh (nothing of the caller's memory counts).
+Invariants: the measuring process is fresh (nothing of the caller's memory counts); the third
+step appends to the log (the benchmark's own, thrown away after it).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from pathlib import Path
 
 _RSS_SCRIPT = """
 import resource, sys
-from compaction import Session
+from compaction import CompactionPolicy, Message, Session, compaction_due
 def peak():
     try:  # this process's own high-water mark (ru_maxrss keeps the forking parent's)
         with open("/proc/self/status") as status:
@@ -27,12 +30,15 @@ with Session(sys.argv[1]) as s:
     s.context, s.latest_todos, s.tasks
     views = peak()
     s.context_tokens
-print(views, peak())
+    counted = peak()
+    s.append(Message(role="user", content="One more request."))
+    compaction_due(s, CompactionPolicy())
+print(views, counted, peak())
 """
 
 
-def reopen_rss(log: Path) -> tuple[float, float]:
-    """Return a fresh process's peak RSS in MiB reopening `log`: views, then with the usage view.
+def reopen_rss(log: Path) -> tuple[float, float, float]:
+    """Return a fresh process's peak RSS in MiB reopening `log`: views, count, then one append.
 
     Read from ``VmHWM`` (Linux: the process's own high-water mark; ``ru_maxrss`` would report the
     forking parent's), else ``ru_maxrss`` (KiB on Linux; bytes on macOS).
@@ -44,5 +50,5 @@ def reopen_rss(log: Path) -> tuple[float, float]:
         timeout=3_600,
         check=True,
     )
-    views, usage = done.stdout.split()
-    return round(float(views), 1), round(float(usage), 1)
+    views, counted, appended = (round(float(x), 1) for x in done.stdout.split())
+    return views, counted, appended

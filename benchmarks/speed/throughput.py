@@ -12,22 +12,18 @@ moves both sides of a ratio alike. The load average before and after each size i
 
 - **append + views**: appending the N events to a fresh `compaction.Session` in batches of
   1,000 (``sync="batch"``), then reading `context_tokens` (the usage view tokenizes each message);
-- **reopen**: reading the log back into a new `Session` and folding every view, token counts
-  included;
-- **compaction**: one forced `compaction.compact` of the whole context, as a ratio to raw
-  tiktoken over the messages it replaced (its span);
-- **peak memory** of reopen per event (`tracemalloc`, in a separate traced pass up to
-  `trace_up_to` events: tracing slows Python down, so times come from the untraced pass);
-- **reopen peak RSS** (JSONL, every size): a fresh process opens the timed log, which ends in the
-  forced compaction, reads its context, todos and tasks, then the usage view (the tokenizer
-  loaded), and reports its peak resident memory at both points (`reopen_rss`).
+- **reopen**: reading the log back into a new `Session`, folding every view and every count;
+- **compaction**: one forced `compaction.compact` of the context, over raw tiktoken on its span;
+- **peak memory** of reopen per event (`tracemalloc`, a separate pass up to `trace_up_to`);
+- **reopen peak RSS** (JSONL, every size): a fresh process opens the timed log (ending in the
+  forced compaction), reads its context, todos, tasks, then `context_tokens`, then appends one
+  message and makes `maybe_compact`'s check; its peak resident memory at each (`reopen_rss`).
 
 Stores: the JSONL file always; SQLite and PostgreSQL (a throwaway local server,
 `harness.testing._postgres_server`, fsync on) on request. PostgreSQL's server runs in its own
 process, so its CPU is not in this process's figures; the wall time is given beside.
 
-Run: ``python -m benchmarks.speed.throughput`` (writes ``benchmarks/results/throughput.json`` and
-``throughput.png``); ``--quick`` for a smoke run; ``--sizes`` and ``--stores`` choose.
+Run: ``python -m benchmarks.speed.throughput`` (``--quick``, ``--sizes``, ``--stores``).
 
 Invariants: measurements never change what they measure (each runs on its own fresh log in a
 temporary folder, removed afterwards); sizes run in increasing order; no message text of one
@@ -132,7 +128,9 @@ class ScalePoint:
     """Peak RSS of a fresh process reopening the log (ending in a compaction) and reading its
     context, todos and tasks, MiB (JSONL only; None elsewhere)."""
     reopen_usage_rss_mb: float | None = None
-    """The same process's peak RSS once it also read the usage view (tokenizer loaded), MiB."""
+    """The same, once it also read `context_tokens` (the checkpoint's record: no tokenizer)."""
+    reopen_append_rss_mb: float | None = None
+    """The same, once it also appended a message and made `maybe_compact`'s check (tokenizer)."""
 
 
 def _peak(fn: Callable[[], object]) -> float:
@@ -233,9 +231,11 @@ def measure(
         log = Path(tmp) / "timed.jsonl"
         log_bytes = log.stat().st_size if log.exists() else text_chars
         peaks = _peaks(Path(tmp), events, open_) if trace else (None, None)
-        rss = reopen_rss(log) if log.exists() else (None, None)
+        rss = reopen_rss(log) if log.exists() else (None, None, None)
     point = _point(n, store, log_bytes, appended, live, peaks, (load_before, _load()))
-    return replace(point, rounds=timed.rounds, reopen_rss_mb=rss[0], reopen_usage_rss_mb=rss[1])
+    views, counted, more = rss
+    point = replace(point, reopen_rss_mb=views, reopen_usage_rss_mb=counted)
+    return replace(point, rounds=timed.rounds, reopen_append_rss_mb=more)
 
 
 class _Appended(NamedTuple):

@@ -166,15 +166,16 @@ def compact(
             on_compact_start=on_compact_start,
             fixed=fixed_tokens,
         )
-        if dry_run:
-            return result
+        if dry_run:  # with the count an append would record in it
+            return replace(result, data=session.counted_checkpoint(result.data))
         result = _with_backend(backend, session, result)
         try:
             event = session.append(result.data, expected_seq=seen)
         except SeqConflictError:
             return None
         assert isinstance(event, CheckpointRecorded)
-        return replace(result, event=event)
+        # The data as appended: with the count the session recorded in it (`counted`).
+        return replace(result, data=event.data, event=event)
 
     result = _land(session, attempt)
     if on_compact_end is not None:

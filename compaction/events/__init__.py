@@ -71,6 +71,7 @@ from compaction.events._record_data import (
 )
 from compaction.events._record_data import (
     CheckpointData,
+    CountedContext,
     DroppedItem,
     DroppedSection,
     HookRun,
@@ -109,6 +110,7 @@ __all__ = [
     "CheckpointData",
     "CheckpointRecorded",
     "ClipData",
+    "CountedContext",
     "DroppedItem",
     "DroppedSection",
     "Event",

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue
 
+from compaction.contract import MAX_TOKENIZER_NAME_CHARS
 from compaction.events._base import MAX_INT, _Frozen
 from compaction.events._carry_data import JobRef, PlanRef
 from compaction.events._work_data import TaskRef
@@ -80,6 +81,21 @@ class ProviderCompactionData(_Frozen):
     """The open items a readable summary does not name (None when unreadable)."""
 
 
+class CountedContext(_Frozen):
+    """The context's token count right after a checkpoint, as the session that wrote it counted.
+
+    Recorded so that a reopen answers ``context_tokens`` without loading a tokenizer (see
+    `compaction.session.live_views`). Untrusted like every line: used only when `tokenizer` is
+    the reading session's and `tokens` equals the checkpoint's `tokens_after`; otherwise the
+    session counts, as it does for a log written before this field.
+    """
+
+    tokenizer: str = Field(min_length=1, max_length=MAX_TOKENIZER_NAME_CHARS, strict=True)
+    """The name of the tokenizer that counted (`compaction.Tokenizer.name`)."""
+    tokens: int = Field(ge=0, le=MAX_INT, strict=True)
+    """The context's tokens right after the checkpoint (system, Checkpoint, kept messages)."""
+
+
 class CheckpointData(_Frozen):
     """A compaction: a Checkpoint that replaces the events `first_seq..last_seq` in the context."""
 
@@ -126,6 +142,10 @@ class CheckpointData(_Frozen):
     the agent's answer (None in logs written before this field)."""
     provider: ProviderCompactionData | None = None
     """A provider backend's compaction beside the local Checkpoint (None: local only)."""
+    counted: CountedContext | None = None
+    """The context's count right after this checkpoint and the tokenizer that made it, recorded
+    by the session that appended it (None in logs written before this field, or when the
+    session could not be sure of the count: another writer may have appended first)."""
 
 
 class UsageReportData(_Frozen):

@@ -32,6 +32,7 @@ from compaction.events import (
 from compaction.policy import DEFAULT_TOOL_OUTPUT_CAP
 from compaction.providers import to_messages
 from compaction.session._carry_writes import CarryWrites
+from compaction.session._recorded_count import with_leading_count
 from compaction.session._tool_runs import ToolRuns
 from compaction.session.live_views import LiveViews
 from compaction.stores.file import FileStore
@@ -202,7 +203,9 @@ class Session(LiveViews, CarryWrites):
         """Append events in one locked write and update the views.
 
         A tool result over `tool_output_cap` is recorded with its clip
-        (see `compaction.views.clipping`).
+        (see `compaction.views.clipping`). A checkpoint leading a batch appended with
+        `expected_seq` equal to `applied_seq` (as `compaction.compact` appends) records the
+        context's count after it (`compaction.session._recorded_count.with_leading_count`).
 
         A checkpoint's span is checked first (`compaction.invariants.check_checkpoint_span_at`:
         forward, before the checkpoint, after the previous one). A tool call the log left
@@ -224,6 +227,8 @@ class Session(LiveViews, CarryWrites):
                 if shown is not None:
                     counted[len(payloads)] = shown
             payloads.append(p)
+        if expected_seq is not None and expected_seq == self.applied_seq:
+            payloads = with_leading_count(payloads, self.counted_checkpoint)
         events, taken = self._source.append(payloads, expected_seq, self.applied_seq)
         for i, shown in counted.items():
             self._known[events[i].seq] = shown

@@ -18,7 +18,9 @@ at most `WAIT_LIMIT` events wait; past that a view set that can read its events 
 second read when the usage view is first asked for. On reopen, a messages-only context fold skips
 every message the newest checkpoint already folded away (`reopen_horizon`, the largest
 ``last_seq`` of the log's checkpoints), so a log that ends in a compaction never holds its
-compacted messages; the fold checks the horizon against the checkpoints it applied.
+compacted messages; the fold checks the horizon against the checkpoints it applied. Nor does
+`context_tokens` need a tokenizer when the newest checkpoint recorded the count
+(`compaction.session._recorded_count`): only the messages after it are counted.
 
 Invariant: every view equals a fold of the events applied so far, up to `applied_seq`.
 """
@@ -32,6 +34,7 @@ from itertools import takewhile
 from compaction.events import (
     CheckpointData,
     CheckpointRecorded,
+    CountedContext,
     Event,
     EventData,
     MessageAdded,
@@ -41,8 +44,9 @@ from compaction.events import (
     TurnStarted,
 )
 from compaction.invariants import check_checkpoint_span_at
+from compaction.session._recorded_count import RecordedCount
 from compaction.stores.sources import SessionSource, collector_paused
-from compaction.tokens import Tokenizer, get_tokenizer
+from compaction.tokens import Tokenizer, get_tokenizer, tokenizer_name
 from compaction.views import (
     CarriedWork,
     CarryProjection,
@@ -118,6 +122,8 @@ class LiveViews:
         """The largest ``last_seq`` of the checkpoints the context fold applied."""
         self._replay_source: SessionSource | None = None
         """Where the events come from and are read again (a `compaction.Session`'s source)."""
+        self._recorded = RecordedCount(self.tokenizer_name)
+        """The context's count from the newest checkpoint's record, before any tokenizer."""
         if tokenizer is not None:  # loaded already: count as the log is folded, in batches
             self._usage_p = UsageProjection(tokenizer, self._known)
 
@@ -127,6 +133,11 @@ class LiveViews:
         if self._tokenizer is None:
             self._tokenizer = get_tokenizer()
         return self._tokenizer
+
+    @property
+    def tokenizer_name(self) -> str:
+        """The name of the usage view's tokenizer, known without loading it."""
+        return tokenizer_name() if self._tokenizer is None else self._tokenizer.name
 
     def _rereadable(self) -> bool:
         """Tell whether `_events_again` can stream applied events again (with a source)."""
@@ -174,6 +185,7 @@ class LiveViews:
         self._scale = self._scale_p.apply(self._scale, event)
         self._carry = self._carry_p.apply(self._carry, event)
         self._refusals = self._refusals_p.apply(self._refusals, event)
+        self._recorded.apply(event)
         if isinstance(event, TurnStarted):
             self.mode = event.data.mode
         self._uncounted.append(event)
@@ -325,9 +337,34 @@ class LiveViews:
 
     @property
     def context_tokens(self) -> int:
-        """Tokens of the model's context now, in O(1) once counted: the budget check."""
+        """Tokens of the model's context now, in O(1) once counted: the budget check.
+
+        Before the usage view is first counted, a count the log recorded answers: the newest
+        checkpoint's (`compaction.session._recorded_count`), plus the messages after it, counted
+        alone. So a reopen of a log that ends in a compaction loads no tokenizer for it.
+        """
+        if self._usage_p is None:
+            recorded = self._recorded.tokens(self._tail_tokens)
+            if recorded is not None:
+                return recorded
         projection, state = self._counted()
         return projection.context_tokens(state)
+
+    def _tail_tokens(self, event: Event) -> int:
+        """Count one message after a recorded count, as the usage view would."""
+        return UsageProjection(self.tokenizer, dict(self._known)).event_tokens(event)
+
+    def counted_checkpoint(self, data: CheckpointData) -> CheckpointData:
+        """Return `data` with the record of the context's count once it is appended next.
+
+        The count is this session's (`UsageProjection.context_after`), right only if the
+        checkpoint is the next event: `compaction.Session.append_many` asks only then.
+        """
+        projection, state = self._counted()
+        counted = CountedContext(
+            tokenizer=projection.tokenizer.name, tokens=projection.context_after(state, data)
+        )
+        return data.model_copy(update={"counted": counted})
 
     @property
     def token_scale(self) -> float | None:

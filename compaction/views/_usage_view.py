@@ -13,6 +13,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from compaction.events import (
+    CheckpointData,
     CheckpointRecorded,
     Event,
     MessageAdded,
@@ -128,15 +129,36 @@ class UsageProjection:
                 return known.tokens(self.tokenizer, event.seq)
             return count_message(self.tokenizer, shown_message(event.data, event.seq))
         if isinstance(event, CheckpointRecorded):
-            if event.data.provider is None or event.data.provider.item is None:
-                return count_message(self.tokenizer, checkpoint_message(event.data))
-            # Loaded only for a provider's item: the opaque item is part of the next request.
-            from compaction.views.provider_checkpoint import checkpoint_tokens
-
-            return checkpoint_tokens(self.tokenizer, event.data)
+            return self.checkpoint_count(event.data)
         if isinstance(event, TodoWritten):
             return self.tokenizer.count(event.data.model_dump_json())
         return 0
+
+    def checkpoint_count(self, data: CheckpointData) -> int:
+        """Count what a checkpoint costs in the context (its message, or a provider's item)."""
+        if data.provider is None or data.provider.item is None:
+            return count_message(self.tokenizer, checkpoint_message(data))
+        # Loaded only for a provider's item: the opaque item is part of the next request.
+        from compaction.views.provider_checkpoint import checkpoint_tokens
+
+        return checkpoint_tokens(self.tokenizer, data)
+
+    def context_after(self, state: UsageState, data: CheckpointData) -> int:
+        """Return `context_tokens` as it will be once a checkpoint of `data` is applied next.
+
+        What `apply` computes for the checkpoint, without applying it: the record a session
+        writes into the checkpoint (`compaction.events.CountedContext`).
+        """
+        kept_since = state.kept_prefix[-1] - self._base_at(state, data.last_seq)
+        return state.system_tokens + self.checkpoint_count(data) + kept_since
+
+    def _base_at(self, state: UsageState, last: int) -> int:
+        """Return the running sum a checkpoint folding up to seq `last` takes away."""
+        # O(log n), once per compaction; the budget check itself stays O(1).
+        base = state.kept_prefix[bisect_right(state.seqs, last)]
+        # A message the span folds that a later retraction already took out of the running
+        # sum must not leave it twice (the retraction came after `last`, so `base` has it).
+        return base - sum(n for at, seq, n in state.kept_retractions if seq <= last < at)
 
     def apply(self, state: UsageState, event: Event) -> UsageState:
         """Count the event once and update the running sums."""
@@ -155,14 +177,7 @@ class UsageProjection:
         elif isinstance(event, CheckpointRecorded):
             state.checkpoint_tokens = n
             state.checkpoint_last_seq = event.data.last_seq
-            # O(log n), once per compaction; the budget check itself stays O(1).
-            last = event.data.last_seq
-            base = state.kept_prefix[bisect_right(state.seqs, last)]
-            # A message the span folds that a later retraction already took out of the running
-            # sum must not leave it twice (the retraction came after `last`, so `base` has it).
-            state.checkpoint_base = base - sum(
-                n for at, seq, n in state.kept_retractions if seq <= last < at
-            )
+            state.checkpoint_base = self._base_at(state, event.data.last_seq)
         elif isinstance(event, UsageReported):
             add_provider_usage(state, event)
         elif isinstance(event, MessagesRetracted):

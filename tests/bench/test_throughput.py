@@ -47,10 +47,13 @@ class TestThroughput:
         assert 0 < point.compaction_reduction < 1
         assert point.append_peak_mb is not None
         assert point.append_peak_mb > 0
-        # a fresh process reopened the log: its views, then the usage view with the tokenizer
+        # a fresh process reopened the log: its views, its count (recorded by the checkpoint:
+        # no tokenizer), then one append and the trigger's check (the tokenizer loaded)
         assert point.reopen_rss_mb is not None
         assert point.reopen_usage_rss_mb is not None
-        assert 0 < point.reopen_rss_mb < point.reopen_usage_rss_mb
+        assert point.reopen_append_rss_mb is not None
+        assert 0 < point.reopen_rss_mb <= point.reopen_usage_rss_mb < point.reopen_append_rss_mb
+        assert point.reopen_append_rss_mb - point.reopen_usage_rss_mb > 20  # the tokenizer
 
     def test_run_sorts_sizes_and_skips_tracing_above_the_limit(self):
         """Sizes run in increasing order; memory is traced only up to the limit."""

@@ -30,8 +30,9 @@ from compaction import (
     UsageReportData,
     compact,
 )
-from compaction.events import RetractData
+from compaction.events import CheckpointRecorded, RetractData
 from compaction.session import live_views
+from compaction.session._recorded_count import trusted_count
 from compaction.tokens import TiktokenTokenizer
 
 Op = tuple[str, Any]
@@ -149,3 +150,28 @@ def test_reopened_views_equal_the_live_views(operations: list[Op], batch: int, l
     assert json.dumps(got, sort_keys=True, default=str) == json.dumps(
         expected, sort_keys=True, default=str
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(ops, st.text(min_size=1, max_size=80))
+def test_a_recorded_count_is_the_count(operations: list[Op], more: str) -> None:
+    """Read first on reopen (the log's recorded count, if any), `context_tokens` is the live one.
+
+    Every checkpoint `compact` writes carries a record a reopen trusts; one more message after
+    the reopen is counted on top of it, as a reopen that counts every event counts it.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "s.jsonl"
+        with Session(path, tool_output_cap=300, tokenizer=TiktokenTokenizer()) as live:
+            for step, op in enumerate(operations):
+                apply(live, op, step)
+            expected = live.context_tokens
+        with Session(path, tool_output_cap=300) as again:
+            checkpoints = [e for e in again.events() if isinstance(e, CheckpointRecorded)]
+            assert all(trusted_count(e.data, again.tokenizer_name) for e in checkpoints)
+            got = again.context_tokens
+            again.append(Message(role="user", content=more))
+            got_more = again.context_tokens
+        with Session(path, tool_output_cap=300, tokenizer=TiktokenTokenizer()) as counted:
+            expected_more = counted.context_tokens
+    assert (got, got_more) == (expected, expected_more)
