@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
 
 from benchmarks.replay import real_loop
-from compaction import EventData, Message, UsageReportData, get_tokenizer
+from compaction import (
+    CompactionPolicy,
+    EventData,
+    Message,
+    Session,
+    UsageReportData,
+    get_tokenizer,
+)
 from prompts import PromptBuilder, ToolCatalog
 
 
@@ -93,3 +104,42 @@ class TestLearnedScale:
         assert result.compactions > 0
         assert result.compactions < plain.compactions  # the scaled trigger fires later
         assert result.calls == plain.calls
+
+
+def _learn_scale(session: Session, scale: float, calls: int = 12) -> None:
+    """Log `calls` agent calls whose provider prompt grows `scale` times the counted context."""
+    session.start_turn("read every file")
+    for i in range(calls):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+        prompt = 900 + round(scale * session.context_tokens)
+        session.append(
+            UsageReportData(purpose="turn", model="m", prompt_tokens=prompt, completion_tokens=5)
+        )
+        session.add_message({"role": "assistant", "content": f"step {i}", "tool_calls": [call]})
+        session.add_message({"role": "tool", "tool_call_id": f"c{i}", "content": "line\n" * 40})
+
+
+class TestTailFitted:
+    def test_measured_in_the_counted_tokens_maybe_compact_used(self, tmp_path: Path) -> None:
+        """The check measures with the policy maybe_compact compacted with.
+
+        With a learned scale of 2, a tail within the provider's retain but not within the
+        counted one did not fit.
+        """
+        builder = PromptBuilder(ToolCatalog(()))
+        policy = CompactionPolicy(window_tokens=10_000)  # retain: 500 tokens, 250 counted at 2x
+        messages = [
+            Message(role="assistant", content="x"),
+            Message(role="user", content="please go on"),
+        ]
+        done = SimpleNamespace(data=SimpleNamespace(text="# Checkpoint\n\n(short)"))
+        fits = {}
+        for scale in (None, 2.0):
+            with Session(tmp_path / f"{scale}.jsonl") as session:
+                if scale:
+                    _learn_scale(session, scale)
+                    assert session.token_scale == pytest.approx(scale, abs=0.05)
+                result = real_loop.LoopResult(name="s", window=policy.window_tokens)
+                loop = real_loop._Loop(session, policy, builder, 0, result)
+                fits[scale] = loop.tail_fitted(messages, [], [100, 400], cast(Any, done))
+        assert fits == {None: True, 2.0: False}
