@@ -182,4 +182,3 @@ def test_boundary_option_compacts_right_after_a_completion(tmp_path: Path) -> No
     assert done["compacted"] is True
     assert done["first_seq"] == 1
     assert done["pending"] == ["Write the docs"]
-

@@ -92,15 +92,17 @@ class TestAutoBoundary:
         assert not policy.is_due(int(0.89 * WINDOW), completed=0)
 
     @pytest.mark.parametrize(
-        "kwargs",
+        ("threshold", "retain"),
         [
-            {"threshold": DEFAULT_BOUNDARY - 0.1, "retain": 0.1},  # floor above the trigger
-            {"threshold": 0.9, "retain": DEFAULT_BOUNDARY - 0.02},  # a boundary could not shrink
+            (DEFAULT_BOUNDARY - 0.1, 0.1),  # the floor would sit above the trigger
+            (0.9, DEFAULT_BOUNDARY - 0.02),  # a boundary compaction could not shrink the context
         ],
     )
-    def test_where_the_floor_is_invalid_there_is_none(self, kwargs: dict[str, float]) -> None:
+    def test_where_the_floor_is_invalid_there_is_none(
+        self, threshold: float, retain: float
+    ) -> None:
         """A low threshold or a long tail stays a valid policy: "auto" means no boundary."""
-        policy = CompactionPolicy(window_tokens=WINDOW, **kwargs)
+        policy = CompactionPolicy(window_tokens=WINDOW, threshold=threshold, retain=retain)
         assert policy.boundary_share is None
         assert not policy.is_due(int(policy.threshold * WINDOW) - 1, completed=3)
 
