@@ -124,6 +124,8 @@ class LiveViews:
         """Where the events come from and are read again (a `compaction.Session`'s source)."""
         self._recorded = RecordedCount(self.tokenizer_name)
         """The context's count from the newest checkpoint's record, before any tokenizer."""
+        self._tail_p: UsageProjection | None = None
+        """Counts the messages after a recorded count (`_tail_tokens`), made on first use."""
         if tokenizer is not None:  # loaded already: count as the log is folded, in batches
             self._usage_p = UsageProjection(tokenizer, self._known)
 
@@ -351,8 +353,10 @@ class LiveViews:
         return projection.context_tokens(state)
 
     def _tail_tokens(self, event: Event) -> int:
-        """Count one message after a recorded count, as the usage view would."""
-        return UsageProjection(self.tokenizer, dict(self._known)).event_tokens(event)
+        """Count a message after a recorded count, as the usage view would (clip counts aside)."""
+        if self._tail_p is None:
+            self._tail_p = UsageProjection(self.tokenizer, {})
+        return self._tail_p.event_tokens(event)
 
     def counted_checkpoint(self, data: CheckpointData) -> CheckpointData:
         """Return `data` with the record of the context's count once it is appended next.
